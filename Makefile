@@ -1,0 +1,31 @@
+# The two commands of the README: `make demo` and `make test`. Both install what they need first.
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test lint pytest up down clean
+
+setup:
+	bash scripts/setup.sh
+
+demo: setup
+	$(BIN)/cogmem demo
+
+test: setup lint pytest
+
+lint:
+	$(BIN)/ruff check cogmem_pg tests migrations bench
+	$(BIN)/ruff format --check cogmem_pg tests migrations bench
+	$(BIN)/sqlfluff lint sql
+
+pytest:
+	$(BIN)/pytest -q
+
+up: setup
+	$(BIN)/cogmem up
+
+down:
+	$(BIN)/cogmem down
+
+clean:
+	-$(BIN)/cogmem down
+	rm -rf .cogmem

@@ -1,0 +1,222 @@
+"""The `cogmem` command line. With DATABASE_URL (or --dsn) it uses that server; without, the embedded
+cluster under .cogmem/ (started, and the schema installed, on first use)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+import psycopg
+
+from cogmem_pg import bios as bios_presets
+from cogmem_pg.cluster import Cluster, ClusterError
+from cogmem_pg.migrate import current_revision, head_revision, install
+
+
+class Context:
+    def __init__(self, dsn: str | None) -> None:
+        self.explicit_dsn = dsn
+
+    def dsn(self) -> str:
+        """The DSN to use; for the embedded cluster, start it and install the schema if needed."""
+        if self.explicit_dsn:
+            return self.explicit_dsn
+        cluster = Cluster.default()
+        try:
+            cluster.start()
+        except ClusterError as exc:
+            raise click.ClickException(str(exc)) from exc
+        dsn = cluster.dsn()
+        if current_revision(dsn) != head_revision():
+            install(dsn)
+        return dsn
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+@click.group()
+@click.option("--dsn", envvar="DATABASE_URL", help="PostgreSQL connection string (default: embedded cluster).")
+@click.version_option(package_name="cogmem-pg")
+@click.pass_context
+def main(ctx: click.Context, dsn: str | None) -> None:
+    """cogmem-pg: cognitive memory for AI agents, inside PostgreSQL."""
+    ctx.obj = Context(dsn)
+
+
+@main.command()
+def up() -> None:
+    """Start the embedded cluster and install or upgrade the schema."""
+    cluster = Cluster.default()
+    try:
+        cluster.start()
+    except ClusterError as exc:
+        raise click.ClickException(str(exc)) from exc
+    revision = install(cluster.dsn())
+    click.echo(f"cogmem is up: {cluster.dsn()} (schema {revision})")
+
+
+@main.command()
+def down() -> None:
+    """Stop the embedded cluster (its data stays under .cogmem/)."""
+    cluster = Cluster.default()
+    try:
+        cluster.stop()
+    except ClusterError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo("cogmem is down")
+
+
+@main.command()
+@pass_context
+def status(ctx: Context) -> None:
+    """Show where cogmem runs and which schema revision is installed."""
+    if ctx.explicit_dsn:
+        info: dict[str, object] = {"dsn": ctx.explicit_dsn, "embedded": False}
+        try:
+            info["revision"] = current_revision(ctx.explicit_dsn)
+        except psycopg.Error as exc:
+            info["error"] = str(exc).strip()
+    else:
+        cluster = Cluster.default()
+        info = {"embedded": True, **cluster.status()}
+        if cluster.running():
+            info["revision"] = current_revision(cluster.dsn())
+    info["head"] = head_revision()
+    for key, value in info.items():
+        click.echo(f"{key:18} {value}")
+
+
+@main.command()
+@pass_context
+def migrate(ctx: Context) -> None:
+    """Install or upgrade the cogmem schema (alembic revisions, then sql/)."""
+    dsn = ctx.explicit_dsn or Cluster.default().dsn()
+    if not ctx.explicit_dsn:
+        Cluster.default().start()
+    click.echo(f"cogmem schema at revision {install(dsn)}")
+
+
+@main.group()
+def bios() -> None:
+    """BIOS rule presets."""
+
+
+@bios.command("load")
+@click.argument("name")
+@click.option("--tenant", default=None, help="Load for one tenant only (default: every tenant).")
+@pass_context
+def bios_load(ctx: Context, name: str, tenant: str | None) -> None:
+    """Load a preset by name (see `cogmem bios list`) or from a TOML file."""
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
+        try:
+            preset, added = bios_presets.load_preset(conn, name, tenant)
+        except (ValueError, psycopg.Error) as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    click.echo(f"{preset.title} ({preset.name} {preset.version}): {added} new of {len(preset.rules)} rules")
+
+
+@bios.command("list")
+@click.option("--rules", is_flag=True, help="List the active rules instead of the presets.")
+@pass_context
+def bios_list(ctx: Context, rules: bool) -> None:
+    """List available presets and what is loaded."""
+    with psycopg.connect(ctx.dsn()) as conn:
+        if rules:
+            for row in conn.execute(
+                "SELECT rule_id, coalesce(tenant, '*'), category, severity, coalesce(requirement, ''), rule"
+                " FROM cogmem.active_bios_rules ORDER BY category, rule_id"
+            ):
+                click.echo(f"{row[0]:>5} {row[1]:10} {row[2]:12} {row[3]:6} {row[4]:16} {row[5]}")
+            return
+        loaded = {r[0]: r for r in conn.execute("SELECT preset, version, loaded_at FROM cogmem.bios_presets")}
+    for name in bios_presets.available_presets():
+        preset = bios_presets.read_preset(name)
+        mark = f"loaded {loaded[name][2]:%Y-%m-%d %H:%M}" if name in loaded else "not loaded"
+        click.echo(f"{name:16} {preset.title} v{preset.version}: {len(preset.rules)} rules, {mark}")
+
+
+@main.command()
+@click.argument("tenant")
+@click.option("--language", default="english", show_default=True)
+@pass_context
+def tenant(ctx: Context, tenant: str, language: str) -> None:
+    """Create a tenant (idempotent)."""
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
+        try:
+            conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    click.echo(f"tenant {tenant} ({language}) ready")
+
+
+def _client(ctx: Context):
+    from cogmem_pg.client import Client
+
+    return Client(ctx.dsn())
+
+
+@main.command()
+@click.argument("tenant")
+@click.argument("content")
+@click.option("--ring", default=None, help="Ring (default: routed automatically).")
+@click.option("--topic", "topics", multiple=True, help="Topic (default: detected).")
+@click.option("--source", default="{}", help='Provenance as JSON, e.g. \'{"who": "ayse"}\'.')
+@pass_context
+def remember(ctx: Context, tenant: str, content: str, ring: str | None, topics: tuple[str, ...], source: str) -> None:
+    """Remember CONTENT for TENANT."""
+    with _client(ctx) as client:
+        try:
+            memory = client.remember(
+                tenant,
+                content,
+                ring=ring,
+                topics=list(topics) or None,  # type: ignore[arg-type]
+                source=json.loads(source),
+            )
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    redacted = f", redacted {','.join(memory.redactions)}" if memory.redactions else ""
+    click.echo(
+        f"{memory.action} memory {memory.memory_id} in {memory.ring} "
+        f"(topics: {', '.join(memory.topics) or '-'}{redacted})"
+    )
+
+
+@main.command()
+@click.argument("tenant")
+@click.argument("message")
+@click.option("--budget", default=3200, show_default=True)
+@click.option("--topic", "topics", multiple=True, help="Topic (default: detected).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
+@pass_context
+def recall(ctx: Context, tenant: str, message: str, budget: int, topics: tuple[str, ...], as_json: bool) -> None:
+    """Recall what TENANT's agent should know about MESSAGE."""
+    from cogmem_pg.render import render_recall
+
+    with _client(ctx) as client:
+        try:
+            result = client.recall(tenant, message, topics=list(topics) or None, budget=budget)
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    if as_json:
+        for item in result.items:
+            click.echo(json.dumps({**item.__dict__, "recall_id": str(item.recall_id)}, ensure_ascii=False))
+    else:
+        click.echo(render_recall(result, budget))
+
+
+@main.command()
+@pass_context
+def demo(ctx: Context) -> None:
+    """Run the Monday/Wednesday story end to end."""
+    from cogmem_pg.demo import run_demo
+
+    sys.exit(run_demo(ctx.dsn(), echo=click.echo))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

@@ -1,0 +1,212 @@
+"""Typed client: one class around a psycopg pool, one method per SQL function, dataclass results.
+
+Text is embedded on the client side by default (the built-in MiniLM embedder when the [embed] extra is
+installed, or any :class:`cogmem_pg.embed.Embedder` you pass); ``embedder=False`` leaves embedding to
+the server, which falls back to full-text search when it cannot embed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from uuid import UUID
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg.rows import class_row
+from psycopg_pool import ConnectionPool
+
+from cogmem_pg.embed import Embedder, default_embedder
+
+Ring = Literal["shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh"]
+
+
+@dataclass(frozen=True)
+class Memory:
+    memory_id: int
+    ring: str
+    topics: list[str]
+    action: str
+    redactions: list[str]
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    recall_id: UUID
+    layer: str
+    memory_id: int | None
+    content: str
+    tokens: int
+    score: float
+    reason: str
+    rule_id: int | None
+
+
+@dataclass(frozen=True)
+class Recall:
+    recall_id: UUID | None
+    items: list[RecallItem] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(i.tokens for i in self.items)
+
+    def layer(self, name: str) -> list[RecallItem]:
+        return [i for i in self.items if i.layer == name]
+
+    def as_prompt(self) -> str:
+        """The recalled context as a block of text for a prompt, grouped by layer."""
+        lines: list[str] = []
+        current = None
+        for item in self.items:
+            if item.layer != current:
+                current = item.layer
+                lines.append(f"## {current}")
+            lines.append(f"- {item.content}")
+        return "\n".join(lines)
+
+
+class Client:
+    """cogmem-pg client. ``Client(dsn)``; use as a context manager or call :meth:`close`."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        embedder: Embedder | Literal[False] | None = None,
+        min_size: int = 1,
+        max_size: int = 4,
+    ) -> None:
+        self._embedder: Embedder | None = None if embedder is False else (embedder or default_embedder())
+        self.pool = ConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            configure=register_vector,
+            open=True,
+            kwargs={"autocommit": True},
+        )
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def connection(self, conn: psycopg.Connection | None = None) -> Iterator[psycopg.Connection]:
+        """The caller's connection (to join its transaction) or one from the pool."""
+        if conn is not None:
+            yield conn
+        else:
+            with self.pool.connection() as pooled:
+                yield pooled
+
+    def _vector(self, text: str, embedding: Sequence[float] | None) -> Any:
+        import numpy as np
+
+        if embedding is not None:
+            return np.asarray(embedding, dtype=np.float32)
+        if self._embedder is None:
+            return None
+        return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
+
+    # -- the SQL API, 1:1 ----------------------------------------------------------------------------
+    def create_tenant(self, tenant: str, language: str = "english", *, conn: psycopg.Connection | None = None) -> None:
+        with self.connection(conn) as c:
+            c.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
+
+    def remember(
+        self,
+        tenant: str,
+        content: str,
+        ring: Ring | None = None,
+        topics: Sequence[str] | None = None,
+        embedding: Sequence[float] | None = None,
+        source: dict[str, Any] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> Memory:
+        vector = self._vector(content, embedding)
+        with self.connection(conn) as c, c.cursor(row_factory=class_row(Memory)) as cur:
+            cur.execute(
+                "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %s, %s)",
+                (tenant, content, ring, list(topics) if topics is not None else None, vector, json.dumps(source or {})),
+            )
+            row = cur.fetchone()
+            assert row is not None
+            return row
+
+    def recall(
+        self,
+        tenant: str,
+        message: str,
+        embedding: Sequence[float] | None = None,
+        topics: Sequence[str] | None = None,
+        budget: int = 3200,
+        conversation: str | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> Recall:
+        vector = self._vector(message, embedding)
+        with self.connection(conn) as c, c.cursor(row_factory=class_row(RecallItem)) as cur:
+            cur.execute(
+                "SELECT * FROM cogmem.recall(%s, %s, %s, %s, %s, %s)",
+                (tenant, message, vector, list(topics) if topics is not None else None, budget, conversation),
+            )
+            items = cur.fetchall()
+        return Recall(recall_id=items[0].recall_id if items else None, items=items)
+
+    def feedback(self, recall_id: UUID, outcome: float, *, conn: psycopg.Connection | None = None) -> int:
+        with self.connection(conn) as c:
+            row = c.execute("SELECT cogmem.feedback(%s, %s::real)", (recall_id, outcome)).fetchone()
+            assert row is not None
+            return int(row[0])
+
+    def detect_topics(self, tenant: str, message: str, *, conn: psycopg.Connection | None = None) -> list[str]:
+        with self.connection(conn) as c:
+            row = c.execute("SELECT cogmem.detect_topics(%s, %s)", (tenant, message)).fetchone()
+            assert row is not None
+            return list(row[0])
+
+    def route(self, content: str, *, conn: psycopg.Connection | None = None) -> str:
+        with self.connection(conn) as c:
+            row = c.execute("SELECT cogmem.route(%s)", (content,)).fetchone()
+            assert row is not None
+            return str(row[0])
+
+    def add_bios_rule(
+        self,
+        category: str,
+        rule: str,
+        severity: str = "must",
+        preset: str | None = None,
+        tenant: str | None = None,
+        requirement: str | None = None,
+        topics: Sequence[str] | None = None,
+        always_on: bool = False,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        with self.connection(conn) as c:
+            row = c.execute(
+                "SELECT cogmem.add_bios_rule(%s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    category,
+                    rule,
+                    severity,
+                    preset,
+                    tenant,
+                    requirement,
+                    list(topics) if topics is not None else None,
+                    always_on,
+                ),
+            ).fetchone()
+            assert row is not None
+            return int(row[0])

@@ -1,0 +1,208 @@
+"""The embedded default: a private PostgreSQL cluster under .cogmem/, reachable only by Unix socket.
+
+Used when no DATABASE_URL is given. It preloads pg_cron and, when PostgreSQL's Python matches this
+one, puts this environment's packages on the server's PYTHONPATH so cogmem.embed() works in SQL.
+PostgreSQL refuses to run as root: as root, the cluster runs as the ``postgres`` system user.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+DEFAULT_HOME = ".cogmem"
+DEFAULT_PORT = 5432  # only names the socket file: the cluster listens on no TCP address
+DATABASE = "cogmem"
+SUPERUSER = "postgres"
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+def pg_bindir() -> Path:
+    """The newest installed PostgreSQL server's bin directory (PG_BINDIR overrides)."""
+    if os.environ.get("PG_BINDIR"):
+        return Path(os.environ["PG_BINDIR"])
+    candidates = sorted(
+        (p for p in Path("/usr/lib/postgresql").glob("*/bin") if (p / "postgres").exists()),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+    )
+    if candidates:
+        return candidates[-1]
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).resolve().parent
+    raise ClusterError("no PostgreSQL server found: run `make setup` (scripts/setup.sh) first")
+
+
+def _server_python_version(bindir: Path) -> str | None:
+    """The Python version PL/Python links against, e.g. '3.11', read from plpython3.so."""
+    try:
+        libdir = subprocess.run(
+            [str(bindir / "pg_config"), "--pkglibdir"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        out = subprocess.run(["ldd", f"{libdir}/plpython3.so"], capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    match = re.search(r"libpython(\d+\.\d+)", out)
+    return match.group(1) if match else None
+
+
+@dataclass
+class Cluster:
+    home: Path
+    port: int = DEFAULT_PORT
+
+    @classmethod
+    def default(cls) -> Cluster:
+        home = Path(os.environ.get("COGMEM_HOME", DEFAULT_HOME)).resolve()
+        return cls(home=home, port=int(os.environ.get("COGMEM_PORT", DEFAULT_PORT)))
+
+    @property
+    def datadir(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def socketdir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def logfile(self) -> Path:
+        return self.home / "postgresql.log"
+
+    def dsn(self, dbname: str = DATABASE) -> str:
+        return f"host={self.socketdir} port={self.port} user={SUPERUSER} dbname={dbname}"
+
+    # -- running commands as the cluster's owner ---------------------------------------------------
+    def _owner(self) -> pwd.struct_passwd | None:
+        """The system user that runs the server when we are root, else None (run as ourselves)."""
+        if os.geteuid() != 0:
+            return None
+        try:
+            return pwd.getpwnam("postgres")
+        except KeyError as exc:
+            raise ClusterError("running as root needs the 'postgres' system user (apt install postgresql)") from exc
+
+    def _run(self, args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        owner = self._owner()
+        command = args if owner is None else ["runuser", "-u", owner.pw_name, "--", *args]
+        result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
+        if result.returncode != 0:
+            raise ClusterError(f"{Path(args[0]).name} failed ({result.returncode}): {result.stderr.strip()}")
+        return result
+
+    # -- state -----------------------------------------------------------------------------------------
+    def initialized(self) -> bool:
+        return (self.datadir / "PG_VERSION").exists()
+
+    def running(self) -> bool:
+        pidfile = self.datadir / "postmaster.pid"
+        if not pidfile.exists():
+            return False
+        try:
+            pid = int(pidfile.read_text().splitlines()[0])
+            os.kill(pid, 0)
+        except (ValueError, IndexError, ProcessLookupError):
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def server_embedding_path(self) -> str | None:
+        """PYTHONPATH for the server when its Python matches ours, so cogmem.embed() works in SQL."""
+        version = _server_python_version(pg_bindir())
+        if version != f"{sys.version_info.major}.{sys.version_info.minor}":
+            return None
+        import cogmem_pg
+
+        entries = [
+            sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"],
+            str(Path(cogmem_pg.__file__).resolve().parents[1]),
+        ]
+        return os.pathsep.join(dict.fromkeys(entries))
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def init(self) -> None:
+        bindir = pg_bindir()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.socketdir.mkdir(exist_ok=True)
+        owner = self._owner()
+        if owner is not None:
+            for path in (self.home, self.socketdir):
+                os.chown(path, owner.pw_uid, owner.pw_gid)
+            probe = subprocess.run(["runuser", "-u", owner.pw_name, "--", "test", "-w", str(self.home)])
+            if probe.returncode != 0:
+                raise ClusterError(
+                    f"the postgres user cannot reach {self.home}; set COGMEM_HOME to a directory it can traverse"
+                )
+        os.chmod(self.socketdir, 0o700)
+        self._run(
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(self.datadir),
+                "-U",
+                SUPERUSER,
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+                "--no-instructions",
+            ]
+        )
+        with (self.datadir / "postgresql.conf").open("a") as conf:
+            conf.write(
+                "\n# cogmem-pg embedded cluster\n"
+                "listen_addresses = ''\n"
+                f"unix_socket_directories = '{self.socketdir}'\n"
+                "unix_socket_permissions = 0700\n"
+                f"port = {self.port}\n"
+                "shared_preload_libraries = 'pg_cron'\n"
+                f"cron.database_name = '{DATABASE}'\n"
+                "max_connections = 50\n"
+                "shared_buffers = 256MB\n"
+                "fsync = on\n"
+            )
+
+    def start(self) -> None:
+        if not self.initialized():
+            self.init()
+        if self.running():
+            return
+        env = {}
+        path = self.server_embedding_path()
+        if path:
+            env["PYTHONPATH"] = path
+        self._run(
+            [str(pg_bindir() / "pg_ctl"), "-D", str(self.datadir), "-l", str(self.logfile), "-w", "-t", "60", "start"],
+            env=env,
+        )
+        self.ensure_database()
+
+    def stop(self) -> None:
+        if self.running():
+            self._run([str(pg_bindir() / "pg_ctl"), "-D", str(self.datadir), "-m", "fast", "-w", "stop"])
+
+    def ensure_database(self, dbname: str = DATABASE) -> None:
+        with psycopg.connect(self.dsn("postgres"), autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{dbname}"')
+
+    def status(self) -> dict[str, object]:
+        return {
+            "home": str(self.home),
+            "initialized": self.initialized(),
+            "running": self.running(),
+            "dsn": self.dsn(),
+            "server_embedding": self.server_embedding_path() is not None,
+        }

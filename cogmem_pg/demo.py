@@ -1,0 +1,76 @@
+"""The story cogmem-pg exists for: a rule said on Monday is there when it matters on Wednesday."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+from cogmem_pg.bios import load_preset
+from cogmem_pg.client import Client
+from cogmem_pg.render import render_recall
+
+TENANT = "acme"
+
+MONDAY = [
+    (
+        "Don't restart the server at night, last time everything went sideways.",
+        {"who": "ayse", "channel": "slack", "conversation": "ops-monday"},
+    ),
+    (
+        "Invoices for Acme go out on the 1st of each month; the billing contact is Maria in finance.",
+        {"who": "maria", "channel": "email", "conversation": "billing-monday"},
+    ),
+    (
+        "The acme.example DNS zone is hosted at the registrar; the MX record points to mail.acme.example.",
+        {"who": "can", "channel": "ticket", "conversation": "dns-monday"},
+    ),
+    (
+        "Outage in March: db-1 ran out of disk and the shop was down for 2 hours; customers could not check out.",
+        {"who": "can", "channel": "postmortem", "conversation": "incident-2026-03"},
+    ),
+    (
+        "To rotate the web servers: 1. drain the node from the load balancer 2. restart nginx 3. check health.",
+        {"who": "ayse", "channel": "wiki", "conversation": "runbook"},
+    ),
+    (
+        "Refunds over 500 EUR need a second approval from finance.",
+        {"who": "maria", "channel": "email", "conversation": "billing-monday"},
+    ),
+]
+WEDNESDAY = "Let's open a maintenance window tonight and restart the servers"
+
+
+def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for preset in ("operations", "pci-dss-4.0"):
+            loaded, added = load_preset(conn, preset)
+            echo(f"BIOS preset {loaded.title}: {added} new of {len(loaded.rules)} rules")
+
+    with Client(dsn) as client:
+        client.create_tenant(TENANT)
+        echo(f"\nMonday, tenant {TENANT!r} hears:")
+        for text, source in MONDAY:
+            memory = client.remember(TENANT, text, source=source)
+            echo(f"  {memory.action:9} #{memory.memory_id:<4} {memory.ring:14} {','.join(memory.topics):22} {text}")
+
+        echo(f"\nWednesday, someone else says: {WEDNESDAY!r}\n")
+        result = client.recall(TENANT, WEDNESDAY, conversation="ops-wednesday")
+        echo(render_recall(result, 3200))
+
+        contents = [i.content for i in result.items]
+        checks = [
+            ("the Monday rule is recalled", any(c.startswith("Don't restart the server at night") for c in contents)),
+            (
+                "a BIOS rule asks for a config test before restart",
+                any(i.layer == "bios" and "configuration test" in i.content for i in result.items),
+            ),
+            ("no billing memory is injected", not any("Invoices" in c or "Refunds" in c for c in contents)),
+            ("the budget holds", result.tokens <= 3200),
+        ]
+        echo("")
+        for label, ok in checks:
+            echo(f"  {'✓' if ok else '✗'} {label}")
+        credited = client.feedback(result.recall_id, 1.0) if result.recall_id else 0
+        echo(f"\nfeedback 1.0 credited {credited} memories of recall {result.recall_id}")
+    return 0 if all(ok for _, ok in checks) else 1

@@ -1,0 +1,83 @@
+"""Install and upgrade: alembic revisions for tables, then every sql/ feature file, in one transaction.
+
+`cogmem migrate` and `cogmem_pg.install(dsn)` both call :func:`install`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, pool
+
+from cogmem_pg.paths import migrations_dir, sql_dir
+
+# Serialises concurrent installs of the same database.
+_INSTALL_LOCK = 0x636F676D656D  # "cogmem"
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def sql_files() -> list[Path]:
+    return sorted(sql_dir().glob("*.sql"))
+
+
+def apply_sql_files(conn: psycopg.Connection) -> None:
+    """Re-applies the idempotent feature files through the raw psycopg connection.
+
+    Passing no parameters keeps psycopg from reading ``%`` in function bodies as placeholders.
+    """
+    for path in sql_files():
+        try:
+            conn.execute(path.read_text(encoding="utf-8"))
+        except psycopg.Error as exc:
+            raise RuntimeError(f"{path.name}: {exc}") from exc
+
+
+def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
+    """Upgrades the cogmem schema in ``dsn`` to ``revision`` and re-applies sql/. Returns the revision.
+
+    The feature files describe the head revision: ``apply_sql=False`` stops at the tables, which is
+    how an older release is simulated before an upgrade.
+    """
+    engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(dsn), poolclass=pool.NullPool)
+    try:
+        with engine.begin() as connection:
+            raw = connection.connection.dbapi_connection
+            assert raw is not None
+            raw.execute(f"SELECT pg_advisory_xact_lock({_INSTALL_LOCK})")
+            config = alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+            if apply_sql:
+                apply_sql_files(raw)  # type: ignore[arg-type]
+            current = MigrationContext.configure(
+                connection, opts={"version_table_schema": "cogmem"}
+            ).get_current_revision()
+    finally:
+        engine.dispose()
+    return current or ""
+
+
+def current_revision(dsn: str) -> str | None:
+    """The installed revision, or None when cogmem is not installed."""
+    with psycopg.connect(dsn) as conn:
+        exists = conn.execute("SELECT to_regclass('cogmem.alembic_version') IS NOT NULL").fetchone()
+        if not exists or not exists[0]:
+            return None
+        row = conn.execute("SELECT version_num FROM cogmem.alembic_version").fetchone()
+        return row[0] if row else None

@@ -1,0 +1,24 @@
+"""Where the SQL, migrations and presets are: inside the wheel, or at the top of a source checkout."""
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _find(name: str) -> Path:
+    for candidate in (_PACKAGE / name, _PACKAGE.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"cogmem_pg cannot find its {name}/ directory next to {_PACKAGE}")
+
+
+def sql_dir() -> Path:
+    return _find("sql")
+
+
+def migrations_dir() -> Path:
+    return _find("migrations")
+
+
+def presets_dir() -> Path:
+    return _PACKAGE / "presets"

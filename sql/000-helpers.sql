@@ -1,0 +1,94 @@
+-- Shared helpers: input checks with clear errors, topic normalisation, token and detail extraction.
+-- Idempotent: re-applied after every upgrade (CREATE OR REPLACE only).
+
+CREATE OR REPLACE FUNCTION cogmem._tenant_language(p_tenant text)
+RETURNS regconfig
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_language regconfig;
+BEGIN
+    IF p_tenant IS NULL THEN
+        RAISE EXCEPTION 'tenant must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the tenant name, e.g. ''acme''.';
+    END IF;
+    IF btrim(p_tenant) = '' THEN
+        RAISE EXCEPTION 'tenant must not be empty'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the tenant name, e.g. ''acme''.';
+    END IF;
+    SELECT t.language INTO v_language FROM cogmem.tenants AS t WHERE t.tenant = p_tenant;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'unknown tenant "%"', p_tenant
+            USING ERRCODE = 'undefined_object',
+                  HINT = format('Create it first: SELECT cogmem.create_tenant(%L);', p_tenant);
+    END IF;
+    RETURN v_language;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._tenant_language(text) IS
+'Checks that a tenant name is given and exists; returns its text-search language.';
+
+CREATE OR REPLACE FUNCTION cogmem.embedding_dimensions()
+RETURNS integer
+LANGUAGE sql STABLE SECURITY INVOKER PARALLEL SAFE
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- The column type is the single source of truth: the dimension is an install-time choice.
+RETURN (
+    SELECT a.atttypmod FROM pg_catalog.pg_attribute AS a
+    WHERE a.attrelid = 'cogmem.memories'::regclass AND a.attname = 'embedding'
+);
+COMMENT ON FUNCTION cogmem.embedding_dimensions() IS
+'Dimension of stored embeddings (384 for all-MiniLM-L6-v2), read from the memories.embedding column.';
+
+CREATE OR REPLACE FUNCTION cogmem._check_embedding(p_embedding public.vector)
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_expected integer := cogmem.embedding_dimensions();
+BEGIN
+    IF p_embedding IS NOT NULL AND public.vector_dims(p_embedding) <> v_expected THEN
+        RAISE EXCEPTION 'embedding has % dimensions, expected %', public.vector_dims(p_embedding), v_expected
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Embed with the model this schema was installed for, or pass NULL to embed here.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._check_embedding(public.vector) IS
+'Raises invalid_parameter_value when an embedding does not have the installed dimension.';
+
+CREATE OR REPLACE FUNCTION cogmem._normalize_topics(p_topics text[])
+RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN (
+    SELECT coalesce(array_agg(DISTINCT lower(btrim(t)) ORDER BY lower(btrim(t))), '{}')
+    FROM unnest(p_topics) AS t
+    WHERE t IS NOT NULL AND btrim(t) <> ''
+);
+COMMENT ON FUNCTION cogmem._normalize_topics(text[]) IS
+'Lower-cased, trimmed, de-duplicated, sorted topics without empty entries; NULL for NULL.';
+
+CREATE OR REPLACE FUNCTION cogmem._details(p_content text)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Discriminating details: anything with a digit (IPs, versions, hosts like web-2, amounts, dates)
+-- plus environment and OS words. Two texts that differ here are siblings, never duplicates.
+RETURN (
+    SELECT coalesce(array_agg(DISTINCT d ORDER BY d), '{}')
+    FROM (
+        SELECT lower(m[1]) AS d
+        FROM regexp_matches(
+            p_content,
+            '([[:alnum:]_.:/-]*[0-9][[:alnum:]_.:/-]*|\m(?:staging|production|prod|dev|test|qa|linux|windows|'
+            || 'macos|ubuntu|debian|centos|rhel|alpine|arm64|x86_64|amd64)\M)',
+            'gi'
+        ) AS m
+    ) AS s
+    WHERE d <> ''
+);
+COMMENT ON FUNCTION cogmem._details(text) IS
+'Discriminating details of a text (numbers, IPs, versions, numbered hosts, environments, OS names).';

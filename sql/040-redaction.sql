@@ -1,0 +1,95 @@
+-- Redaction before storage: "PCI-DSS: never log card data" holds for the memory store itself.
+
+CREATE OR REPLACE FUNCTION cogmem._luhn_valid(p_digits text)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_sum   integer := 0;
+    v_digit integer;
+    v_len   integer := length(p_digits);
+BEGIN
+    IF p_digits !~ '^[0-9]{13,19}$' THEN
+        RETURN false;
+    END IF;
+    FOR i IN 0 .. v_len - 1 LOOP
+        v_digit := substr(p_digits, v_len - i, 1)::integer;
+        IF i % 2 = 1 THEN
+            v_digit := v_digit * 2;
+            IF v_digit > 9 THEN
+                v_digit := v_digit - 9;
+            END IF;
+        END IF;
+        v_sum := v_sum + v_digit;
+    END LOOP;
+    RETURN v_sum % 10 = 0;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._luhn_valid(text) IS 'True for a 13-19 digit string that passes the Luhn check.';
+
+CREATE OR REPLACE FUNCTION cogmem.redact(content text, OUT redacted text, OUT redactions text[])
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_match  text;
+    v_before text;
+BEGIN
+    redacted := content;
+    redactions := '{}';
+
+    -- Card numbers: 13-19 digits, optionally grouped by spaces or dashes, that pass Luhn.
+    FOR v_match IN
+        SELECT m[1] FROM regexp_matches(redacted, '(?<![0-9])([0-9](?:[ -]?[0-9]){12,18})(?![0-9])', 'g') AS m
+    LOOP
+        IF cogmem._luhn_valid(regexp_replace(v_match, '[^0-9]', '', 'g')) THEN
+            redacted := replace(redacted, v_match, '[REDACTED:PAN]');
+            redactions := array_append(redactions, 'pan');
+        END IF;
+    END LOOP;
+
+    v_before := redacted;
+    -- The first quantifier is non-greedy, which makes the whole expression non-greedy (ARE rule).
+    redacted := regexp_replace(
+        redacted,
+        '-----BEGIN [A-Z ]{0,40}?PRIVATE KEY-----.*?(-----END [A-Z ]{0,40}PRIVATE KEY-----|$)',
+        '[REDACTED:PRIVATE_KEY]', 'g'
+    );
+    IF redacted <> v_before THEN
+        redactions := array_append(redactions, 'private_key');
+    END IF;
+
+    v_before := redacted;
+    redacted := regexp_replace(
+        redacted,
+        '((?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|'
+        || 'auth[_-]?token|token|şifre|parola)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;]+)',
+        '\1[REDACTED]', 'gi'
+    );
+    IF redacted <> v_before THEN
+        redactions := array_append(redactions, 'password');
+    END IF;
+
+    v_before := redacted;
+    redacted := regexp_replace(redacted, '(\mbearer\s+)[A-Za-z0-9._~+/=-]{8,}', '\1[REDACTED]', 'gi');
+    IF redacted <> v_before THEN
+        redactions := array_append(redactions, 'bearer_token');
+    END IF;
+
+    v_before := redacted;
+    redacted := regexp_replace(
+        redacted,
+        '\m(AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,})\M',
+        '[REDACTED:TOKEN]', 'g'
+    );
+    IF redacted <> v_before THEN
+        redactions := array_append(redactions, 'api_token');
+    END IF;
+
+    SELECT coalesce(array_agg(DISTINCT r ORDER BY r), '{}') INTO redactions FROM unnest(redactions) AS r;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.redact(text) IS
+'Removes card numbers (Luhn-valid PANs), private keys, passwords in key=value form, bearer and API '
+'tokens; returns the redacted text and the kinds removed (never the removed values).';

@@ -1,0 +1,264 @@
+-- recall: the outbound attention filter. One call = one logged cycle within a token budget.
+--
+-- Layers are filled in priority order (tenant_layers.priority). Each layer may use the budget
+-- allocated to it and to every layer before it, minus what those used: unused allocation flows on.
+-- Never-cut layers (bios, shocks, dos_and_donts) are injected whole and bypass the topic filter;
+-- when they overflow, they take budget from the layers after them.
+--
+-- Relevance is reciprocal-rank fusion (k = 60) of up to three rankings: full-text rank in the
+-- tenant's language, vector cosine (when an embedding is given or the server can embed), and topic
+-- overlap; the fused value is weighted by confidence and Ebbinghaus strength
+-- exp(-ln 2 * age_since_last_recall / half_life) with the ring's half-life (none: strength 1).
+
+CREATE OR REPLACE FUNCTION cogmem._or_query(p_lexemes text[])
+RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN (SELECT nullif(string_agg(quote_literal(l), ' | '), '')::tsquery FROM unnest(p_lexemes) AS l);
+COMMENT ON FUNCTION cogmem._or_query(text[]) IS
+'A tsquery matching any of the given (already stemmed) lexemes; NULL when there are none.';
+
+CREATE OR REPLACE FUNCTION cogmem.recall(
+    tenant text,
+    message text,
+    embedding public.vector DEFAULT NULL,
+    topics text[] DEFAULT NULL,
+    budget integer DEFAULT 3200,
+    conversation text DEFAULT NULL
+)
+RETURNS TABLE (
+    recall_id uuid, layer text, memory_id bigint, content text, tokens integer, score real, reason text,
+    rule_id bigint
+)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tenant      text := recall.tenant;
+    v_budget      integer := recall.budget;
+    v_recall_id   uuid := gen_random_uuid();
+    v_language    regconfig;
+    v_bypass      real;
+    v_topics      text[];
+    v_embedding   public.vector;
+    v_lexemes     text[];
+    v_query       tsquery;
+    v_total_alloc bigint;
+    v_used        integer := 0;
+    v_layers      cogmem.layer[] := '{}';
+    v_memory_ids  bigint[] := '{}';
+    v_rule_ids    bigint[] := '{}';
+    v_scores      real[] := '{}';
+    v_tokens      integer[] := '{}';
+    v_reasons     text[] := '{}';
+    c             record;
+BEGIN
+    v_language := cogmem._tenant_language(v_tenant);
+    IF recall.message IS NULL THEN
+        RAISE EXCEPTION 'message must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass what was said; '''' recalls by topics only.';
+    END IF;
+    IF v_budget IS NULL OR v_budget <= 0 OR v_budget > 1000000 THEN
+        RAISE EXCEPTION 'budget must be between 1 and 1000000 tokens, got %', coalesce(v_budget::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The default is 3200 tokens.';
+    END IF;
+    PERFORM cogmem._check_embedding(recall.embedding);
+
+    SELECT t.topic_bypass_similarity INTO v_bypass FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
+    SELECT sum(l.token_allocation) INTO v_total_alloc FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant;
+    v_topics := coalesce(cogmem._normalize_topics(recall.topics),
+                         cogmem._detect_topics(v_tenant, recall.message, v_language));
+    v_embedding := coalesce(recall.embedding, cogmem.embed(recall.message));
+    v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, recall.message)), '{}');
+    v_query := cogmem._or_query(v_lexemes);
+
+    FOR c IN
+        WITH scaled AS (
+            SELECT l.layer, l.priority, l.never_cut, l.half_life,
+                   CASE WHEN v_total_alloc > 0
+                        THEN floor(l.token_allocation::numeric * v_budget / v_total_alloc)::integer
+                        ELSE 0 END AS allocation
+            FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant
+        ),
+        layers AS (
+            -- Cumulative allocation up to each layer; the rounding remainder goes to the first layer.
+            SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
+                         + v_budget - sum(s.allocation) OVER ())::integer AS cumulative
+            FROM scaled AS s
+        ),
+        lexical AS (
+            SELECT m.memory_id, row_number() OVER (ORDER BY ts_rank_cd(m.search, v_query) DESC, m.memory_id) AS r
+            FROM cogmem.memories AS m
+            WHERE m.tenant = v_tenant AND v_query IS NOT NULL AND m.search @@ v_query
+            ORDER BY r LIMIT 200
+        ),
+        semantic AS (
+            SELECT n.memory_id, n.similarity, row_number() OVER (ORDER BY n.distance, n.memory_id) AS r
+            FROM (
+                SELECT m.memory_id, m.embedding OPERATOR(public.<=>) v_embedding AS distance,
+                       1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity
+                FROM cogmem.memories AS m
+                WHERE m.tenant = v_tenant AND v_embedding IS NOT NULL AND m.embedding IS NOT NULL
+                ORDER BY m.embedding OPERATOR(public.<=>) v_embedding LIMIT 200
+            ) AS n
+        ),
+        topical AS (
+            SELECT m.memory_id, row_number() OVER (
+                       ORDER BY cardinality(ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics))) DESC,
+                                coalesce(m.last_recalled_at, m.created_at) DESC, m.memory_id) AS r
+            FROM cogmem.memories AS m
+            WHERE m.tenant = v_tenant AND m.topics && v_topics
+            ORDER BY r LIMIT 200
+        ),
+        pool AS (
+            SELECT x.memory_id FROM lexical AS x
+            UNION SELECT x.memory_id FROM semantic AS x
+            UNION SELECT x.memory_id FROM topical AS x
+            UNION SELECT m.memory_id FROM cogmem.memories AS m
+            JOIN layers AS l ON l.layer::text = m.ring::text AND l.never_cut
+            WHERE m.tenant = v_tenant
+        ),
+        scored AS (
+            SELECT m.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, m.content, m.token_estimate,
+                   x.r AS lexical_rank, s.r AS semantic_rank, s.similarity, t.r AS topic_rank,
+                   ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics) ORDER BY 1) AS shared_topics,
+                   cardinality(m.topics) = 0 OR cardinality(v_topics) = 0 AS untopical,
+                   CASE WHEN x.r IS NULL THEN 0 ELSE cardinality(ARRAY(
+                       SELECT unnest(tsvector_to_array(m.search)) INTERSECT SELECT unnest(v_lexemes))) END AS matched,
+                   CASE WHEN l.half_life IS NULL THEN 1.0
+                        ELSE exp(-ln(2) * greatest(extract(epoch FROM now() - coalesce(m.last_recalled_at, m.created_at)), 0)
+                                 / extract(epoch FROM l.half_life)) END AS strength,
+                   coalesce(1.0 / (60 + x.r), 0) + coalesce(1.0 / (60 + s.r), 0) + coalesce(1.0 / (60 + t.r), 0) AS fused,
+                   m.confidence
+            FROM pool AS p
+            JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = p.memory_id
+            JOIN layers AS l ON l.layer::text = m.ring::text
+            LEFT JOIN lexical AS x ON x.memory_id = p.memory_id
+            LEFT JOIN semantic AS s ON s.memory_id = p.memory_id
+            LEFT JOIN topical AS t ON t.memory_id = p.memory_id
+        ),
+        qualified AS (
+            SELECT sc.*,
+                   CASE
+                       WHEN sc.never_cut THEN 'never cut'
+                       WHEN cardinality(sc.shared_topics) > 0
+                           THEN 'topic ' || array_to_string(sc.shared_topics, ',')
+                       WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
+                           THEN 'related, no topic to filter on'
+                       WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'
+                       WHEN sc.matched >= 2 AND sc.matched >= 0.5 * cardinality(v_lexemes)
+                           THEN 'off-topic but matches most of the message'
+                   END AS why
+            FROM scored AS sc
+        )
+        SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
+               q.content, q.token_estimate AS tokens,
+               (q.fused * q.confidence * q.strength)::real AS score,
+               concat_ws('; ', q.why,
+                         'lexical #' || q.lexical_rank,
+                         'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')',
+                         'strength ' || round(q.strength::numeric, 2)) AS reason
+        FROM qualified AS q
+        WHERE q.why IS NOT NULL
+        UNION ALL
+        SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.rule, r.token_estimate,
+               ((CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)
+                * (1 + coalesce(ts_rank_cd(to_tsvector(v_language, r.rule), v_query), 0)))::real,
+               concat_ws('; ',
+                         CASE WHEN r.always_on THEN 'always-on BIOS rule'
+                              ELSE 'BIOS ' || r.category || ' rule for topic '
+                                   || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
+                                                            INTERSECT SELECT unnest(v_topics) ORDER BY 1), ',') END,
+                         r.severity::text, r.requirement, 'never cut')
+        FROM cogmem.active_bios_rules AS r
+        JOIN layers AS l ON l.layer = 'bios'
+        WHERE (r.tenant IS NULL OR r.tenant = v_tenant)
+          AND (r.always_on OR r.category = ANY (v_topics) OR r.topics && v_topics)
+        ORDER BY 2, 9 DESC, 5, 6
+    LOOP
+        IF c.never_cut OR v_used + c.tokens <= c.cumulative THEN
+            v_used := v_used + c.tokens;
+            recall_id := v_recall_id;
+            layer := c.layer::text;
+            memory_id := c.memory_id;
+            rule_id := c.rule_id;
+            content := c.content;
+            tokens := c.tokens;
+            score := c.score;
+            reason := c.reason;
+            IF c.never_cut AND v_used > c.cumulative THEN
+                reason := reason || format('; over the budget up to this layer by %s tokens, taken from later layers',
+                                           v_used - c.cumulative);
+            END IF;
+            v_layers := v_layers || c.layer;
+            v_memory_ids := v_memory_ids || c.memory_id;
+            v_rule_ids := v_rule_ids || c.rule_id;
+            v_scores := v_scores || c.score;
+            v_tokens := v_tokens || c.tokens;
+            v_reasons := v_reasons || reason;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+
+    INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used)
+    VALUES (v_tenant, v_recall_id, recall.conversation, sha256(convert_to(recall.message, 'UTF8')),
+            v_topics, v_budget, v_used);
+    INSERT INTO cogmem.recall_items (tenant, recall_id, position, layer, memory_id, rule_id, score, tokens, reason)
+    SELECT v_tenant, v_recall_id, i.n, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason
+    FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_reasons)
+         WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, n);
+    -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
+    UPDATE cogmem.memories AS m
+    SET recall_count = m.recall_count + 1, last_recalled_at = now()
+    WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_memory_ids);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], integer, text) IS
+'Budgeted, ring-structured, topic-filtered recall. Returns what to inject, with layer, tokens, score and '
+'reason; logs the cycle under recall_id for cogmem.feedback() and audit.';
+
+CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome real)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tenant   text;
+    v_previous real;
+    v_credited integer;
+BEGIN
+    IF feedback.recall_id IS NULL THEN
+        RAISE EXCEPTION 'recall_id must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the recall_id that cogmem.recall() returned.';
+    END IF;
+    IF feedback.outcome IS NULL OR NOT (feedback.outcome BETWEEN 0 AND 1) THEN
+        RAISE EXCEPTION 'outcome must be between 0 and 1, got %', coalesce(feedback.outcome::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = '1 = the recalled memories helped, 0 = they did not.';
+    END IF;
+    SELECT r.tenant, r.outcome INTO v_tenant, v_previous
+    FROM cogmem.recalls AS r WHERE r.recall_id = feedback.recall_id
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'unknown recall %', feedback.recall_id
+            USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
+    END IF;
+
+    UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now()
+    WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id;
+    -- A second feedback for the same cycle replaces the first: count it once, swap the value.
+    UPDATE cogmem.memories AS m
+    SET outcome_count = m.outcome_count + CASE WHEN v_previous IS NULL THEN 1 ELSE 0 END,
+        outcome_sum = m.outcome_sum + feedback.outcome - coalesce(v_previous, 0),
+        updated_at = now()
+    WHERE m.tenant = v_tenant
+      AND m.memory_id IN (SELECT i.memory_id FROM cogmem.recall_items AS i
+                          WHERE i.tenant = v_tenant AND i.recall_id = feedback.recall_id);
+    GET DIAGNOSTICS v_credited = ROW_COUNT;
+    RETURN v_credited;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.feedback(uuid, real) IS
+'Records the outcome (0..1) of a recall cycle and credits exactly the memories it injected. '
+'success_score = mean outcome of the cycles a memory was injected in; repeated feedback replaces.';

@@ -1,0 +1,52 @@
+-- Least privilege: nothing is executable by PUBLIC; applications get the memory API, admins the rest.
+-- Roles are cluster-wide and created once; the grants are re-applied after every upgrade.
+
+DO $roles$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_app') THEN
+        CREATE ROLE cogmem_app NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_admin') THEN
+        CREATE ROLE cogmem_admin NOLOGIN;
+    END IF;
+END;
+$roles$;
+COMMENT ON ROLE cogmem_app IS 'cogmem-pg: applications that remember and recall.';
+COMMENT ON ROLE cogmem_admin IS 'cogmem-pg: administrators (tenants, BIOS rules, topics).';
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM public;
+REVOKE ALL ON ALL TABLES IN SCHEMA cogmem FROM public;
+GRANT USAGE ON SCHEMA cogmem TO cogmem_app, cogmem_admin;
+GRANT cogmem_app TO cogmem_admin;
+
+-- The functions run as the caller (security invoker), so the app role needs these table rights.
+GRANT SELECT ON cogmem.tenants, cogmem.tenant_layers, cogmem.default_topics, cogmem.tenant_topics,
+cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules, cogmem.bios_presets TO cogmem_app;
+GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.recalls TO cogmem_app;
+GRANT SELECT, INSERT ON cogmem.memory_events, cogmem.recall_items TO cogmem_app;
+
+GRANT EXECUTE ON FUNCTION
+cogmem.remember(text, text, text, text[], public.vector, jsonb),
+cogmem.recall(text, text, public.vector, text[], integer, text),
+cogmem.feedback(uuid, real),
+cogmem.detect_topics(text, text),
+cogmem.topic_keywords(text),
+cogmem.route(text),
+cogmem.redact(text),
+cogmem.embed(text),
+cogmem.server_can_embed(),
+cogmem.embedding_dimensions(),
+cogmem._tenant_language(text),
+cogmem._check_embedding(public.vector),
+cogmem._normalize_topics(text[]),
+cogmem._details(text),
+cogmem._keyword_query(regconfig, text[]),
+cogmem._detect_topics(text, text, regconfig),
+cogmem._luhn_valid(text),
+cogmem._rehearse(text, bigint, text[], jsonb),
+cogmem._remember(text, text, text, text[], public.vector, jsonb),
+cogmem._or_query(text[])
+TO cogmem_app;
+
+GRANT ALL ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA cogmem TO cogmem_admin;

@@ -1,0 +1,87 @@
+"""Test fixtures: one private PostgreSQL cluster per run (the same code as the embedded default), a
+template database with cogmem installed once, and a fresh copy of it for every test (pytest-postgresql).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from pytest_postgresql import factories
+
+from cogmem_pg.cluster import Cluster
+from cogmem_pg.migrate import install
+
+_HOME = Path(tempfile.mkdtemp(prefix="cogmem-test-"))
+os.chmod(_HOME, 0o755)  # the postgres system user runs the server when tests run as root
+CLUSTER = Cluster(home=_HOME / "cluster", port=int(os.environ.get("COGMEM_TEST_PORT", "5439")))
+SUPERUSER = "postgres"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def pg_cluster() -> Iterator[Cluster]:
+    CLUSTER.start()
+    yield CLUSTER
+    CLUSTER.stop()
+    shutil.rmtree(_HOME, ignore_errors=True)
+
+
+def _install_cogmem(host: str, port: int, user: str, dbname: str, password: str | None = None, **_: object) -> None:
+    install(f"host={host} port={port} user={user} dbname={dbname}")
+
+
+cogmem_template = factories.postgresql_noproc(
+    host=str(CLUSTER.socketdir), port=CLUSTER.port, user=SUPERUSER, dbname="cogmem_test", load=[_install_cogmem]
+)
+postgresql = factories.postgresql("cogmem_template")
+
+
+@pytest.fixture
+def dsn(postgresql: psycopg.Connection) -> str:
+    """DSN of this test's own database (a fresh copy of the installed template)."""
+    return CLUSTER.dsn(postgresql.info.dbname)
+
+
+@pytest.fixture
+def db(postgresql: psycopg.Connection) -> psycopg.Connection:
+    """An autocommit superuser connection to this test's database, pgvector registered."""
+    from pgvector.psycopg import register_vector
+
+    postgresql.autocommit = True
+    register_vector(postgresql)
+    return postgresql
+
+
+@pytest.fixture
+def tenant(db: psycopg.Connection) -> str:
+    db.execute("SELECT cogmem.create_tenant('acme')")
+    return "acme"
+
+
+def one(conn: psycopg.Connection, query: str, params: tuple | dict | None = None):
+    """The single value of a one-row, one-column query."""
+    row = conn.execute(query, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def unit_vector(seed: int, dims: int = 384) -> list[float]:
+    """A deterministic unit vector; nearby seeds are not similar."""
+    import random
+
+    rng = random.Random(seed)
+    values = [rng.gauss(0, 1) for _ in range(dims)]
+    norm = sum(v * v for v in values) ** 0.5
+    return [v / norm for v in values]
+
+
+def blend(a: list[float], b: list[float], weight: float) -> list[float]:
+    """Unit vector between a and b (weight of b)."""
+    mixed = [(1 - weight) * x + weight * y for x, y in zip(a, b, strict=True)]
+    norm = sum(v * v for v in mixed) ** 0.5
+    return [v / norm for v in mixed]

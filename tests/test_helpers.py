@@ -1,0 +1,50 @@
+"""sql/000-helpers.sql: input checks and small pure helpers."""
+
+import psycopg
+import pytest
+
+from tests.conftest import one
+
+
+def test_embedding_dimensions_come_from_the_column(db):
+    assert one(db, "SELECT cogmem.embedding_dimensions()") == 384
+
+
+def test_wrong_embedding_dimension_is_refused_with_hint(db):
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+        db.execute("SELECT cogmem._check_embedding('[1,2,3]'::vector)")
+    assert err.value.diag.message_primary == "embedding has 3 dimensions, expected 384"
+    assert err.value.diag.message_hint.startswith("Embed with the model this schema was installed for")
+
+
+def test_normalize_topics(db):
+    assert one(db, "SELECT cogmem._normalize_topics(ARRAY[' Server', 'dns', '', NULL, 'server'])") == ["dns", "server"]
+    assert one(db, "SELECT cogmem._normalize_topics(NULL)") is None
+    assert one(db, "SELECT cogmem._normalize_topics('{}')") == []
+
+
+def test_details_are_what_tells_siblings_apart(db):
+    assert one(db, "SELECT cogmem._details('web-2 at 10.0.0.6 runs nginx 1.24 on Debian in production')") == [
+        "1.24",
+        "10.0.0.6",
+        "debian",
+        "production",
+        "web-2",
+    ]
+    assert one(db, "SELECT cogmem._details('restart the server')") == []
+
+
+@pytest.mark.parametrize(
+    ("tenant", "sqlstate", "message"),
+    [
+        (None, "22004", "tenant must not be NULL"),
+        ("  ", "22023", "tenant must not be empty"),
+        ("nobody", "42704", 'unknown tenant "nobody"'),
+    ],
+)
+def test_tenant_checks(db, tenant, sqlstate, message):
+    with pytest.raises(psycopg.Error) as err:
+        db.execute("SELECT cogmem._tenant_language(%s)", (tenant,))
+    assert err.value.sqlstate == sqlstate
+    assert err.value.diag.message_primary == message
+    assert err.value.diag.message_hint
