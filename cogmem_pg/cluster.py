@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -62,6 +62,7 @@ def _server_python_version(bindir: Path) -> str | None:
 class Cluster:
     home: Path
     port: int = DEFAULT_PORT
+    settings: dict[str, str] = field(default_factory=dict)  # extra postgresql.conf lines, e.g. for tests
 
     @classmethod
     def default(cls) -> Cluster:
@@ -171,8 +172,9 @@ class Cluster:
                 f"cron.database_name = '{DATABASE}'\n"
                 "max_connections = 50\n"
                 "shared_buffers = 256MB\n"
-                "fsync = on\n"
             )
+            for key, value in self.settings.items():
+                conf.write(f"{key} = {value}\n")
 
     def start(self) -> None:
         if not self.initialized():

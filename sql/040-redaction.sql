@@ -61,10 +61,12 @@ BEGIN
     END IF;
 
     v_before := redacted;
+    -- A quoted value, or a bare one up to a space, separator, quote or closing brace (ARE matches the
+    -- longest alternative, so the bare form must not be able to swallow a quoted value).
     redacted := regexp_replace(
         redacted,
         '((?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|'
-        || 'auth[_-]?token|token|şifre|parola)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;]+)',
+        || 'auth[_-]?token|token|şifre|parola)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;"''}]+)',
         '\1[REDACTED]', 'gi'
     );
     IF redacted <> v_before THEN

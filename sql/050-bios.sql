@@ -71,7 +71,7 @@ BEGIN
     INSERT INTO cogmem.bios_rules (tenant, category, rule, severity, preset, requirement, topics, always_on)
     VALUES (add_bios_rule.tenant, v_category, v_rule, add_bios_rule.severity::cogmem.severity,
             add_bios_rule.preset, add_bios_rule.requirement,
-            cogmem._normalize_topics(add_bios_rule.topics), coalesce(add_bios_rule.always_on, false))
+            coalesce(cogmem._normalize_topics(add_bios_rule.topics), '{}'), coalesce(add_bios_rule.always_on, false))
     ON CONFLICT ((coalesce(tenant, '')), category, md5(rule)) DO NOTHING
     RETURNING rule_id INTO v_rule_id;
 

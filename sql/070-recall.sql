@@ -1,7 +1,9 @@
 -- recall: the outbound attention filter. One call = one logged cycle within a token budget.
 --
--- Layers are filled in priority order (tenant_layers.priority). Each layer may use the budget
--- allocated to it and to every layer before it, minus what those used: unused allocation flows on.
+-- Layers are filled in priority order (tenant_layers.priority). Allocations are tokens of a 3,200-token
+-- budget (or of their sum, if larger) and scale with the budget asked for; the unallocated rest is a
+-- reserve. Each layer may use the reserve plus the allocation of itself and every layer before it,
+-- minus what those used: unused allocation flows on.
 -- Never-cut layers (bios, shocks, dos_and_donts) are injected whole and bypass the topic filter;
 -- when they overflow, they take budget from the layers after them.
 --
@@ -76,13 +78,13 @@ BEGIN
     FOR c IN
         WITH scaled AS (
             SELECT l.layer, l.priority, l.never_cut, l.half_life,
-                   CASE WHEN v_total_alloc > 0
-                        THEN floor(l.token_allocation::numeric * v_budget / v_total_alloc)::integer
-                        ELSE 0 END AS allocation
+                   floor(l.token_allocation::numeric * v_budget / greatest(v_total_alloc, 3200))::integer
+                       AS allocation
             FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant
         ),
         layers AS (
-            -- Cumulative allocation up to each layer; the rounding remainder goes to the first layer.
+            -- Cumulative allocation up to each layer. What no layer is allocated (the default split
+            -- allocates 2,700 of 3,200 tokens) is a reserve open to every layer in priority order.
             SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
                          + v_budget - sum(s.allocation) OVER ())::integer AS cumulative
             FROM scaled AS s

@@ -1,6 +1,7 @@
 -- In-database embedding. When PostgreSQL's own Python can import cogmem_pg with the [embed] extra,
 -- cogmem.embed() runs all-MiniLM-L6-v2 inside the server; otherwise it returns NULL and memories are
--- found by full text. PL/Python is untrusted: only a superuser can create it, so without one the
+-- found by full text. `SET cogmem.embed = off` switches it off for a session (it costs milliseconds
+-- per call); callers that embed on the client side never reach it. PL/Python is untrusted: only a superuser can create it, so without one the
 -- NULL-returning SQL version is installed.
 
 DO $install$
@@ -14,6 +15,8 @@ BEGIN
         LANGUAGE plpython3u STABLE STRICT PARALLEL SAFE SECURITY INVOKER
         SET search_path = pg_catalog, cogmem, public, pg_temp
         AS $py$
+if plpy.execute("SELECT current_setting('cogmem.embed', true) AS v")[0]["v"] == "off":
+    return None
 from cogmem_pg.embed import server_embed
 return server_embed(content, GD)
         $py$
@@ -32,7 +35,7 @@ END;
 $install$;
 COMMENT ON FUNCTION cogmem.embed(text) IS
 'Embeds text inside the server (all-MiniLM-L6-v2, 384 dimensions) when PostgreSQL''s Python has '
-'cogmem-pg[embed]; NULL otherwise.';
+'cogmem-pg[embed] and the setting cogmem.embed is not off; NULL otherwise.';
 
 CREATE OR REPLACE FUNCTION cogmem.server_can_embed()
 RETURNS boolean

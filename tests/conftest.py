@@ -19,7 +19,12 @@ from cogmem_pg.migrate import install
 
 _HOME = Path(tempfile.mkdtemp(prefix="cogmem-test-"))
 os.chmod(_HOME, 0o755)  # the postgres system user runs the server when tests run as root
-CLUSTER = Cluster(home=_HOME / "cluster", port=int(os.environ.get("COGMEM_TEST_PORT", "5439")))
+# Durability is not under test: without fsync, a database per test is cheap.
+CLUSTER = Cluster(
+    home=_HOME / "cluster",
+    port=int(os.environ.get("COGMEM_TEST_PORT", "5439")),
+    settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"},
+)
 SUPERUSER = "postgres"
 
 
@@ -54,6 +59,8 @@ def db(postgresql: psycopg.Connection) -> psycopg.Connection:
 
     postgresql.autocommit = True
     register_vector(postgresql)
+    # Deterministic full-text behaviour unless a test embeds on purpose (test_embed.py turns it on).
+    postgresql.execute("SET cogmem.embed = 'off'")
     return postgresql
 
 

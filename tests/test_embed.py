@@ -1,0 +1,85 @@
+"""sql/080-embed.sql and cogmem_pg.embed: MiniLM embeddings on the client and inside the server."""
+
+import math
+
+import pytest
+
+from cogmem_pg.embed import DIMENSIONS, MiniLMEmbedder, default_embedder, to_literal
+from tests.conftest import CLUSTER, one
+
+embedder = default_embedder()
+needs_model = pytest.mark.skipif(embedder is None, reason="the [embed] extra is not installed")
+
+
+@needs_model
+def test_vectors_are_unit_length_and_384_wide():
+    (vector,) = embedder.embed(["Don't restart the server at night"])
+    assert len(vector) == DIMENSIONS
+    assert math.isclose(sum(x * x for x in vector), 1.0, rel_tol=1e-5)
+
+
+@needs_model
+def test_padding_does_not_change_a_vector():
+    short = "restart nginx"
+    alone = embedder.embed([short])[0]
+    batched = embedder.embed([short, "a much longer sentence that forces padding of the short one in the batch"])[0]
+    assert max(abs(a - b) for a, b in zip(alone, batched, strict=True)) < 1e-5
+
+
+@needs_model
+def test_similar_meaning_is_closer_than_different_meaning():
+    rule, paraphrase, other = embedder.embed(
+        ["Don't restart the server at night", "Never reboot servers during the night", "Invoices go out monthly"]
+    )
+
+    def cos(a, b):
+        return sum(x * y for x, y in zip(a, b, strict=True))
+
+    assert cos(rule, paraphrase) > 0.6 > cos(rule, other)
+
+
+def test_a_tampered_model_file_is_refused(tmp_path):
+    fake_model = tmp_path / "model.onnx"
+    fake_model.write_bytes(b"not a model")
+    tokenizer = tmp_path / "tokenizer.json"
+    tokenizer.write_text("{}")
+    with pytest.raises(RuntimeError, match=r"model.onnx: sha256 .* does not match the pinned"):
+        MiniLMEmbedder(fake_model, tokenizer)
+
+
+def test_vector_literal():
+    assert to_literal([0.5, -1.0, 1e-9]) == "[0.5,-1,1e-09]"
+
+
+def test_embedding_can_be_switched_off_per_session(db):
+    assert one(db, "SELECT cogmem.embed('hello') IS NULL") is True  # the db fixture sets cogmem.embed = off
+    assert one(db, "SELECT cogmem.server_can_embed()") is False
+
+
+server_embeds = pytest.mark.skipif(
+    embedder is None or CLUSTER.server_embedding_path() is None,
+    reason="PostgreSQL's Python differs from this one, so the server cannot import the [embed] extra",
+)
+
+
+@server_embeds
+def test_server_embeds_like_the_client(db):
+    db.execute("SET cogmem.embed = 'on'")
+    assert one(db, "SELECT cogmem.server_can_embed()") is True
+    text = "Sunucuyu gece restart etme"
+    server = one(db, "SELECT cogmem.embed(%s)", (text,))
+    client = embedder.embed([text])[0]
+    assert max(abs(a - b) for a, b in zip(server.to_list(), client, strict=True)) < 1e-5
+
+
+@server_embeds
+def test_remember_and_recall_embed_in_the_server(db, tenant):
+    db.execute("SET cogmem.embed = 'on'")
+    db.execute("SELECT cogmem.remember(%s, 'Never reboot production machines after midnight')", (tenant,))
+    assert one(db, "SELECT embedding IS NOT NULL FROM cogmem.memories") is True
+    db.execute("SELECT cogmem.remember(%s, 'Invoices go out monthly', topics => ARRAY['billing'])", (tenant,))
+    # No shared word with the stored memory: only the server-side vector can find it.
+    rows = db.execute("SELECT layer, reason FROM cogmem.recall(%s, 'Can I restart the servers tonight?')",
+                      (tenant,)).fetchall()
+    assert [r[0] for r in rows] == ["dos_and_donts"]
+    assert "vector #1" in rows[0][1]

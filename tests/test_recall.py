@@ -1,0 +1,224 @@
+"""sql/070-recall.sql: budgeted, ring-structured, topic-filtered recall, and feedback."""
+
+import hashlib
+import random
+
+import numpy as np
+import psycopg
+import pytest
+
+from tests.conftest import blend, one, unit_vector
+
+SERVER_MSG = "Let's open a maintenance window tonight and restart the servers"
+
+
+def add(db, tenant, content, ring, topics, embedding=None):
+    vector = None if embedding is None else np.asarray(embedding, dtype=np.float32)
+    return one(
+        db,
+        "SELECT memory_id FROM cogmem.remember(%s, %s, %s, %s, %s)",
+        (tenant, content, ring, topics, vector),
+    )
+
+
+def recall(db, tenant, message, **named):
+    if isinstance(named.get("embedding"), list):
+        named["embedding"] = np.asarray(named["embedding"], dtype=np.float32)
+    extra = "".join(f", {name} => %({name})s" for name in named)
+    return db.execute(
+        f"SELECT * FROM cogmem.recall(%(tenant)s, %(message)s{extra})", {"tenant": tenant, "message": message, **named}
+    ).fetchall()
+
+
+def sized(words: int, word: str) -> str:
+    """A text of exactly 4 * words characters: `words` tokens by the chars/4 estimate."""
+    return " ".join([word] * words)[: 4 * words - 1] + "."
+
+
+def test_empty_tenant_returns_nothing_and_logs_the_cycle(db, tenant):
+    assert recall(db, tenant, SERVER_MSG) == []
+    row = db.execute("SELECT topics, budget, tokens_used FROM cogmem.recalls").fetchone()
+    assert row == (["server"], 3200, 0)
+
+
+def test_billing_never_appears_in_a_server_recall(db, tenant):
+    rule = add(db, tenant, "Don't restart the server at night.", None, None)
+    server = add(db, tenant, "The web servers sit behind the load balancer and restart in 30 seconds.", None, None)
+    billing = add(db, tenant, "The server hosting invoice is paid monthly; restart billing runs on the 1st.", None,
+                  ["billing"])
+    dns = add(db, tenant, "DNS for acme.example is managed at the registrar.", None, None)
+    rows = recall(db, tenant, SERVER_MSG)
+    ids = [r[2] for r in rows]
+    assert rule in ids and server in ids
+    assert billing not in ids and dns not in ids
+    assert [r[1] for r in rows] == ["dos_and_donts", "fresh"]
+
+
+def test_off_topic_memory_needs_strong_similarity(db, tenant):
+    query = unit_vector(100)
+    similar = add(db, tenant, "Quarterly invoices are exported to the ERP.", "long_term", ["billing"],
+                  blend(query, unit_vector(101), 0.3))
+    unrelated = add(db, tenant, "Refunds need a second approval.", "long_term", ["billing"], unit_vector(102))
+    rows = recall(db, tenant, SERVER_MSG, embedding=query)
+    by_id = {r[2]: r for r in rows}
+    assert similar in by_id and unrelated not in by_id
+    assert by_id[similar][6].startswith("off-topic but similar enough on its own; vector #1 (0.9")
+
+
+def test_never_cut_layers_survive_a_tiny_budget(db, tenant):
+    db.execute("SELECT cogmem.add_bios_rule('server', 'Run a configuration test before any restart.')")
+    db.execute("SELECT cogmem.add_bios_rule('billing', 'Invoices need two approvals.')")
+    shock = add(db, tenant, "Outage: restarting db-1 at night took the shop down for 2 hours.", "shocks", ["server"])
+    rule = add(db, tenant, "Never restart the database during business hours.", "dos_and_donts", ["database"])
+    add(db, tenant, "The servers run Debian 12.", "long_term", ["server"])
+    rows = recall(db, tenant, SERVER_MSG, budget=10)
+    assert [(r[1], r[2]) for r in rows] == [("bios", None), ("shocks", shock), ("dos_and_donts", rule)]
+    assert rows[0][3] == "Run a configuration test before any restart."
+    assert "taken from later layers" in rows[0][6]
+    assert sum(r[4] for r in rows) > 10  # only never-cut layers may exceed the budget
+
+
+def test_budget_split_and_spill_over(db, tenant):
+    for i in range(10):
+        add(db, tenant, sized(100, f"server{i}"), "long_term", ["server"])
+    for i in range(5):
+        add(db, tenant, sized(100, f"server{i}x"), "fresh", ["server"])
+    rows = recall(db, tenant, "server", budget=1000)
+    # budget 1000 scales the 3,200-token split: long_term may use the reserve and every earlier layer's
+    # unused allocation (752 tokens in all) -> 7 memories; fresh gets what habits and procedures left.
+    assert [r[1] for r in rows].count("long_term") == 7
+    assert [r[1] for r in rows].count("fresh") == 3
+    assert sum(r[4] for r in rows) == 1000
+    assert all(r[4] == 100 for r in rows)
+
+
+def test_budget_is_never_exceeded_without_never_cut_layers(db, tenant):
+    rng = random.Random(5)
+    for i in range(40):
+        ring = rng.choice(["long_term", "habits", "procedures", "fresh"])
+        add(db, tenant, sized(rng.randint(5, 120), f"server{i}"), ring, ["server"])
+    for budget in (1, 7, 50, 333, 800, 1500, 3200, 100000):
+        rows = recall(db, tenant, "server restart", budget=budget)
+        assert sum(r[4] for r in rows) <= budget
+        ids = [r[2] for r in rows]
+        assert len(ids) == len(set(ids))  # never twice in one cycle
+
+
+def test_relevance_orders_a_layer(db, tenant):
+    weak = add(db, tenant, "The servers are in Frankfurt.", "long_term", ["server"])
+    strong = add(db, tenant, "Restart the servers one at a time in the maintenance window.", "long_term", ["server"])
+    rows = recall(db, tenant, SERVER_MSG)
+    assert [r[2] for r in rows] == [strong, weak]
+    assert rows[0][5] > rows[1][5]
+    assert rows[0][6].startswith("topic server; lexical #1")
+
+
+def test_ebbinghaus_decay_lowers_old_fresh_memories(db, tenant):
+    old = add(db, tenant, "Server web-1 restarts slowly.", "fresh", ["server"])
+    new = add(db, tenant, "Server web-2 restarts slowly.", "fresh", ["server"])
+    db.execute("UPDATE cogmem.memories SET created_at = now() - interval '14 days' WHERE memory_id = %s", (old,))
+    rows = {r[2]: r for r in recall(db, tenant, "server restarts slowly")}
+    assert rows[old][6].endswith("strength 0.25")  # two half-lives of 7 days
+    assert rows[new][6].endswith("strength 1.00")
+    assert rows[old][5] < rows[new][5]
+
+
+def test_protected_rings_do_not_decay(db, tenant):
+    rule = add(db, tenant, "Never restart the servers at night.", "dos_and_donts", ["server"])
+    db.execute("UPDATE cogmem.memories SET created_at = now() - interval '400 days' WHERE memory_id = %s", (rule,))
+    (row,) = recall(db, tenant, SERVER_MSG)
+    assert row[6].endswith("strength 1.00")
+
+
+def test_bios_rules_by_topic_and_always_on(db, tenant):
+    server = one(db, "SELECT cogmem.add_bios_rule('server', 'Run a configuration test before any restart.')")
+    one(db, "SELECT cogmem.add_bios_rule('billing', 'Invoices need two approvals.')")
+    always = one(db, "SELECT cogmem.add_bios_rule('security', 'Never paste secrets.', always_on => true)")
+    retired = one(db, "SELECT cogmem.add_bios_rule('server', 'Reboot weekly.', 'may')")
+    db.execute("SELECT cogmem.retire_bios_rule(%s, 'obsolete')", (retired,))
+    rows = recall(db, tenant, SERVER_MSG)
+    assert [(r[1], r[7]) for r in rows] == [("bios", server), ("bios", always)]
+    assert rows[0][6] == "BIOS server rule for topic server; must; never cut"
+    assert rows[1][6] == "always-on BIOS rule; must; never cut"
+
+
+def test_recall_is_logged_and_rehearses_what_it_injected(db, tenant):
+    injected = add(db, tenant, "Restart the servers one at a time.", "long_term", ["server"])
+    ignored = add(db, tenant, "Invoices go out on the 1st.", "long_term", ["billing"])
+    rows = recall(db, tenant, SERVER_MSG, conversation="ops-42")
+    recall_id = rows[0][0]
+    logged = db.execute(
+        "SELECT layer::text, memory_id, tokens, score, reason FROM cogmem.recall_items WHERE recall_id = %s"
+        " ORDER BY position",
+        (recall_id,),
+    ).fetchall()
+    assert logged == [(r[1], r[2], r[4], r[5], r[6]) for r in rows]
+    head = db.execute(
+        "SELECT conversation, message_sha256, topics, tokens_used FROM cogmem.recalls WHERE recall_id = %s",
+        (recall_id,),
+    ).fetchone()
+    assert head == ("ops-42", hashlib.sha256(SERVER_MSG.encode()).digest(), ["server"], rows[0][4])
+    counts = dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memories").fetchall())
+    assert counts == {injected: 1, ignored: 0}
+
+
+def test_feedback_credits_exactly_the_memories_of_that_recall(db, tenant):
+    a = add(db, tenant, "Restart the servers one at a time.", "long_term", ["server"])
+    b = add(db, tenant, "Invoices go out on the 1st.", "long_term", ["billing"])
+    first = recall(db, tenant, SERVER_MSG)[0][0]
+    second = recall(db, tenant, "When do invoices go out?")[0][0]
+    assert one(db, "SELECT cogmem.feedback(%s, 1.0)", (first,)) == 1
+    stats = dict(
+        (r[0], r[1:]) for r in db.execute("SELECT memory_id, outcome_count, success_score FROM cogmem.memories")
+    )
+    assert stats == {a: (1, 1.0), b: (0, None)}
+    # A second feedback for the same cycle replaces the first.
+    assert one(db, "SELECT cogmem.feedback(%s, 0.25)", (first,)) == 1
+    assert db.execute("SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s",
+                      (a,)).fetchone() == (1, 0.25)
+    assert one(db, "SELECT cogmem.feedback(%s, 0.5)", (second,)) == 1
+    assert db.execute("SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s",
+                      (b,)).fetchone() == (1, 0.5)
+    assert one(db, "SELECT outcome FROM cogmem.recalls WHERE recall_id = %s", (first,)) == 0.25
+
+
+@pytest.mark.parametrize(
+    ("recall_id", "outcome", "sqlstate", "message"),
+    [
+        ("00000000-0000-0000-0000-000000000000", 1.0, "P0002", "unknown recall 00000000-0000-0000-0000-000000000000"),
+        (None, 1.0, "22004", "recall_id must not be NULL"),
+        ("00000000-0000-0000-0000-000000000000", 1.5, "22023", "outcome must be between 0 and 1, got 1.5"),
+        ("00000000-0000-0000-0000-000000000000", float("nan"), "22023", "outcome must be between 0 and 1, got NaN"),
+        ("00000000-0000-0000-0000-000000000000", None, "22023", "outcome must be between 0 and 1, got NULL"),
+    ],
+)
+def test_feedback_errors(db, recall_id, outcome, sqlstate, message):
+    with pytest.raises(psycopg.Error) as err:
+        db.execute("SELECT cogmem.feedback(%s::uuid, %s::real)", (recall_id, outcome))
+    assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
+    assert err.value.diag.message_hint
+
+
+@pytest.mark.parametrize(
+    ("named", "sqlstate", "message"),
+    [
+        ({"budget": 0}, "22023", "budget must be between 1 and 1000000 tokens, got 0"),
+        ({"budget": -5}, "22023", "budget must be between 1 and 1000000 tokens, got -5"),
+        ({"budget": None}, "22023", "budget must be between 1 and 1000000 tokens, got NULL"),
+        ({"embedding": "[1,2]"}, "22023", "embedding has 2 dimensions, expected 384"),
+    ],
+)
+def test_recall_errors(db, tenant, named, sqlstate, message):
+    with pytest.raises(psycopg.Error) as err:
+        recall(db, tenant, SERVER_MSG, **named)
+    assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
+    assert err.value.diag.message_hint
+    assert one(db, "SELECT count(*) FROM cogmem.recalls") == 0
+
+
+def test_recall_needs_a_known_tenant_and_a_message(db, tenant):
+    with pytest.raises(psycopg.errors.UndefinedObject):
+        recall(db, "ghost", SERVER_MSG)
+    with pytest.raises(psycopg.errors.NullValueNotAllowed) as err:
+        recall(db, tenant, None)
+    assert err.value.diag.message_primary == "message must not be NULL"

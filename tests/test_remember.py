@@ -1,0 +1,117 @@
+"""sql/060-remember.sql: the inbound path."""
+
+import json
+import math
+
+import numpy as np
+import psycopg
+import pytest
+
+from tests.conftest import blend, one, unit_vector
+
+RULE = "Don't restart the server at night, last time everything went sideways."
+
+
+def remember(db, tenant, content, **named):
+    """Calls cogmem.remember with named arguments, as an application would."""
+    if isinstance(named.get("embedding"), list):
+        named["embedding"] = np.asarray(named["embedding"], dtype=np.float32)
+    extra = "".join(f", {name} => %({name})s" for name in named)
+    query = f"SELECT * FROM cogmem.remember(%(tenant)s, %(content)s{extra})"
+    return db.execute(query, {"tenant": tenant, "content": content, **named}).fetchone()
+
+
+def test_remember_routes_tags_and_stores(db, tenant):
+    source = {"who": "ayse", "channel": "slack", "conversation": "ops-monday"}
+    row = remember(db, tenant, RULE, source=json.dumps(source))
+    assert row[1:] == ("dos_and_donts", ["server"], "created", [])
+    memory = db.execute(
+        "SELECT ring::text, content, topics, language::text, token_estimate, confidence, recall_count, "
+        "reinforced, embedding, source, search @@ 'restart'::tsquery, created_at IS NOT NULL, last_recalled_at "
+        "FROM cogmem.memories WHERE tenant = %s AND memory_id = %s",
+        (tenant, row[0]),
+    ).fetchone()
+    assert memory == (
+        "dos_and_donts", RULE, ["server"], "english", math.ceil(len(RULE) / 4), 0.5, 0, False, None,
+        source, True, True, None,
+    )
+    events = db.execute("SELECT event, detail->>'routed' FROM cogmem.memory_events").fetchall()
+    assert events == [("created", "true")]
+
+
+def test_explicit_ring_and_topics_win(db, tenant):
+    row = remember(db, tenant, "Ali prefers calls in the morning", ring="habits", topics=["Meeting", " people "])
+    assert row[1:4] == ("habits", ["meeting", "people"], "created")
+
+
+def test_turkish_rule_is_routed_and_tagged(db):
+    db.execute("SELECT cogmem.create_tenant('firma', 'turkish')")
+    row = remember(db, "firma", "Sunucuyu gece restart etme")
+    assert row[1:4] == ("dos_and_donts", ["server"], "created")
+
+
+def test_same_text_is_rehearsed_not_inserted(db, tenant):
+    first = remember(db, tenant, RULE)
+    again = remember(db, tenant, "  don't restart the SERVER at night -- last time everything went sideways ")
+    assert again == (first[0], "dos_and_donts", ["server"], "duplicate", [])
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 1
+    row = db.execute("SELECT rehearsal_count, last_recalled_at IS NOT NULL FROM cogmem.memories").fetchone()
+    assert row == (1, True)
+    assert one(db, "SELECT detail->>'match' FROM cogmem.memory_events WHERE event = 'rehearsed'") == "same_text"
+
+
+def test_near_duplicate_by_meaning_is_rehearsed(db, tenant):
+    base = unit_vector(1)
+    first = remember(db, tenant, "Restart nginx only after a config test", embedding=base)
+    near = blend(base, unit_vector(2), 0.2)  # cosine about 0.97
+    again = remember(db, tenant, "Only restart nginx once the config test passed", embedding=near)
+    assert again[0] == first[0] and again[3] == "duplicate"
+    far = blend(base, unit_vector(3), 0.5)  # cosine about 0.7
+    other = remember(db, tenant, "nginx restarts need a config test first", embedding=far)
+    assert other[3] == "created"
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 2
+
+
+def test_siblings_with_different_details_are_both_kept(db, tenant):
+    base = unit_vector(7)
+    a = remember(db, tenant, "web-1 listens on 10.0.0.5 port 8080", embedding=base)
+    b = remember(db, tenant, "web-2 listens on 10.0.0.6 port 8080", embedding=blend(base, unit_vector(8), 0.1))
+    assert a[3] == b[3] == "created"
+    assert a[0] != b[0]
+
+
+def test_card_numbers_and_secrets_are_redacted_before_storage(db, tenant):
+    row = remember(db, tenant, "Customer paid with 4111 1111 1111 1111, admin password=hunter2")
+    assert row[3:] == ("created", ["pan", "password"])
+    content = one(db, "SELECT content FROM cogmem.memories WHERE memory_id = %s", (row[0],))
+    assert content == "Customer paid with [REDACTED:PAN], admin password=[REDACTED]"
+    everything = one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.memory_events AS t")
+    assert "4111" not in everything and "hunter2" not in everything
+    assert one(db, "SELECT detail FROM cogmem.memory_events WHERE event = 'redacted'") == {
+        "kinds": ["pan", "password"]
+    }
+
+
+BAD = [
+    ((None, "x"), {}, "22004", "tenant must not be NULL"),
+    (("", "x"), {}, "22023", "tenant must not be empty"),
+    (("ghost", "x"), {}, "42704", 'unknown tenant "ghost"'),
+    (("acme", None), {}, "22004", "content must not be NULL"),
+    (("acme", "   "), {}, "22023", "content must not be empty"),
+    (("acme", "x" * 8001), {}, "22001", 'content has 8001 characters, the limit for tenant "acme" is 8000'),
+    (("acme", "x"), {"ring": "short_term"}, "22023", 'unknown ring "short_term"'),
+    (("acme", "x"), {"ring": "bios"}, "22023", 'unknown ring "bios"'),
+    (("acme", "x"), {"source": "[1]"}, "22023", "source must be a JSON object, got array"),
+    (("acme", "x"), {"embedding": "[1,2,3]"}, "22023", "embedding has 3 dimensions, expected 384"),
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs", "sqlstate", "message"), BAD)
+def test_bad_input_is_refused_and_nothing_is_written(db, tenant, args, kwargs, sqlstate, message):
+    with pytest.raises(psycopg.Error) as err:
+        remember(db, *args, **kwargs)
+    assert err.value.sqlstate == sqlstate
+    assert err.value.diag.message_primary == message
+    assert err.value.diag.message_hint
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.memory_events") == 0
