@@ -73,6 +73,18 @@ def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
     return current or ""
 
 
+def downgrade(dsn: str, revision: str) -> None:
+    """Runs alembic downgrades to ``revision`` (``install`` brings the schema back to head)."""
+    engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(dsn), poolclass=pool.NullPool)
+    try:
+        with engine.begin() as connection:
+            config = alembic_config()
+            config.attributes["connection"] = connection
+            command.downgrade(config, revision)
+    finally:
+        engine.dispose()
+
+
 def current_revision(dsn: str) -> str | None:
     """The installed revision, or None when cogmem is not installed."""
     with psycopg.connect(dsn) as conn:

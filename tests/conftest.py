@@ -33,7 +33,8 @@ def pg_cluster() -> Iterator[Cluster]:
     CLUSTER.start()
     yield CLUSTER
     CLUSTER.stop()
-    shutil.rmtree(_HOME, ignore_errors=True)
+    if not os.environ.get("COGMEM_TEST_KEEP"):  # keep the cluster's log for a post-mortem
+        shutil.rmtree(_HOME, ignore_errors=True)
 
 
 def _install_cogmem(host: str, port: int, user: str, dbname: str, password: str | None = None, **_: object) -> None:

@@ -79,7 +79,8 @@ def test_remember_and_recall_embed_in_the_server(db, tenant):
     assert one(db, "SELECT embedding IS NOT NULL FROM cogmem.memories") is True
     db.execute("SELECT cogmem.remember(%s, 'Invoices go out monthly', topics => ARRAY['billing'])", (tenant,))
     # No shared word with the stored memory: only the server-side vector can find it.
-    rows = db.execute("SELECT layer, reason FROM cogmem.recall(%s, 'Can I restart the servers tonight?')",
-                      (tenant,)).fetchall()
+    rows = db.execute(
+        "SELECT layer, reason FROM cogmem.recall(%s, 'Can I restart the servers tonight?')", (tenant,)
+    ).fetchall()
     assert [r[0] for r in rows] == ["dos_and_donts"]
     assert "vector #1" in rows[0][1]

@@ -44,8 +44,9 @@ def test_empty_tenant_returns_nothing_and_logs_the_cycle(db, tenant):
 def test_billing_never_appears_in_a_server_recall(db, tenant):
     rule = add(db, tenant, "Don't restart the server at night.", None, None)
     server = add(db, tenant, "The web servers sit behind the load balancer and restart in 30 seconds.", None, None)
-    billing = add(db, tenant, "The server hosting invoice is paid monthly; restart billing runs on the 1st.", None,
-                  ["billing"])
+    billing = add(
+        db, tenant, "The server hosting invoice is paid monthly; restart billing runs on the 1st.", None, ["billing"]
+    )
     dns = add(db, tenant, "DNS for acme.example is managed at the registrar.", None, None)
     rows = recall(db, tenant, SERVER_MSG)
     ids = [r[2] for r in rows]
@@ -56,8 +57,14 @@ def test_billing_never_appears_in_a_server_recall(db, tenant):
 
 def test_off_topic_memory_needs_strong_similarity(db, tenant):
     query = unit_vector(100)
-    similar = add(db, tenant, "Quarterly invoices are exported to the ERP.", "long_term", ["billing"],
-                  blend(query, unit_vector(101), 0.3))
+    similar = add(
+        db,
+        tenant,
+        "Quarterly invoices are exported to the ERP.",
+        "long_term",
+        ["billing"],
+        blend(query, unit_vector(101), 0.3),
+    )
     unrelated = add(db, tenant, "Refunds need a second approval.", "long_term", ["billing"], unit_vector(102))
     rows = recall(db, tenant, SERVER_MSG, embedding=query)
     by_id = {r[2]: r for r in rows}
@@ -174,11 +181,13 @@ def test_feedback_credits_exactly_the_memories_of_that_recall(db, tenant):
     assert stats == {a: (1, 1.0), b: (0, None)}
     # A second feedback for the same cycle replaces the first.
     assert one(db, "SELECT cogmem.feedback(%s, 0.25)", (first,)) == 1
-    assert db.execute("SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s",
-                      (a,)).fetchone() == (1, 0.25)
+    assert db.execute(
+        "SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s", (a,)
+    ).fetchone() == (1, 0.25)
     assert one(db, "SELECT cogmem.feedback(%s, 0.5)", (second,)) == 1
-    assert db.execute("SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s",
-                      (b,)).fetchone() == (1, 0.5)
+    assert db.execute(
+        "SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s", (b,)
+    ).fetchone() == (1, 0.5)
     assert one(db, "SELECT outcome FROM cogmem.recalls WHERE recall_id = %s", (first,)) == 0.25
 
 

@@ -32,8 +32,19 @@ def test_remember_routes_tags_and_stores(db, tenant):
         (tenant, row[0]),
     ).fetchone()
     assert memory == (
-        "dos_and_donts", RULE, ["server"], "english", math.ceil(len(RULE) / 4), 0.5, 0, False, None,
-        source, True, True, None,
+        "dos_and_donts",
+        RULE,
+        ["server"],
+        "english",
+        math.ceil(len(RULE) / 4),
+        0.5,
+        0,
+        False,
+        None,
+        source,
+        True,
+        True,
+        None,
     )
     events = db.execute("SELECT event, detail->>'routed' FROM cogmem.memory_events").fetchall()
     assert events == [("created", "true")]
@@ -87,9 +98,7 @@ def test_card_numbers_and_secrets_are_redacted_before_storage(db, tenant):
     assert content == "Customer paid with [REDACTED:PAN], admin password=[REDACTED]"
     everything = one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.memory_events AS t")
     assert "4111" not in everything and "hunter2" not in everything
-    assert one(db, "SELECT detail FROM cogmem.memory_events WHERE event = 'redacted'") == {
-        "kinds": ["pan", "password"]
-    }
+    assert one(db, "SELECT detail FROM cogmem.memory_events WHERE event = 'redacted'") == {"kinds": ["pan", "password"]}
 
 
 BAD = [

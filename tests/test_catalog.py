@@ -1,0 +1,58 @@
+"""Catalog hygiene for everything in the cogmem schema."""
+
+from tests.conftest import one
+
+# Reference tables shared by all tenants (Citus: reference tables), and alembic's bookkeeping.
+GLOBAL_TABLES = {"alembic_version", "default_topics", "bios_rules", "bios_rule_events", "bios_presets"}
+
+
+def test_every_function_pins_search_path_and_has_a_comment(db):
+    rows = db.execute(
+        """SELECT p.oid::regprocedure::text,
+                  coalesce(array_to_string(p.proconfig, ','), '') LIKE '%search_path=%',
+                  obj_description(p.oid, 'pg_proc') IS NOT NULL
+           FROM pg_proc AS p WHERE p.pronamespace = 'cogmem'::regnamespace ORDER BY 1"""
+    ).fetchall()
+    assert len(rows) >= 25
+    assert [r[0] for r in rows if not r[1]] == []
+    assert [r[0] for r in rows if not r[2]] == []
+
+
+def test_no_function_is_security_definer_without_reason(db):
+    # None is needed yet: every function runs with the caller's rights.
+    assert one(db, "SELECT count(*) FROM pg_proc WHERE pronamespace = 'cogmem'::regnamespace AND prosecdef") == 0
+
+
+def test_public_executes_nothing(db):
+    rows = db.execute(
+        """SELECT p.oid::regprocedure::text FROM pg_proc AS p
+           WHERE p.pronamespace = 'cogmem'::regnamespace AND has_function_privilege('public', p.oid, 'EXECUTE')"""
+    ).fetchall()
+    assert rows == []
+
+
+def test_every_table_and_view_has_a_comment(db):
+    rows = db.execute(
+        """SELECT c.relname FROM pg_class AS c
+           WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relkind IN ('r', 'v', 'p')
+             AND c.relname <> 'alembic_version' AND obj_description(c.oid, 'pg_class') IS NULL"""
+    ).fetchall()
+    assert rows == []
+
+
+def test_primary_keys_start_with_the_tenant(db):
+    rows = db.execute(
+        """SELECT c.relname, a.attname
+           FROM pg_constraint AS k
+           JOIN pg_class AS c ON c.oid = k.conrelid
+           JOIN pg_attribute AS a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]
+           WHERE k.contype = 'p' AND c.relnamespace = 'cogmem'::regnamespace"""
+    ).fetchall()
+    tables = {
+        r[0]
+        for r in db.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = 'cogmem'::regnamespace AND relkind = 'r'"
+        )
+    }
+    assert {r[0] for r in rows} == tables  # every table has a primary key
+    assert sorted(r[0] for r in rows if r[1] != "tenant" and r[0] not in GLOBAL_TABLES) == []

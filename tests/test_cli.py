@@ -1,0 +1,56 @@
+"""cogmem_pg.cli: the command line against a given server and against the embedded cluster."""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cogmem_pg.cli import main
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> str:
+    result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_cli_against_a_server(dsn):
+    assert "operations 1.0" not in run("--dsn", dsn, "bios", "list")
+    assert run("--dsn", dsn, "bios", "load", "operations") == "Operations baseline (operations 1.0): 9 new of 9 rules\n"
+    assert "loaded" in run("--dsn", dsn, "bios", "list")
+    assert "OPS-01" in run("--dsn", dsn, "bios", "list", "--rules")
+    assert run("--dsn", dsn, "tenant", "acme") == "tenant acme (english) ready\n"
+    out = run("--dsn", dsn, "remember", "acme", "Never restart the servers at night", "--source", '{"who": "ayse"}')
+    assert out.startswith("created memory ") and out.endswith(" in dos_and_donts (topics: server)\n")
+    out = run("--dsn", dsn, "recall", "acme", "restart the servers tonight")
+    assert "[dos_and_donts]" in out and "Never restart the servers at night" in out and "[bios]" in out
+    assert '"layer": "dos_and_donts"' in run("--dsn", dsn, "recall", "acme", "restart servers", "--json")
+    assert "revision           0002" in run("--dsn", dsn, "status")
+
+
+def test_cli_reports_bad_input_without_a_traceback(dsn):
+    result = CliRunner().invoke(main, ["--dsn", dsn, "remember", "ghost", "hello"])
+    assert result.exit_code == 1
+    assert 'Error: unknown tenant "ghost"' in result.output
+    result = CliRunner().invoke(main, ["--dsn", dsn, "bios", "load", "sox"])
+    assert result.exit_code == 1 and "unknown BIOS preset 'sox'" in result.output
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and not Path("/usr/sbin/runuser").exists(), reason="needs runuser as root")
+def test_embedded_cluster_up_status_down():
+    home = Path(tempfile.mkdtemp(prefix="cogmem-cli-"))
+    os.chmod(home, 0o755)
+    env = {"COGMEM_HOME": str(home / "state"), "COGMEM_PORT": "5441", "DATABASE_URL": ""}
+    try:
+        assert "cogmem is up: host=" in run("up", env=env)
+        status = run("status", env=env)
+        assert "running            True" in status and "revision           0002" in status
+        assert run("tenant", "acme", env=env) == "tenant acme (english) ready\n"
+        assert "down" in run("down", env=env)
+        assert "running            False" in run("status", env=env)
+    finally:
+        CliRunner().invoke(main, ["down"], env=env)
+        shutil.rmtree(home, ignore_errors=True)

@@ -1,0 +1,23 @@
+"""The demo story, end to end, on a fresh database: Monday's rule is there on Wednesday."""
+
+from cogmem_pg.demo import run_demo
+from tests.conftest import one
+
+
+def test_demo_story(db, dsn):
+    lines: list[str] = []
+    assert run_demo(dsn, echo=lines.append) == 0
+    output = "\n".join(lines)
+    assert "✓ the Monday rule is recalled" in output
+    assert "✓ a BIOS rule asks for a config test before restart" in output
+    assert "✓ no billing memory is injected" in output
+    assert "✗" not in output
+    assert "[dos_and_donts]" in output and "[bios]" in output
+    assert "Invoices for Acme" not in output.split("Wednesday")[1]
+    assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE outcome = 1") == 1
+
+    # Running it again changes nothing but rehearsals: every Monday memory is a duplicate now.
+    again: list[str] = []
+    assert run_demo(dsn, echo=again.append) == 0
+    monday = [line for line in again if line.startswith("  duplicate") or line.startswith("  created")]
+    assert len(monday) == 6 and all(line.startswith("  duplicate") for line in monday)

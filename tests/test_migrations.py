@@ -1,0 +1,88 @@
+"""migrations/ + cogmem_pg.migrate: upgrading an older install gives the same catalog as a fresh one."""
+
+import subprocess
+import uuid
+
+import psycopg
+import pytest
+
+from cogmem_pg.cluster import pg_bindir
+from cogmem_pg.migrate import current_revision, downgrade, head_revision, install
+from tests.conftest import CLUSTER
+
+
+@pytest.fixture
+def fresh_database():
+    names: list[str] = []
+
+    def make() -> str:
+        name = f"mig_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        names.append(name)
+        return CLUSTER.dsn(name)
+
+    yield make
+    with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as conn:
+        for name in names:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def catalog(dsn: str) -> str:
+    """The schema of cogmem as pg_dump prints it, without its volatile header lines."""
+    dbname = dsn.split("dbname=")[1]
+    out = subprocess.run(
+        [
+            str(pg_bindir() / "pg_dump"),
+            "--schema-only",
+            "--schema=cogmem",
+            "-h",
+            str(CLUSTER.socketdir),
+            "-p",
+            str(CLUSTER.port),
+            "-U",
+            "postgres",
+            dbname,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    volatile = ("--", "\\restrict", "\\unrestrict")  # comments and pg_dump's per-run random keys
+    return "\n".join(line for line in out.splitlines() if line.strip() and not line.startswith(volatile))
+
+
+def test_upgrade_from_the_first_revision_equals_a_fresh_install(fresh_database):
+    upgraded = fresh_database()
+    assert install(upgraded, "0001", apply_sql=False) == "0001"
+    with psycopg.connect(upgraded, autocommit=True) as conn:  # data written by the older release
+        conn.execute("INSERT INTO cogmem.tenants (tenant) VALUES ('acme')")
+    assert install(upgraded) == head_revision()
+
+    fresh = fresh_database()
+    install(fresh)
+    assert catalog(upgraded) == catalog(fresh)
+    assert current_revision(upgraded) == current_revision(fresh) == head_revision()
+
+
+def test_downgrade_then_upgrade_over_live_functions_equals_a_fresh_install(fresh_database):
+    cycled = fresh_database()
+    install(cycled)
+    downgrade(cycled, "0001")
+    assert current_revision(cycled) == "0001"
+    install(cycled)
+    fresh = fresh_database()
+    install(fresh)
+    assert catalog(cycled) == catalog(fresh)
+
+
+def test_install_is_idempotent(fresh_database):
+    dsn = fresh_database()
+    install(dsn)
+    before = catalog(dsn)
+    install(dsn)
+    assert catalog(dsn) == before
+
+
+def test_not_installed_has_no_revision(fresh_database):
+    assert current_revision(fresh_database()) is None
