@@ -16,6 +16,7 @@ lint:
 	$(BIN)/ruff check cogmem_pg tests migrations bench
 	$(BIN)/ruff format --check cogmem_pg tests migrations bench
 	$(BIN)/sqlfluff lint sql
+	$(BIN)/mypy cogmem_pg
 
 pytest:
 	$(BIN)/pytest -q

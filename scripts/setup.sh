@@ -61,6 +61,8 @@ if [ ! -f "$PG_SHARE/extension/vector.control" ]; then
         work=$(mktemp -d)
         trap 'rm -rf "$work"' EXIT
         mkdir -p "$work/lists/partial"
+        # apt downloads as the unprivileged _apt user where it can: let it write here.
+        if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown -R _apt "$work"; fi
         cat > "$work/trixie-src.sources" <<SRC
 Types: deb-src
 URIs: http://deb.debian.org/debian

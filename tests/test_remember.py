@@ -2,6 +2,7 @@
 
 import json
 import math
+import threading
 
 import numpy as np
 import psycopg
@@ -124,3 +125,25 @@ def test_bad_input_is_refused_and_nothing_is_written(db, tenant, args, kwargs, s
     assert err.value.diag.message_hint
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
     assert one(db, "SELECT count(*) FROM cogmem.memory_events") == 0
+
+
+def test_concurrent_remembers_of_the_same_text_store_it_once(db, dsn, tenant):
+    texts = [f"Server web-{i} runs nginx." for i in range(40)]
+    results: list[tuple] = []
+
+    def worker() -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("SET cogmem.embed = 'off'")
+            for text in texts:
+                results.append(
+                    conn.execute("SELECT memory_id, action FROM cogmem.remember(%s, %s)", (tenant, text)).fetchone()
+                )
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 40
+    assert sorted(action for _, action in results).count("created") == 40
+    assert len(results) == 120 and len({memory_id for memory_id, _ in results}) == 40
