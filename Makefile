@@ -2,7 +2,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint pytest up down clean
+.PHONY: setup demo test lint pytest up down clean bench
 
 setup:
 	bash scripts/setup.sh
@@ -30,3 +30,6 @@ down:
 clean:
 	-$(BIN)/cogmem down
 	rm -rf .cogmem
+
+bench: setup
+	$(BIN)/python bench/run.py

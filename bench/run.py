@@ -1,0 +1,222 @@
+"""`make bench`: ranking quality and recall latency, measured in one run, written to bench/RESULTS.md.
+
+Quality: for 30 questions, each needing one fact hidden among distractors, the share whose fact makes it
+into an equal token budget when memories are ranked by full text alone, by MiniLM cosine alone, by
+reciprocal-rank fusion of both (what cogmem.recall uses), and by cogmem.recall end to end (fusion plus
+topic filter). Latency: cogmem.recall against the naive recency query and a bare pgvector HNSW top-k on
+the same rows, interleaved, medians and ratios from the same run.
+
+Runs on a private cluster it starts (or on BENCH_DATABASE_URL, a database it may fill).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.scenarios import PAIRS, distractors  # noqa: E402
+from cogmem_pg.cluster import Cluster  # noqa: E402
+from cogmem_pg.embed import default_embedder  # noqa: E402
+from cogmem_pg.migrate import install  # noqa: E402
+
+RRF_K = 60
+BUDGETS = (60, 120, 240)
+RESULTS = Path(__file__).with_name("RESULTS.md")
+
+
+def fill(ranked: list[tuple[int, int]], budget: int) -> set[int]:
+    """Memories taken in rank order while they fit the budget (the rule cogmem.recall applies)."""
+    used, taken = 0, set()
+    for memory_id, tokens in ranked:
+        if used + tokens <= budget:
+            used += tokens
+            taken.add(memory_id)
+    return taken
+
+
+def rrf(*rankings: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    scores: dict[int, float] = {}
+    tokens: dict[int, int] = {}
+    for ranking in rankings:
+        for rank, (memory_id, t) in enumerate(ranking, 1):
+            scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+            tokens[memory_id] = t
+    return [(m, tokens[m]) for m in sorted(scores, key=lambda m: (-scores[m], m))]
+
+
+def quality(conn: psycopg.Connection) -> list[str]:
+    embedder = default_embedder()
+    if embedder is None:
+        return ["Skipped: the [embed] extra is not installed."]
+    tenant = "bench-quality"
+    conn.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+    facts = [fact for fact, _ in PAIRS]
+    texts = facts + distractors(400)
+    vectors = embedder.embed(texts)
+    ids: dict[str, int] = {}
+    for text, vector in zip(texts, vectors, strict=True):
+        row = conn.execute(
+            "SELECT memory_id FROM cogmem.remember(%s, %s, 'fresh', NULL, %s)",
+            (tenant, text, np.asarray(vector, dtype=np.float32)),
+        ).fetchone()
+        assert row is not None
+        ids[text] = row[0]
+    methods = ["full text only", "vector only", "fusion (RRF)", "cogmem.recall"]
+    found = {(m, b): 0 for m in methods for b in BUDGETS}
+    for fact, question in PAIRS:
+        q = np.asarray(embedder.embed([question])[0], dtype=np.float32)
+        lexical = conn.execute(
+            """SELECT m.memory_id, m.token_estimate FROM cogmem.memories AS m,
+                      cogmem._or_query(tsvector_to_array(to_tsvector('english', %s))) AS q
+               WHERE m.tenant = %s AND m.search @@ q
+               ORDER BY ts_rank_cd(m.search, q) DESC, m.memory_id LIMIT 200""",
+            (question, tenant),
+        ).fetchall()
+        semantic = conn.execute(
+            """SELECT memory_id, token_estimate FROM cogmem.memories WHERE tenant = %s
+               ORDER BY embedding <=> %s, memory_id LIMIT 200""",
+            (tenant, q),
+        ).fetchall()
+        for budget in BUDGETS:
+            product = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT memory_id FROM cogmem.recall(%s, %s, %s, budget => %s)", (tenant, question, q, budget)
+                )
+            }
+            selections = {
+                "full text only": fill(lexical, budget),
+                "vector only": fill(semantic, budget),
+                "fusion (RRF)": fill(rrf(lexical, semantic), budget),
+                "cogmem.recall": product,
+            }
+            for method, taken in selections.items():
+                found[(method, budget)] += ids[fact] in taken
+    lines = [
+        f"{len(PAIRS)} questions, each needing one of {len(facts)} facts among {len(texts)} memories of one tenant "
+        "(all in the `fresh` ring, so only ranking and the topic filter decide). Share of questions whose fact is "
+        "inside the budget:",
+        "",
+        "| method | " + " | ".join(f"{b} tokens" for b in BUDGETS) + " |",
+        "|---|" + "---:|" * len(BUDGETS),
+    ]
+    for method in methods:
+        cells = [f"{100 * found[(method, b)] / len(PAIRS):.0f}%" for b in BUDGETS]
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, calls: int = 300) -> list[str]:
+    rng = random.Random(11)
+    texts = distractors(per_tenant * 2, seed=3)
+    start = time.perf_counter()
+    for t in range(tenants):
+        name = f"bench-{t:02d}"
+        conn.execute("SELECT cogmem.create_tenant(%s)", (name,))
+        for text in rng.sample(texts, per_tenant):
+            vector = np.random.default_rng(rng.randint(0, 1 << 30)).standard_normal(384).astype(np.float32)
+            conn.execute(
+                "SELECT cogmem.remember(%s, %s, 'fresh', NULL, %s)", (name, text, vector / np.linalg.norm(vector))
+            )
+    load_rate = tenants * per_tenant / (time.perf_counter() - start)
+    conn.execute("ANALYZE cogmem.memories")
+
+    queries = {
+        "naive recency (LIMIT 50)": (
+            "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY created_at DESC LIMIT 50"
+        ),
+        "bare pgvector top-10": (
+            "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)s LIMIT 10"
+        ),
+        "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)s)",
+    }
+    timings: dict[str, list[float]] = {name: [] for name in queries}
+    for _ in range(calls):
+        params = {
+            "t": f"bench-{rng.randrange(tenants):02d}",
+            "m": rng.choice(PAIRS)[1],
+            "v": (lambda v: v / np.linalg.norm(v))(
+                np.random.default_rng(rng.randint(0, 1 << 30)).standard_normal(384).astype(np.float32)
+            ),
+        }
+        for name, sql in rng.sample(list(queries.items()), len(queries)):  # interleaved, random order
+            t0 = time.perf_counter()
+            conn.execute(sql, params).fetchall()
+            timings[name].append((time.perf_counter() - t0) * 1000)
+    naive = statistics.median(timings["naive recency (LIMIT 50)"])
+    lines = [
+        f"{tenants} tenants × {per_tenant} memories ({tenants * per_tenant:,} rows, random unit vectors), "
+        f"{calls} calls each, interleaved; single client over a Unix socket. Loading through `cogmem.remember` "
+        f"ran at {load_rate:,.0f} memories/s.",
+        "",
+        "| query | p50 ms | p95 ms | p50 / naive |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, values in timings.items():
+        p50 = statistics.median(values)
+        p95 = statistics.quantiles(values, n=20)[18]
+        lines.append(f"| {name} | {p50:.2f} | {p95:.2f} | {p50 / naive:.1f}× |")
+    return lines
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    with psycopg.connect(DSN) as conn:
+        version = conn.execute("SELECT version()").fetchone()[0].split(" on ")[0]  # type: ignore[index]
+        vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]  # type: ignore[index]
+    return f"{os.cpu_count()} cores ({cpu}), {version}, pgvector {vector}, Python {platform.python_version()}"
+
+
+if __name__ == "__main__":
+    home = None
+    DSN = os.environ.get("BENCH_DATABASE_URL", "")
+    if not DSN:
+        home = Path(tempfile.mkdtemp(prefix="cogmem-bench-"))
+        os.chmod(home, 0o755)
+        cluster = Cluster(home=home / "cluster", port=5447)
+        cluster.start()
+        DSN = cluster.dsn()
+    try:
+        install(DSN)
+        with psycopg.connect(DSN, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = 'off'")  # vectors come from the client in both sections
+            quality_lines = quality(conn)
+            latency_lines = latency(conn)
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        report = "\n".join([
+            "# Benchmark results",
+            "",
+            f"Produced by `make bench` (`python bench/run.py`) at commit {commit or 'unknown'} on "
+            f"{time.strftime('%Y-%m-%d')}; machine: {machine()}. Shared, noisy machines: compare ratios "
+            "within one run, not absolute numbers across runs.",
+            "",
+            "## Ranking quality at equal budget",
+            "",
+            *quality_lines,
+            "",
+            "## Recall latency",
+            "",
+            *latency_lines,
+            "",
+        ])
+        RESULTS.write_text(report, encoding="utf-8")
+        print(report)
+    finally:
+        if home is not None:
+            cluster.stop()
+            shutil.rmtree(home, ignore_errors=True)
