@@ -32,7 +32,6 @@ from cogmem_pg.cluster import Cluster  # noqa: E402
 from cogmem_pg.embed import default_embedder  # noqa: E402
 from cogmem_pg.migrate import install  # noqa: E402
 
-RRF_K = 60
 BUDGETS = (60, 120, 240)
 RESULTS = Path(__file__).with_name("RESULTS.md")
 
@@ -47,12 +46,13 @@ def fill(ranked: list[tuple[int, int]], budget: int) -> set[int]:
     return taken
 
 
-def rrf(*rankings: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def rrf(rankings: list[list[tuple[int, int]]], weights: list[float], k: int) -> list[tuple[int, int]]:
+    """Weighted reciprocal-rank fusion: score = sum(weight / (k + rank))."""
     scores: dict[int, float] = {}
     tokens: dict[int, int] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights, strict=True):
         for rank, (memory_id, t) in enumerate(ranking, 1):
-            scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (k + rank)
             tokens[memory_id] = t
     return [(m, tokens[m]) for m in sorted(scores, key=lambda m: (-scores[m], m))]
 
@@ -74,7 +74,11 @@ def quality(conn: psycopg.Connection) -> list[str]:
         ).fetchone()
         assert row is not None
         ids[text] = row[0]
-    methods = ["full text only", "vector only", "fusion (RRF)", "cogmem.recall"]
+    k, w_lexical, w_vector = conn.execute(
+        "SELECT fusion_k, lexical_weight, vector_weight FROM cogmem.tenants WHERE tenant = %s", (tenant,)
+    ).fetchone()  # type: ignore[misc]
+    shipped = f"weighted RRF as shipped (k={k}, lexical {w_lexical:g}, vector {w_vector:g})"
+    methods = ["full text only", "vector only", "RRF k=60, equal weights", shipped, "cogmem.recall"]
     found = {(m, b): 0 for m in methods for b in BUDGETS}
     for fact, question in PAIRS:
         q = np.asarray(embedder.embed([question])[0], dtype=np.float32)
@@ -82,12 +86,12 @@ def quality(conn: psycopg.Connection) -> list[str]:
             """SELECT m.memory_id, m.token_estimate FROM cogmem.memories AS m,
                       cogmem._or_query(tsvector_to_array(to_tsvector('english', %s))) AS q
                WHERE m.tenant = %s AND m.search @@ q
-               ORDER BY ts_rank_cd(m.search, q) DESC, m.memory_id LIMIT 200""",
+               ORDER BY ts_rank_cd(m.search, q) DESC, m.memory_id LIMIT 100""",
             (question, tenant),
         ).fetchall()
         semantic = conn.execute(
             """SELECT memory_id, token_estimate FROM cogmem.memories WHERE tenant = %s
-               ORDER BY embedding <=> %s, memory_id LIMIT 200""",
+               ORDER BY embedding <=> %s, memory_id LIMIT 100""",
             (tenant, q),
         ).fetchall()
         for budget in BUDGETS:
@@ -100,7 +104,8 @@ def quality(conn: psycopg.Connection) -> list[str]:
             selections = {
                 "full text only": fill(lexical, budget),
                 "vector only": fill(semantic, budget),
-                "fusion (RRF)": fill(rrf(lexical, semantic), budget),
+                "RRF k=60, equal weights": fill(rrf([lexical, semantic], [1.0, 1.0], 60), budget),
+                shipped: fill(rrf([lexical, semantic], [w_lexical, w_vector], k), budget),
                 "cogmem.recall": product,
             }
             for method, taken in selections.items():

@@ -50,6 +50,7 @@ BEGIN
         (v_tenant, 'habits', 6, 200, interval '90 days', false),
         (v_tenant, 'procedures', 7, 300, interval '90 days', false),
         (v_tenant, 'fresh', 8, 300, interval '7 days', false);
+    PERFORM cogmem._refresh_topic_matchers(v_tenant);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.create_tenant(text, text) IS

@@ -30,6 +30,7 @@ BEGIN
     INSERT INTO cogmem.tenant_topics AS t (tenant, topic, keywords)
     VALUES (set_topic.tenant, lower(btrim(set_topic.topic)), coalesce(cogmem._normalize_topics(set_topic.keywords), '{}'))
     ON CONFLICT (tenant, topic) DO UPDATE SET keywords = excluded.keywords;
+    PERFORM cogmem._refresh_topic_matchers(set_topic.tenant);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.set_topic(text, text, text[]) IS
@@ -61,16 +62,32 @@ $$;
 COMMENT ON FUNCTION cogmem._keyword_query(regconfig, text[]) IS
 'Compiles topic keywords into one tsquery over unstemmed prefixes and language stems.';
 
+CREATE OR REPLACE FUNCTION cogmem._refresh_topic_matchers(p_tenant text)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    DELETE FROM cogmem.topic_matchers AS t WHERE t.tenant = p_tenant;
+    INSERT INTO cogmem.topic_matchers (tenant, topic, matcher)
+    SELECT p_tenant, k.topic, cogmem._keyword_query(t.language, k.keywords)
+    FROM cogmem.tenants AS t
+    CROSS JOIN LATERAL cogmem.topic_keywords(t.tenant) AS k
+    WHERE t.tenant = p_tenant AND cogmem._keyword_query(t.language, k.keywords) IS NOT NULL;
+$$;
+COMMENT ON FUNCTION cogmem._refresh_topic_matchers(text) IS
+'Recompiles a tenant''s topic matchers (after create_tenant, set_topic, or a taxonomy upgrade).';
+
 CREATE OR REPLACE FUNCTION cogmem._detect_topics(p_tenant text, p_message text, p_language regconfig)
 RETURNS text[]
 LANGUAGE sql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    SELECT coalesce(array_agg(k.topic ORDER BY k.topic), '{}')
-    FROM cogmem.topic_keywords(p_tenant) AS k
-    WHERE cardinality(k.keywords) > 0
-      AND (to_tsvector('simple', p_message) || to_tsvector(p_language, p_message))
-          @@ cogmem._keyword_query(p_language, k.keywords);
+    WITH message AS MATERIALIZED (
+        SELECT to_tsvector('simple', p_message) || to_tsvector(p_language, p_message) AS words
+    )
+    SELECT coalesce(array_agg(t.topic ORDER BY t.topic), '{}')
+    FROM message, cogmem.topic_matchers AS t
+    WHERE t.tenant = p_tenant AND message.words @@ t.matcher;
 $$;
 COMMENT ON FUNCTION cogmem._detect_topics(text, text, regconfig) IS
 'detect_topics without the input checks, for callers that already resolved the tenant language.';
@@ -92,3 +109,6 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.detect_topics(text, text) IS
 'Topics of a message from the tenant''s taxonomy (see cogmem.topic_keywords), sorted.';
+
+-- The default taxonomy may have changed with this upgrade: recompile every tenant's matchers.
+SELECT cogmem._refresh_topic_matchers(t.tenant) FROM cogmem.tenants AS t;

@@ -6,6 +6,8 @@ CREATE OR REPLACE FUNCTION cogmem._remember(
 RETURNS TABLE (memory_id bigint, ring text, topics text[], action text, redactions text[])
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- The nearest neighbour must be this tenant's, found through a global HNSW index.
+SET hnsw.iterative_scan = strict_order
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -97,6 +99,7 @@ BEGIN
         RETURN;
     END IF;
 
+    INSERT INTO cogmem.memory_stats (tenant, memory_id) VALUES (v_tenant, v_near_id);
     INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail)
     VALUES (v_tenant, v_near_id, 'created',
             jsonb_build_object('ring', v_ring, 'routed', p_ring IS NULL, 'topics', to_jsonb(v_topics),
@@ -141,9 +144,9 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
     -- Hearing it again is a rehearsal: its Ebbinghaus clock restarts.
-    UPDATE cogmem.memories AS m
-    SET rehearsal_count = m.rehearsal_count + 1, last_recalled_at = now(), updated_at = now()
-    WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id;
+    UPDATE cogmem.memory_stats AS s
+    SET rehearsal_count = s.rehearsal_count + 1, last_recalled_at = now()
+    WHERE s.tenant = p_tenant AND s.memory_id = p_memory_id;
     INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail)
     VALUES (p_tenant, p_memory_id, 'rehearsed', p_detail);
     RETURN QUERY
@@ -153,3 +156,30 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._rehearse(text, bigint, text[], jsonb) IS
 'Rehearses an existing memory heard again and reports it as a duplicate.';
+
+CREATE OR REPLACE VIEW cogmem.memory_overview WITH (security_invoker = true) AS
+SELECT
+    m.tenant,
+    m.memory_id,
+    m.ring,
+    m.content,
+    m.topics,
+    m.token_estimate,
+    m.confidence,
+    m.reinforced,
+    s.recall_count,
+    s.rehearsal_count,
+    s.outcome_count,
+    s.success_score,
+    s.last_recalled_at,
+    cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at), l.half_life) AS strength,
+    m.embedding IS NOT NULL AS embedded,
+    m.redactions,
+    m.source,
+    m.created_at,
+    m.updated_at
+FROM cogmem.memories AS m
+INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
+INNER JOIN cogmem.tenant_layers AS l ON m.tenant = l.tenant AND m.ring::text = l.layer::text;
+COMMENT ON VIEW cogmem.memory_overview IS
+'Each memory with its usage statistics and current Ebbinghaus strength, for people and BI tools.';

@@ -7,9 +7,10 @@
 -- Never-cut layers (bios, shocks, dos_and_donts) are injected whole and bypass the topic filter;
 -- when they overflow, they take budget from the layers after them.
 --
--- Relevance is reciprocal-rank fusion (k = 60) of up to three rankings: full-text rank in the
--- tenant's language, vector cosine (when an embedding is given or the server can embed), and topic
--- overlap; the fused value is weighted by confidence and Ebbinghaus strength
+-- Relevance is weighted reciprocal-rank fusion, sum(weight / (k + rank)), of up to three rankings:
+-- full-text rank in the tenant's language, vector cosine (when an embedding is given or the server can
+-- embed), and topic overlap (a tie-breaker). Defaults k = 10, weights 0.5 / 1.0 / 0.1 per tenant, chosen
+-- by bench/run.py. The fused value is weighted by confidence and Ebbinghaus strength
 -- exp(-ln 2 * age_since_last_recall / half_life) with the ring's half-life (none: strength 1).
 
 CREATE OR REPLACE FUNCTION cogmem._or_query(p_lexemes text[])
@@ -34,6 +35,8 @@ RETURNS TABLE (
 )
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- A global HNSW index filtered by tenant must keep scanning until it has enough of this tenant's rows.
+SET hnsw.iterative_scan = relaxed_order
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -42,11 +45,16 @@ DECLARE
     v_recall_id   uuid := gen_random_uuid();
     v_language    regconfig;
     v_bypass      real;
+    v_k           integer;
+    v_w_lexical   real;
+    v_w_vector    real;
+    v_w_topic     real;
     v_topics      text[];
     v_embedding   public.vector;
     v_lexemes     text[];
     v_query       tsquery;
     v_total_alloc bigint;
+    v_protected   cogmem.ring[];
     v_used        integer := 0;
     v_layers      cogmem.layer[] := '{}';
     v_memory_ids  bigint[] := '{}';
@@ -67,8 +75,13 @@ BEGIN
     END IF;
     PERFORM cogmem._check_embedding(recall.embedding);
 
-    SELECT t.topic_bypass_similarity INTO v_bypass FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
-    SELECT sum(l.token_allocation) INTO v_total_alloc FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant;
+    SELECT t.topic_bypass_similarity, t.fusion_k, t.lexical_weight, t.vector_weight, t.topic_weight
+    INTO v_bypass, v_k, v_w_lexical, v_w_vector, v_w_topic
+    FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
+    SELECT sum(l.token_allocation),
+           coalesce(array_agg(l.layer::text::cogmem.ring) FILTER (WHERE l.never_cut AND l.layer NOT IN ('bios', 'gut')), '{}')
+    INTO v_total_alloc, v_protected
+    FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant;
     v_topics := coalesce(cogmem._normalize_topics(recall.topics),
                          cogmem._detect_topics(v_tenant, recall.message, v_language));
     v_embedding := coalesce(recall.embedding, cogmem.embed(recall.message));
@@ -89,11 +102,12 @@ BEGIN
                          + v_budget - sum(s.allocation) OVER ())::integer AS cumulative
             FROM scaled AS s
         ),
+        -- Three rankings of at most 100 candidates each, plus every memory of a never-cut ring.
         lexical AS (
             SELECT m.memory_id, row_number() OVER (ORDER BY ts_rank_cd(m.search, v_query) DESC, m.memory_id) AS r
             FROM cogmem.memories AS m
             WHERE m.tenant = v_tenant AND v_query IS NOT NULL AND m.search @@ v_query
-            ORDER BY r LIMIT 200
+            ORDER BY r LIMIT 100
         ),
         semantic AS (
             SELECT n.memory_id, n.similarity, row_number() OVER (ORDER BY n.distance, n.memory_id) AS r
@@ -102,50 +116,54 @@ BEGIN
                        1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity
                 FROM cogmem.memories AS m
                 WHERE m.tenant = v_tenant AND v_embedding IS NOT NULL AND m.embedding IS NOT NULL
-                ORDER BY m.embedding OPERATOR(public.<=>) v_embedding LIMIT 200
+                ORDER BY m.embedding OPERATOR(public.<=>) v_embedding LIMIT 100
             ) AS n
         ),
         topical AS (
             SELECT m.memory_id, row_number() OVER (
                        ORDER BY cardinality(ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics))) DESC,
-                                coalesce(m.last_recalled_at, m.created_at) DESC, m.memory_id) AS r
+                                m.created_at DESC, m.memory_id) AS r
             FROM cogmem.memories AS m
             WHERE m.tenant = v_tenant AND m.topics && v_topics
-            ORDER BY r LIMIT 200
+            ORDER BY r LIMIT 100
         ),
         pool AS (
-            SELECT x.memory_id FROM lexical AS x
-            UNION SELECT x.memory_id FROM semantic AS x
-            UNION SELECT x.memory_id FROM topical AS x
-            UNION SELECT m.memory_id FROM cogmem.memories AS m
-            JOIN layers AS l ON l.layer::text = m.ring::text AND l.never_cut
-            WHERE m.tenant = v_tenant
+            SELECT c.memory_id, min(c.lexical_rank) AS lexical_rank, min(c.semantic_rank) AS semantic_rank,
+                   max(c.similarity) AS similarity, min(c.topic_rank) AS topic_rank
+            FROM (
+                SELECT x.memory_id, x.r AS lexical_rank, NULL::bigint AS semantic_rank,
+                       NULL::double precision AS similarity, NULL::bigint AS topic_rank
+                FROM lexical AS x
+                UNION ALL SELECT x.memory_id, NULL, x.r, x.similarity, NULL FROM semantic AS x
+                UNION ALL SELECT x.memory_id, NULL, NULL, NULL, x.r FROM topical AS x
+                UNION ALL SELECT m.memory_id, NULL, NULL, NULL, NULL FROM cogmem.memories AS m
+                WHERE m.tenant = v_tenant AND m.ring = ANY (v_protected)
+            ) AS c
+            GROUP BY c.memory_id
         ),
         scored AS (
             SELECT m.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, m.content, m.token_estimate,
-                   x.r AS lexical_rank, s.r AS semantic_rank, s.similarity, t.r AS topic_rank,
-                   ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics) ORDER BY 1) AS shared_topics,
+                   p.lexical_rank, p.semantic_rank, p.similarity, p.topic_rank,
+                   CASE WHEN p.topic_rank IS NOT NULL THEN
+                       ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics) ORDER BY 1) END AS shared_topics,
                    cardinality(m.topics) = 0 OR cardinality(v_topics) = 0 AS untopical,
-                   CASE WHEN x.r IS NULL THEN 0 ELSE cardinality(ARRAY(
+                   -- How much of the message an off-topic memory matches (only needed for those).
+                   CASE WHEN p.lexical_rank IS NOT NULL AND p.topic_rank IS NULL THEN cardinality(ARRAY(
                        SELECT unnest(tsvector_to_array(m.search)) INTERSECT SELECT unnest(v_lexemes))) END AS matched,
-                   CASE WHEN l.half_life IS NULL THEN 1.0
-                        ELSE exp(-ln(2) * greatest(extract(epoch FROM now() - coalesce(m.last_recalled_at, m.created_at)), 0)
-                                 / extract(epoch FROM l.half_life)) END AS strength,
-                   coalesce(1.0 / (60 + x.r), 0) + coalesce(1.0 / (60 + s.r), 0) + coalesce(1.0 / (60 + t.r), 0) AS fused,
+                   cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at), l.half_life) AS strength,
+                   coalesce(v_w_lexical / (v_k + p.lexical_rank), 0) + coalesce(v_w_vector / (v_k + p.semantic_rank), 0)
+                   + coalesce(v_w_topic / (v_k + p.topic_rank), 0) AS fused,
                    m.confidence
             FROM pool AS p
             JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = p.memory_id
+            JOIN cogmem.memory_stats AS s ON s.tenant = v_tenant AND s.memory_id = p.memory_id
             JOIN layers AS l ON l.layer::text = m.ring::text
-            LEFT JOIN lexical AS x ON x.memory_id = p.memory_id
-            LEFT JOIN semantic AS s ON s.memory_id = p.memory_id
-            LEFT JOIN topical AS t ON t.memory_id = p.memory_id
         ),
         qualified AS (
             SELECT sc.*,
                    CASE
                        WHEN sc.never_cut THEN 'never cut'
-                       WHEN cardinality(sc.shared_topics) > 0
-                           THEN 'topic ' || array_to_string(sc.shared_topics, ',')
+                       WHEN sc.topic_rank IS NOT NULL THEN 'topic ' || array_to_string(sc.shared_topics, ',')
                        WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
                            THEN 'related, no topic to filter on'
                        WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'
@@ -211,9 +229,9 @@ BEGIN
     FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_reasons)
          WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, n);
     -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
-    UPDATE cogmem.memories AS m
-    SET recall_count = m.recall_count + 1, last_recalled_at = now()
-    WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_memory_ids);
+    UPDATE cogmem.memory_stats AS s
+    SET recall_count = s.recall_count + 1, last_recalled_at = now()
+    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], integer, text) IS
@@ -250,12 +268,11 @@ BEGIN
     UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now()
     WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id;
     -- A second feedback for the same cycle replaces the first: count it once, swap the value.
-    UPDATE cogmem.memories AS m
-    SET outcome_count = m.outcome_count + CASE WHEN v_previous IS NULL THEN 1 ELSE 0 END,
-        outcome_sum = m.outcome_sum + feedback.outcome - coalesce(v_previous, 0),
-        updated_at = now()
-    WHERE m.tenant = v_tenant
-      AND m.memory_id IN (SELECT i.memory_id FROM cogmem.recall_items AS i
+    UPDATE cogmem.memory_stats AS s
+    SET outcome_count = s.outcome_count + CASE WHEN v_previous IS NULL THEN 1 ELSE 0 END,
+        outcome_sum = s.outcome_sum + feedback.outcome - coalesce(v_previous, 0)
+    WHERE s.tenant = v_tenant
+      AND s.memory_id IN (SELECT i.memory_id FROM cogmem.recall_items AS i
                           WHERE i.tenant = v_tenant AND i.recall_id = feedback.recall_id);
     GET DIAGNOSTICS v_credited = ROW_COUNT;
     RETURN v_credited;

@@ -21,8 +21,9 @@ GRANT cogmem_app TO cogmem_admin;
 
 -- The functions run as the caller (security invoker), so the app role needs these table rights.
 GRANT SELECT ON cogmem.tenants, cogmem.tenant_layers, cogmem.default_topics, cogmem.tenant_topics,
-cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules, cogmem.bios_presets TO cogmem_app;
-GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.recalls TO cogmem_app;
+cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules,
+cogmem.bios_presets, cogmem.memory_overview TO cogmem_app;
+GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.memory_events, cogmem.recall_items TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
@@ -45,7 +46,8 @@ cogmem._detect_topics(text, text, regconfig),
 cogmem._luhn_valid(text),
 cogmem._rehearse(text, bigint, text[], jsonb),
 cogmem._remember(text, text, text, text[], public.vector, jsonb),
-cogmem._or_query(text[])
+cogmem._or_query(text[]),
+cogmem.strength(interval, interval)
 TO cogmem_app;
 
 GRANT ALL ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;

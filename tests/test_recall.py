@@ -165,7 +165,7 @@ def test_recall_is_logged_and_rehearses_what_it_injected(db, tenant):
         (recall_id,),
     ).fetchone()
     assert head == ("ops-42", hashlib.sha256(SERVER_MSG.encode()).digest(), ["server"], rows[0][4])
-    counts = dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memories").fetchall())
+    counts = dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memory_stats").fetchall())
     assert counts == {injected: 1, ignored: 0}
 
 
@@ -176,17 +176,17 @@ def test_feedback_credits_exactly_the_memories_of_that_recall(db, tenant):
     second = recall(db, tenant, "When do invoices go out?")[0][0]
     assert one(db, "SELECT cogmem.feedback(%s, 1.0)", (first,)) == 1
     stats = dict(
-        (r[0], r[1:]) for r in db.execute("SELECT memory_id, outcome_count, success_score FROM cogmem.memories")
+        (r[0], r[1:]) for r in db.execute("SELECT memory_id, outcome_count, success_score FROM cogmem.memory_stats")
     )
     assert stats == {a: (1, 1.0), b: (0, None)}
     # A second feedback for the same cycle replaces the first.
     assert one(db, "SELECT cogmem.feedback(%s, 0.25)", (first,)) == 1
     assert db.execute(
-        "SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s", (a,)
+        "SELECT outcome_count, success_score FROM cogmem.memory_stats WHERE memory_id = %s", (a,)
     ).fetchone() == (1, 0.25)
     assert one(db, "SELECT cogmem.feedback(%s, 0.5)", (second,)) == 1
     assert db.execute(
-        "SELECT outcome_count, success_score FROM cogmem.memories WHERE memory_id = %s", (b,)
+        "SELECT outcome_count, success_score FROM cogmem.memory_stats WHERE memory_id = %s", (b,)
     ).fetchone() == (1, 0.5)
     assert one(db, "SELECT outcome FROM cogmem.recalls WHERE recall_id = %s", (first,)) == 0.25
 

@@ -29,7 +29,8 @@ def test_remember_routes_tags_and_stores(db, tenant):
     memory = db.execute(
         "SELECT ring::text, content, topics, language::text, token_estimate, confidence, recall_count, "
         "reinforced, embedding, source, search @@ 'restart'::tsquery, created_at IS NOT NULL, last_recalled_at "
-        "FROM cogmem.memories WHERE tenant = %s AND memory_id = %s",
+        "FROM cogmem.memories JOIN cogmem.memory_stats USING (tenant, memory_id) "
+        "WHERE tenant = %s AND memory_id = %s",
         (tenant, row[0]),
     ).fetchone()
     assert memory == (
@@ -67,7 +68,7 @@ def test_same_text_is_rehearsed_not_inserted(db, tenant):
     again = remember(db, tenant, "  don't restart the SERVER at night -- last time everything went sideways ")
     assert again == (first[0], "dos_and_donts", ["server"], "duplicate", [])
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 1
-    row = db.execute("SELECT rehearsal_count, last_recalled_at IS NOT NULL FROM cogmem.memories").fetchone()
+    row = db.execute("SELECT rehearsal_count, last_recalled_at IS NOT NULL FROM cogmem.memory_stats").fetchone()
     assert row == (1, True)
     assert one(db, "SELECT detail->>'match' FROM cogmem.memory_events WHERE event = 'rehearsed'") == "same_text"
 

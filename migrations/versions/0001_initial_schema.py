@@ -37,6 +37,11 @@ CREATE TABLE cogmem.tenants (
     max_content_chars integer NOT NULL DEFAULT 8000 CHECK (max_content_chars BETWEEN 1 AND 1000000),
     duplicate_similarity real NOT NULL DEFAULT 0.92 CHECK (duplicate_similarity BETWEEN 0 AND 1),
     topic_bypass_similarity real NOT NULL DEFAULT 0.6 CHECK (topic_bypass_similarity BETWEEN 0 AND 1),
+    -- Weighted reciprocal-rank fusion: score = sum(weight / (fusion_k + rank)); see bench/RESULTS.md.
+    fusion_k integer NOT NULL DEFAULT 10 CHECK (fusion_k >= 1),
+    lexical_weight real NOT NULL DEFAULT 0.5 CHECK (lexical_weight >= 0),
+    vector_weight real NOT NULL DEFAULT 1.0 CHECK (vector_weight >= 0),
+    topic_weight real NOT NULL DEFAULT 0.1 CHECK (topic_weight >= 0),
     created_at timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE cogmem.tenants IS 'One row per tenant (customer, agent or workspace) with its settings.';
@@ -70,6 +75,15 @@ CREATE TABLE cogmem.tenant_topics (
 COMMENT ON TABLE cogmem.tenant_topics IS
 'Per-tenant topic overrides: a row replaces the default keywords of that topic; empty keywords disable it.';
 
+CREATE TABLE cogmem.topic_matchers (
+    tenant text NOT NULL REFERENCES cogmem.tenants ON DELETE CASCADE,
+    topic text NOT NULL,
+    matcher tsquery NOT NULL,
+    PRIMARY KEY (tenant, topic)
+);
+COMMENT ON TABLE cogmem.topic_matchers IS
+'Each tenant''s taxonomy compiled to one tsquery per topic (derived; rebuilt when topics change).';
+
 CREATE TABLE cogmem.memories (
     tenant text NOT NULL REFERENCES cogmem.tenants ON DELETE CASCADE,
     memory_id bigint GENERATED ALWAYS AS IDENTITY,
@@ -85,6 +99,21 @@ CREATE TABLE cogmem.memories (
     token_estimate integer GENERATED ALWAYS AS (greatest(1, ceil(length(content) / 4.0)::integer)) STORED,
     embedding public.vector(384),
     confidence real NOT NULL DEFAULT 0.5 CHECK (confidence BETWEEN 0 AND 1),
+    reinforced boolean NOT NULL DEFAULT false,
+    redactions text[] NOT NULL DEFAULT '{}',
+    source jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(source) = 'object'),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant, memory_id)
+);
+COMMENT ON TABLE cogmem.memories IS
+'Learned memories, one ring each. Write through cogmem.remember(); read cogmem.memory_overview.';
+
+-- Counters that every recall and feedback touch live in a narrow table of their own: updating them
+-- never rewrites the wide row or its vector, full-text and topic index entries (HOT updates).
+CREATE TABLE cogmem.memory_stats (
+    tenant text NOT NULL,
+    memory_id bigint NOT NULL,
     recall_count integer NOT NULL DEFAULT 0,
     rehearsal_count integer NOT NULL DEFAULT 0,
     outcome_count integer NOT NULL DEFAULT 0,
@@ -92,15 +121,13 @@ CREATE TABLE cogmem.memories (
     success_score real GENERATED ALWAYS AS (
         CASE WHEN outcome_count > 0 THEN outcome_sum / outcome_count END
     ) STORED,
-    reinforced boolean NOT NULL DEFAULT false,
-    redactions text[] NOT NULL DEFAULT '{}',
-    source jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(source) = 'object'),
-    created_at timestamptz NOT NULL DEFAULT now(),
-    updated_at timestamptz NOT NULL DEFAULT now(),
     last_recalled_at timestamptz,
-    PRIMARY KEY (tenant, memory_id)
-);
-COMMENT ON TABLE cogmem.memories IS 'Learned memories, one ring each. Write through cogmem.remember().';
+    PRIMARY KEY (tenant, memory_id),
+    FOREIGN KEY (tenant, memory_id) REFERENCES cogmem.memories ON DELETE CASCADE
+) WITH (fillfactor = 70);
+COMMENT ON TABLE cogmem.memory_stats IS
+'Per-memory usage: recalls, rehearsals (heard again), feedback outcomes (success_score = mean outcome), '
+'last rehearsal time (restarts the Ebbinghaus clock).';
 CREATE UNIQUE INDEX memories_tenant_fingerprint_key ON cogmem.memories (tenant, fingerprint);
 CREATE INDEX memories_search_idx ON cogmem.memories USING gin (search);
 CREATE INDEX memories_topics_idx ON cogmem.memories USING gin (topics);
