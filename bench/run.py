@@ -178,8 +178,14 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     with psycopg.connect(DSN) as conn:
         version = conn.execute("SELECT version()").fetchone()[0].split(" on ")[0]  # type: ignore[index]
         vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]  # type: ignore[index]
@@ -203,22 +209,24 @@ if __name__ == "__main__":
             quality_lines = quality(conn)
             latency_lines = latency(conn)
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        report = "\n".join([
-            "# Benchmark results",
-            "",
-            f"Produced by `make bench` (`python bench/run.py`) at commit {commit or 'unknown'} on "
-            f"{time.strftime('%Y-%m-%d')}; machine: {machine()}. Shared, noisy machines: compare ratios "
-            "within one run, not absolute numbers across runs.",
-            "",
-            "## Ranking quality at equal budget",
-            "",
-            *quality_lines,
-            "",
-            "## Recall latency",
-            "",
-            *latency_lines,
-            "",
-        ])
+        report = "\n".join(
+            [
+                "# Benchmark results",
+                "",
+                f"Produced by `make bench` (`python bench/run.py`) at commit {commit or 'unknown'} on "
+                f"{time.strftime('%Y-%m-%d')}; machine: {machine()}. Shared, noisy machines: compare ratios "
+                "within one run, not absolute numbers across runs.",
+                "",
+                "## Ranking quality at equal budget",
+                "",
+                *quality_lines,
+                "",
+                "## Recall latency",
+                "",
+                *latency_lines,
+                "",
+            ]
+        )
         RESULTS.write_text(report, encoding="utf-8")
         print(report)
     finally:

@@ -144,11 +144,12 @@ BEGIN
         scored AS (
             SELECT m.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, m.content, m.token_estimate,
                    p.lexical_rank, p.semantic_rank, p.similarity, p.topic_rank,
-                   CASE WHEN p.topic_rank IS NOT NULL THEN
+                   m.topics && v_topics AS on_topic,
+                   CASE WHEN m.topics && v_topics THEN
                        ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics) ORDER BY 1) END AS shared_topics,
                    cardinality(m.topics) = 0 OR cardinality(v_topics) = 0 AS untopical,
                    -- How much of the message an off-topic memory matches (only needed for those).
-                   CASE WHEN p.lexical_rank IS NOT NULL AND p.topic_rank IS NULL THEN cardinality(ARRAY(
+                   CASE WHEN p.lexical_rank IS NOT NULL AND NOT m.topics && v_topics THEN cardinality(ARRAY(
                        SELECT unnest(tsvector_to_array(m.search)) INTERSECT SELECT unnest(v_lexemes))) END AS matched,
                    cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at), l.half_life) AS strength,
                    coalesce(v_w_lexical / (v_k + p.lexical_rank), 0) + coalesce(v_w_vector / (v_k + p.semantic_rank), 0)
@@ -163,7 +164,7 @@ BEGIN
             SELECT sc.*,
                    CASE
                        WHEN sc.never_cut THEN 'never cut'
-                       WHEN sc.topic_rank IS NOT NULL THEN 'topic ' || array_to_string(sc.shared_topics, ',')
+                       WHEN sc.on_topic THEN 'topic ' || array_to_string(sc.shared_topics, ',')
                        WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
                            THEN 'related, no topic to filter on'
                        WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'

@@ -231,3 +231,14 @@ def test_recall_needs_a_known_tenant_and_a_message(db, tenant):
     with pytest.raises(psycopg.errors.NullValueNotAllowed) as err:
         recall(db, tenant, None)
     assert err.value.diag.message_primary == "message must not be NULL"
+
+
+def test_an_on_topic_memory_outside_the_topic_shortlist_still_qualifies(db, tenant):
+    # The topic ranking keeps the 100 newest on-topic memories; an older one found by relevance
+    # is still on topic and must not be filtered out as off-topic.
+    target = add(db, tenant, "Kernel livepatch is enabled on every server.", "fresh", ["server"])
+    for i in range(105):
+        add(db, tenant, f"Server web-{i} runs nginx.", "fresh", ["server"])
+    rows = recall(db, tenant, "is livepatch enabled on the kernel", topics=["server"], budget=200)
+    assert rows[0][2] == target
+    assert rows[0][6].startswith("topic server; lexical #1")
