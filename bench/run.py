@@ -27,10 +27,10 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.scenarios import PAIRS, distractors  # noqa: E402
-from cogmem_pg.cluster import Cluster  # noqa: E402
-from cogmem_pg.embed import default_embedder  # noqa: E402
-from cogmem_pg.migrate import install  # noqa: E402
+from bench.scenarios import PAIRS, distractors
+from cogmem_pg.cluster import Cluster
+from cogmem_pg.embed import default_embedder
+from cogmem_pg.migrate import install
 
 BUDGETS = (60, 120, 240)
 RESULTS = Path(__file__).with_name("RESULTS.md")

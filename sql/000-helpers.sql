@@ -99,7 +99,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 RETURN CASE
     WHEN half_life IS NULL THEN 1.0
-    ELSE exp(-ln(2) * greatest(extract(epoch FROM age), 0) / extract(epoch FROM half_life))
+    ELSE exp(-ln(2) * greatest(extract(EPOCH FROM age), 0) / extract(EPOCH FROM half_life))
 END;
 COMMENT ON FUNCTION cogmem.strength(interval, interval) IS
 'Ebbinghaus strength exp(-ln 2 * age / half_life); 1 for rings that never decay (half_life NULL).';

@@ -7,7 +7,7 @@ RETURNS TABLE (memory_id bigint, ring text, topics text[], action text, redactio
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- The nearest neighbour must be this tenant's, found through a global HNSW index.
-SET hnsw.iterative_scan = strict_order
+SET "hnsw.iterative_scan" = 'strict_order'
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -157,7 +157,7 @@ $$;
 COMMENT ON FUNCTION cogmem._rehearse(text, bigint, text[], jsonb) IS
 'Rehearses an existing memory heard again and reports it as a duplicate.';
 
-CREATE OR REPLACE VIEW cogmem.memory_overview WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW cogmem.memory_overview WITH (security_invoker = TRUE) AS
 SELECT
     m.tenant,
     m.memory_id,
