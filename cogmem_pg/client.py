@@ -210,3 +210,19 @@ class Client:
             ).fetchone()
             assert row is not None
             return int(row[0])
+
+    def retire_bios_rule(self, rule_id: int, reason: str, *, conn: psycopg.Connection | None = None) -> None:
+        with self.connection(conn) as c:
+            c.execute("SELECT cogmem.retire_bios_rule(%s, %s)", (rule_id, reason))
+
+    def set_topic(
+        self, tenant: str, topic: str, keywords: Sequence[str], *, conn: psycopg.Connection | None = None
+    ) -> None:
+        with self.connection(conn) as c:
+            c.execute("SELECT cogmem.set_topic(%s, %s, %s)", (tenant, topic, list(keywords)))
+
+    def redact(self, content: str, *, conn: psycopg.Connection | None = None) -> tuple[str, list[str]]:
+        with self.connection(conn) as c:
+            row = c.execute("SELECT redacted, redactions FROM cogmem.redact(%s)", (content,)).fetchone()
+            assert row is not None
+            return row[0], list(row[1])

@@ -7,10 +7,12 @@ PostgreSQL refuses to run as root: as root, the cluster runs as the ``postgres``
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pwd
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -58,6 +60,17 @@ def _server_python_version(bindir: Path) -> str | None:
     return match.group(1) if match else None
 
 
+def _others_can_traverse(path: Path) -> bool:
+    """True when every directory from / to ``path`` is searchable by other users."""
+    for directory in [path, *path.parents]:
+        try:
+            if not directory.stat().st_mode & stat.S_IXOTH:
+                return False
+        except FileNotFoundError:
+            continue
+    return True
+
+
 @dataclass
 class Cluster:
     home: Path
@@ -66,7 +79,15 @@ class Cluster:
 
     @classmethod
     def default(cls) -> Cluster:
-        home = Path(os.environ.get("COGMEM_HOME", DEFAULT_HOME)).resolve()
+        """COGMEM_HOME, else ./.cogmem; as root, a directory the postgres user can reach."""
+        if os.environ.get("COGMEM_HOME"):
+            home = Path(os.environ["COGMEM_HOME"]).resolve()
+        else:
+            home = Path(DEFAULT_HOME).resolve()
+            if os.geteuid() == 0 and not _others_can_traverse(home.parent):
+                # e.g. a checkout under /root (mode 0700): the server's user could not reach .cogmem there.
+                digest = hashlib.sha256(str(home).encode()).hexdigest()[:12]
+                home = Path("/var/lib/cogmem-pg") / digest
         return cls(home=home, port=int(os.environ.get("COGMEM_PORT", DEFAULT_PORT)))
 
     @property

@@ -94,9 +94,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.cogmem-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    log "pip install -e .[dev,embed]"
-    .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q -e '.[dev,embed]'
+    log "pip install -e .[dev,embed] (log: .venv/pip.log)"
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,embed]'; } \
+        > .venv/pip.log 2>&1; then
+        grep -v '^WARNING: Location' .venv/pip.log | tail -n 30 >&2
+        exit 1
+    fi
     touch "$stamp"
 fi
 log "ready: PostgreSQL $PG_MAJOR with pgvector, pg_cron, plpython3u; .venv"

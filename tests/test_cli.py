@@ -54,3 +54,21 @@ def test_embedded_cluster_up_status_down():
     finally:
         CliRunner().invoke(main, ["down"], env=env)
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_root_checkout_in_a_private_directory_gets_a_reachable_home(tmp_path, monkeypatch):
+    from cogmem_pg.cluster import Cluster, _others_can_traverse
+
+    private = tmp_path / "private"
+    (private / "checkout").mkdir(parents=True)
+    private.chmod(0o700)
+    assert _others_can_traverse(private / "checkout") is False
+    monkeypatch.delenv("COGMEM_HOME", raising=False)
+    monkeypatch.chdir(private / "checkout")
+    home = Cluster.default().home
+    if os.geteuid() == 0:
+        assert home.parent == Path("/var/lib/cogmem-pg")
+    else:
+        assert home == private / "checkout" / ".cogmem"
+    monkeypatch.setenv("COGMEM_HOME", str(tmp_path / "mine"))
+    assert Cluster.default().home == tmp_path / "mine"

@@ -1,0 +1,67 @@
+"""cogmem_pg.client: the typed Python client, 1:1 with the SQL API."""
+
+import psycopg
+import pytest
+
+from cogmem_pg.client import Client, Memory
+from cogmem_pg.embed import default_embedder
+
+
+@pytest.fixture
+def client(dsn):
+    with Client(dsn) as c:
+        yield c
+
+
+def test_round_trip(client):
+    client.create_tenant("acme")
+    memory = client.remember("acme", "Never restart the servers at night", source={"who": "ayse"})
+    assert isinstance(memory, Memory)
+    assert (memory.ring, memory.topics, memory.action, memory.redactions) == (
+        "dos_and_donts",
+        ["server"],
+        "created",
+        [],
+    )
+    assert client.remember("acme", "never restart the servers at night!").action == "duplicate"
+    rule_id = client.add_bios_rule("server", "Run a configuration test before any restart.", requirement="OPS-01")
+    result = client.recall("acme", "Can we restart the servers tonight?")
+    assert [i.layer for i in result.items] == ["bios", "dos_and_donts"]
+    assert result.items[0].rule_id == rule_id and result.items[1].memory_id == memory.memory_id
+    assert result.tokens == sum(i.tokens for i in result.items)
+    assert result.as_prompt() == (
+        "## bios\n- Run a configuration test before any restart.\n"
+        "## dos_and_donts\n- Never restart the servers at night"
+    )
+    assert client.feedback(result.recall_id, 1.0) == 1
+    assert client.detect_topics("acme", "invoice") == ["billing"]
+    assert client.route("1. stop 2. start") == "procedures"
+    assert client.redact("password=x") == ("password=[REDACTED]", ["password"])
+    client.set_topic("acme", "kubernetes", ["kubectl"])
+    assert client.detect_topics("acme", "kubectl apply") == ["kubernetes"]
+    client.retire_bios_rule(rule_id, "superseded")
+    assert [i.layer for i in client.recall("acme", "restart the servers").items] == ["dos_and_donts"]
+
+
+def test_client_embeds_on_the_client_side(client, db):
+    if default_embedder() is None:
+        pytest.skip("the [embed] extra is not installed")
+    client.create_tenant("acme")
+    client.remember("acme", "Never reboot production machines after midnight")
+    assert db.execute("SELECT embedding IS NOT NULL FROM cogmem.memories").fetchone() == (True,)
+
+
+def test_joins_the_callers_transaction(client, dsn):
+    client.create_tenant("acme")
+    with psycopg.connect(dsn) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        client.remember("acme", "Invoices go out on the 1st", conn=conn)
+        conn.rollback()
+    assert client.recall("acme", "invoices").items == []
+
+
+def test_errors_surface_as_psycopg_errors(client):
+    with pytest.raises(psycopg.errors.UndefinedObject, match='unknown tenant "ghost"'):
+        client.remember("ghost", "hello")
