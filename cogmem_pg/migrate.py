@@ -48,6 +48,31 @@ def apply_sql_files(conn: psycopg.Connection) -> None:
             raise RuntimeError(f"{path.name}: {exc}") from exc
 
 
+class InstallError(RuntimeError):
+    """The target database cannot hold cogmem as it is; the message says what to do."""
+
+
+def preflight(conn: psycopg.Connection) -> None:
+    """Clear errors for what would otherwise fail deep inside a migration."""
+    version = conn.execute("SELECT current_setting('server_version_num')::int").fetchone()
+    if version is None or version[0] < 150000:
+        raise InstallError("cogmem-pg needs PostgreSQL 15 or newer")
+    if not conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone():
+        raise InstallError(
+            "the pgvector extension is not installed on this server: run scripts/setup.sh or "
+            "install postgresql-<version>-pgvector"
+        )
+    row = conn.execute(
+        "SELECT n.nspname FROM pg_extension AS e JOIN pg_namespace AS n ON n.oid = e.extnamespace"
+        " WHERE e.extname = 'vector'"
+    ).fetchone()
+    if row is not None and row[0] != "public":
+        raise InstallError(
+            f"pgvector is installed in schema {row[0]!r}; cogmem expects it in 'public' "
+            "(ALTER EXTENSION vector SET SCHEMA public)"
+        )
+
+
 def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
     """Upgrades the cogmem schema in ``dsn`` to ``revision`` and re-applies sql/. Returns the revision.
 
@@ -60,6 +85,7 @@ def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
             raw = connection.connection.dbapi_connection
             assert raw is not None
             raw.execute(f"SELECT pg_advisory_xact_lock({_INSTALL_LOCK})")
+            preflight(raw)  # type: ignore[arg-type]
             config = alembic_config()
             config.attributes["connection"] = connection
             command.upgrade(config, revision)

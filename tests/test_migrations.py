@@ -86,3 +86,15 @@ def test_install_is_idempotent(fresh_database):
 
 def test_not_installed_has_no_revision(fresh_database):
     assert current_revision(fresh_database()) is None
+
+
+def test_pgvector_in_another_schema_is_refused_clearly(fresh_database):
+    from cogmem_pg.migrate import InstallError
+
+    dsn = fresh_database()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA extensions")
+        conn.execute("CREATE EXTENSION vector WITH SCHEMA extensions")
+    with pytest.raises(InstallError, match="pgvector is installed in schema 'extensions'"):
+        install(dsn)
+    assert current_revision(dsn) is None
