@@ -35,6 +35,7 @@ AS $$
 DECLARE
     v_match  text;
     v_before text;
+    v_rule   record;
 BEGIN
     redacted := content;
     redactions := '{}';
@@ -49,45 +50,31 @@ BEGIN
         END IF;
     END LOOP;
 
-    v_before := redacted;
-    -- The first quantifier is non-greedy, which makes the whole expression non-greedy (ARE rule).
-    redacted := regexp_replace(
-        redacted,
-        '-----BEGIN [A-Z ]{0,40}?PRIVATE KEY-----.*?(-----END [A-Z ]{0,40}PRIVATE KEY-----|$)',
-        '[REDACTED:PRIVATE_KEY]', 'g'
-    );
-    IF redacted <> v_before THEN
-        redactions := array_append(redactions, 'private_key');
-    END IF;
-
-    v_before := redacted;
-    -- A quoted value, or a bare one up to a space, separator, quote or closing brace (ARE matches the
-    -- longest alternative, so the bare form must not be able to swallow a quoted value).
-    redacted := regexp_replace(
-        redacted,
-        '((?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|'
-        || 'auth[_-]?token|token|şifre|parola)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;"''}]+)',
-        '\1[REDACTED]', 'gi'
-    );
-    IF redacted <> v_before THEN
-        redactions := array_append(redactions, 'password');
-    END IF;
-
-    v_before := redacted;
-    redacted := regexp_replace(redacted, '(\mbearer\s+)[A-Za-z0-9._~+/=-]{8,}', '\1[REDACTED]', 'gi');
-    IF redacted <> v_before THEN
-        redactions := array_append(redactions, 'bearer_token');
-    END IF;
-
-    v_before := redacted;
-    redacted := regexp_replace(
-        redacted,
-        '\m(AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,})\M',
-        '[REDACTED:TOKEN]', 'g'
-    );
-    IF redacted <> v_before THEN
-        redactions := array_append(redactions, 'api_token');
-    END IF;
+    -- Secrets by pattern: (kind, pattern, replacement, flags), applied in order.
+    FOR v_rule IN
+        SELECT * FROM (VALUES
+            -- The first quantifier is non-greedy, which makes the whole expression non-greedy (ARE rule).
+            ('private_key',
+             '-----BEGIN [A-Z ]{0,40}?PRIVATE KEY-----.*?(-----END [A-Z ]{0,40}PRIVATE KEY-----|$)',
+             '[REDACTED:PRIVATE_KEY]', 'g'),
+            -- A quoted value, or a bare one up to a space, separator, quote or closing brace (ARE matches
+            -- the longest alternative, so the bare form must not be able to swallow a quoted value).
+            ('password',
+             '((?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|'
+             || 'auth[_-]?token|token|şifre|parola)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;"''}]+)',
+             '\1[REDACTED]', 'gi'),
+            ('bearer_token', '(\mbearer\s+)[A-Za-z0-9._~+/=-]{8,}', '\1[REDACTED]', 'gi'),
+            ('api_token',
+             '\m(AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,})\M',
+             '[REDACTED:TOKEN]', 'g')
+        ) AS r (kind, pattern, replacement, flags)
+    LOOP
+        v_before := redacted;
+        redacted := regexp_replace(redacted, v_rule.pattern, v_rule.replacement, v_rule.flags);
+        IF redacted <> v_before THEN
+            redactions := array_append(redactions, v_rule.kind);
+        END IF;
+    END LOOP;
 
     SELECT coalesce(array_agg(DISTINCT r ORDER BY r), '{}') INTO redactions FROM unnest(redactions) AS r;
 END;
