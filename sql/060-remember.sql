@@ -172,7 +172,9 @@ SELECT
     s.outcome_count,
     s.success_score,
     s.last_recalled_at,
-    cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at), l.half_life) AS strength,
+    cogmem.strength(
+        now() - coalesce(s.last_recalled_at, m.created_at), CASE WHEN m.reinforced THEN NULL ELSE l.half_life END
+    ) AS strength,
     m.embedding IS NOT NULL AS embedded,
     m.redactions,
     m.source,

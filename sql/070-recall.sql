@@ -151,7 +151,8 @@ BEGIN
                    -- How much of the message an off-topic memory matches (only needed for those).
                    CASE WHEN p.lexical_rank IS NOT NULL AND NOT m.topics && v_topics THEN cardinality(ARRAY(
                        SELECT unnest(tsvector_to_array(m.search)) INTERSECT SELECT unnest(v_lexemes))) END AS matched,
-                   cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at), l.half_life) AS strength,
+                   cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at),
+                                   CASE WHEN m.reinforced THEN NULL ELSE l.half_life END) AS strength,
                    coalesce(v_w_lexical / (v_k + p.lexical_rank), 0) + coalesce(v_w_vector / (v_k + p.semantic_rank), 0)
                    + coalesce(v_w_topic / (v_k + p.topic_rank), 0) AS fused,
                    m.confidence
@@ -179,6 +180,7 @@ BEGIN
                concat_ws('; ', q.why,
                          'lexical #' || q.lexical_rank,
                          'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')',
+                         cogmem._sibling_note(v_tenant, q.memory_id),
                          'strength ' || round(q.strength::numeric, 2)) AS reason
         FROM qualified AS q
         WHERE q.why IS NOT NULL

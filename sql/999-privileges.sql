@@ -22,8 +22,9 @@ GRANT cogmem_app TO cogmem_admin;
 -- The functions run as the caller (security invoker), so the app role needs these table rights.
 GRANT SELECT ON cogmem.tenants, cogmem.tenant_layers, cogmem.default_topics, cogmem.tenant_topics,
 cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules,
-cogmem.bios_presets, cogmem.memory_overview TO cogmem_app;
-GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls TO cogmem_app;
+cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings TO cogmem_app;
+GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns
+TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.memory_events, cogmem.recall_items TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
@@ -47,8 +48,16 @@ cogmem._luhn_valid(text),
 cogmem._rehearse(text, bigint, text[], jsonb),
 cogmem._remember(text, text, text, text[], public.vector, jsonb),
 cogmem._or_query(text[]),
-cogmem.strength(interval, interval)
+cogmem.strength(interval, interval),
+cogmem.observe(text, text, text, text, public.vector, timestamptz),
+cogmem.attention(text, text),
+cogmem.siblings(text, bigint),
+cogmem._sibling_note(text, bigint),
+cogmem._is_preference(text)
 TO cogmem_app;
+-- Consolidation is maintenance: cogmem_admin (below) and the pg_cron job's owner run it.
 
 GRANT ALL ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA cogmem TO cogmem_admin;
+GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA cogmem TO cogmem_admin;
+REVOKE ALL ON ALL PROCEDURES IN SCHEMA cogmem FROM public;

@@ -1,0 +1,118 @@
+-- The sensory register: every conversation turn is recorded for a while (tenants.sensory_ttl); the
+-- turns that pass the attention filter become memories through the same path as remember().
+
+CREATE OR REPLACE FUNCTION cogmem._is_preference(p_content text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN (
+    p_content
+    ~* '\m(prefers?|preferred|likes?|usually|habitually|every (morning|day|week|monday|tuesday|wednesday|thursday|friday)|routinely)\M'
+    OR p_content ~* '(tercih|genelde|genellikle|her sabah|her gün|her hafta|alışkanlık)'
+);
+COMMENT ON FUNCTION cogmem._is_preference(text) IS
+'True for preferences and routines ("prefers", "usually", "every morning", "tercih eder"): promoted to habits.';
+
+CREATE OR REPLACE FUNCTION cogmem.attention(content text, role text DEFAULT 'user')
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT CASE
+        WHEN cogmem.route($1) <> 'fresh' THEN 'routed to ' || cogmem.route($1)
+        WHEN cogmem._is_preference($1)
+          OR $1 ~* '\m(i prefer|i''d rather|we prefer|please always|from now on)\M'
+            THEN 'explicit preference'
+        WHEN coalesce($2, 'user') <> 'assistant'
+         AND ($1 ~* '^\s*(no[,.!]|nope|wrong|that''s (wrong|not right|incorrect)|not quite|actually[, ])'
+              OR $1 ~* '\m(you are wrong|you''re wrong|that is wrong|is incorrect|not what i (said|asked))\M'
+              OR $1 ~* '^\s*(hayır|yanlış|aslında|öyle değil)')
+            THEN 'correction of the agent'
+        WHEN $1 ~* '\m(we decided|decided to|decision|let''s go with|we chose|trade-?off|instead of|rather than)\M'
+          OR $1 ~* '(karar verdik|karar|yerine|tercih ettik)'
+            THEN 'decision with trade-offs'
+    END;
+$$;
+COMMENT ON FUNCTION cogmem.attention(text, text) IS
+'Inbound attention filter for observed turns: why a turn deserves a memory (routed to a ring other than '
+'fresh, explicit preference, correction of the agent, decision with trade-offs), or NULL. Repetition within '
+'a conversation is checked by cogmem.observe() itself.';
+
+CREATE OR REPLACE FUNCTION cogmem.observe(
+    tenant text,
+    conversation text,
+    role text,
+    content text,
+    embedding public.vector DEFAULT NULL,
+    at timestamptz DEFAULT now()
+)
+RETURNS TABLE (turn_id bigint, memory_id bigint, ring text, topics text[], action text, reason text)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_language regconfig := cogmem._tenant_language(observe.tenant);
+    v_content  text;
+    v_turn_id  bigint;
+    v_reason   text;
+    v_words    text[];
+    m          record;
+BEGIN
+    IF observe.conversation IS NULL OR btrim(observe.conversation) = '' THEN
+        RAISE EXCEPTION 'conversation must not be NULL or empty'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the conversation or session id the turn belongs to.';
+    END IF;
+    IF observe.role IS NULL OR btrim(observe.role) = '' THEN
+        RAISE EXCEPTION 'role must not be NULL or empty'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass who spoke: user, assistant, system or tool.';
+    END IF;
+    IF observe.content IS NULL OR btrim(observe.content) = '' THEN
+        RAISE EXCEPTION 'content must not be NULL or empty'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the text of the turn.';
+    END IF;
+    PERFORM cogmem._check_embedding(observe.embedding);
+    -- The register holds raw turns only briefly, but never a secret: redact before storing.
+    v_content := (cogmem.redact(btrim(observe.content))).redacted;
+
+    v_reason := cogmem.attention(v_content, observe.role);
+    IF v_reason IS NULL THEN
+        -- Something referred to again: an earlier turn of this conversation that shares most of its words.
+        v_words := tsvector_to_array(to_tsvector(v_language, v_content));
+        IF cardinality(v_words) >= 2 AND EXISTS (
+            SELECT FROM cogmem.sensory_turns AS s
+            WHERE s.tenant = observe.tenant AND s.conversation = observe.conversation AND s.at <= observe.at
+              AND cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(v_language, s.content)))
+                                    INTERSECT SELECT unnest(v_words))) >= greatest(2, cardinality(v_words) / 2.0)
+        ) THEN
+            v_reason := 'referred to again in this conversation';
+        END IF;
+    END IF;
+
+    INSERT INTO cogmem.sensory_turns AS s (tenant, conversation, role, content, embedding, at)
+    VALUES (observe.tenant, observe.conversation, observe.role, v_content, observe.embedding, observe.at)
+    RETURNING s.turn_id INTO v_turn_id;
+
+    turn_id := v_turn_id;
+    reason := v_reason;
+    IF v_reason IS NULL THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    SELECT * INTO m FROM cogmem._remember(
+        observe.tenant, v_content, NULL, NULL, observe.embedding,
+        jsonb_build_object('conversation', observe.conversation, 'role', observe.role, 'turn_id', v_turn_id,
+                           'via', 'observe', 'attention', v_reason)
+    );
+    UPDATE cogmem.sensory_turns AS s SET memory_id = m.memory_id
+    WHERE s.tenant = observe.tenant AND s.turn_id = v_turn_id;
+    memory_id := m.memory_id;
+    ring := m.ring;
+    topics := m.topics;
+    action := m.action;
+    RETURN NEXT;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.observe(text, text, text, text, public.vector, timestamptz) IS
+'Records a conversation turn in the sensory register; a turn that passes the attention filter becomes a '
+'memory through remember() (reason says why). Returns the turn and what it created, if anything.';

@@ -1,0 +1,359 @@
+-- Sleep: the nightly consolidation. Per tenant and night, in one transaction with the record of that
+-- night, so re-running a night is a no-op and a crash leaves every tenant either done or untouched.
+--
+-- Decisions, in this order (thresholds are per-tenant columns of cogmem.tenants):
+--   expire     sensory turns older than sensory_ttl are removed
+--   merge      same ring, cosine > merge_similarity, same discriminating details: the weaker memory is
+--              folded into the stronger one (statistics summed, topics united) and deleted
+--   sibling    the same, but the details differ (host, IP, environment, OS, version): linked, both kept
+--   reinforce  recalled >= reinforce_min_recalls with success > reinforce_min_success: confidence 1,
+--              decay stops
+--   promote    fresh, recalled >= promote_min_recalls with success > promote_min_success: moves to
+--              long_term (preferences and routines to habits), or is flagged when
+--              promote_automatically is off
+--   weaken     recalled >= weaken_min_recalls with success < weaken_max_success: confidence halves,
+--              again every night it holds
+--   fade       never recalled, not reinforced, unused for forget_after: confidence - forget_step for
+--              every forget_after of disuse
+--   forget     faded below forget_below: deleted (the deletion is recorded, the text is not kept)
+--   protect    shocks and dos_and_donts are never weakened, faded, merged away or deleted
+-- Protected rings and BIOS rules are otherwise left alone.
+
+CREATE OR REPLACE FUNCTION cogmem._consolidate_tenant(p_tenant text, p_as_of timestamptz, p_run_id bigint)
+RETURNS TABLE (decision text, memories integer)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET "hnsw.iterative_scan" = 'strict_order'
+AS $$
+DECLARE
+    v_night     date := (p_as_of AT TIME ZONE 'UTC')::date;
+    v_since     timestamptz;
+    t           cogmem.tenants;
+    v_count     integer;
+    v_counts    jsonb := '{}';
+    v_pair      record;
+    v_keep      bigint;
+    v_drop      bigint;
+    v_protected cogmem.ring[] := '{shocks,dos_and_donts}';
+BEGIN
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
+    -- Only memories new or changed since the tenant's previous night (on a first night: the last day)
+    -- need the near-duplicate search; remember() already rehearses duplicates as they arrive.
+    SELECT coalesce(max(n.as_of), p_as_of - interval '1 day') INTO v_since FROM cogmem.consolidation_nights AS n
+    WHERE n.tenant = p_tenant AND n.night < v_night;
+    INSERT INTO cogmem.consolidation_nights (tenant, night, as_of, run_id)
+    VALUES (p_tenant, v_night, p_as_of, p_run_id)
+    ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+        RETURN;  -- this night is done for this tenant
+    END IF;
+
+    -- expire
+    DELETE FROM cogmem.sensory_turns AS s WHERE s.tenant = p_tenant AND s.at < p_as_of - t.sensory_ttl;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('expire', v_count);
+
+    -- merge and sibling: each new memory against its nearest neighbours in the same ring.
+    FOR v_pair IN
+        SELECT a.memory_id AS a_id, b.memory_id AS b_id, b.similarity,
+               cogmem._details(a.content) = cogmem._details(b.content) AS same_details
+        FROM cogmem.memories AS a
+        CROSS JOIN LATERAL (
+            SELECT n.memory_id, n.content, 1 - (n.embedding OPERATOR(public.<=>) a.embedding) AS similarity
+            FROM cogmem.memories AS n
+            WHERE n.tenant = p_tenant AND n.ring = a.ring AND n.memory_id <> a.memory_id AND n.embedding IS NOT NULL
+            ORDER BY n.embedding OPERATOR(public.<=>) a.embedding
+            LIMIT 5
+        ) AS b
+        WHERE a.tenant = p_tenant AND a.embedding IS NOT NULL AND a.created_at <= p_as_of
+          AND (a.created_at > v_since OR a.updated_at > v_since)
+          AND b.similarity > t.merge_similarity
+        ORDER BY b.similarity DESC, a.memory_id, b.memory_id
+    LOOP
+        CONTINUE WHEN NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.a_id)
+                   OR NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.b_id);
+        IF NOT v_pair.same_details
+           OR (SELECT m.ring FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.a_id)
+              = ANY (v_protected) THEN
+            INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
+            VALUES (p_tenant, least(v_pair.a_id, v_pair.b_id), greatest(v_pair.a_id, v_pair.b_id), v_pair.similarity)
+            ON CONFLICT DO NOTHING;
+            IF FOUND THEN
+                v_counts := v_counts || jsonb_build_object('sibling', coalesce((v_counts ->> 'sibling')::int, 0) + 1);
+            END IF;
+            CONTINUE;
+        END IF;
+        -- Keep the stronger: more confident, then more recalled, then older.
+        SELECT m.memory_id INTO v_keep
+        FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
+        WHERE m.tenant = p_tenant AND m.memory_id IN (v_pair.a_id, v_pair.b_id)
+        ORDER BY m.confidence DESC, s.recall_count DESC, m.memory_id
+        LIMIT 1;
+        v_drop := CASE WHEN v_keep = v_pair.a_id THEN v_pair.b_id ELSE v_pair.a_id END;
+        UPDATE cogmem.memory_stats AS k
+        SET recall_count = k.recall_count + d.recall_count,
+            rehearsal_count = k.rehearsal_count + d.rehearsal_count,
+            outcome_count = k.outcome_count + d.outcome_count,
+            outcome_sum = k.outcome_sum + d.outcome_sum,
+            last_recalled_at = greatest(k.last_recalled_at, d.last_recalled_at)
+        FROM cogmem.memory_stats AS d
+        WHERE k.tenant = p_tenant AND k.memory_id = v_keep AND d.tenant = p_tenant AND d.memory_id = v_drop;
+        UPDATE cogmem.memories AS k
+        SET topics = cogmem._normalize_topics(k.topics || d.topics), updated_at = p_as_of
+        FROM cogmem.memories AS d
+        WHERE k.tenant = p_tenant AND k.memory_id = v_keep AND d.tenant = p_tenant AND d.memory_id = v_drop;
+        DELETE FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_drop;
+        INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
+        VALUES (p_tenant, v_keep, 'merged', jsonb_build_object('absorbed', v_drop, 'similarity', round(v_pair.similarity::numeric, 4)), p_as_of),
+               (p_tenant, v_drop, 'deleted', jsonb_build_object('reason', 'merged', 'into', v_keep), p_as_of);
+        v_counts := v_counts || jsonb_build_object('merge', coalesce((v_counts ->> 'merge')::int, 0) + 1);
+    END LOOP;
+
+    -- reinforce
+    WITH done AS (
+        UPDATE cogmem.memories AS m SET confidence = 1, reinforced = true, updated_at = p_as_of
+        FROM cogmem.memory_stats AS s
+        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id AND NOT m.reinforced
+          AND s.recall_count >= t.reinforce_min_recalls AND s.success_score > t.reinforce_min_success
+        RETURNING m.memory_id
+    ), logged AS (
+        INSERT INTO cogmem.memory_events (tenant, memory_id, event, at)
+        SELECT p_tenant, d.memory_id, 'reinforced', p_as_of FROM done AS d
+    )
+    SELECT count(*) INTO v_count FROM done;
+    v_counts := v_counts || jsonb_build_object('reinforce', v_count);
+
+    -- promote
+    IF t.promote_automatically THEN
+        WITH done AS (
+            UPDATE cogmem.memories AS m
+            SET ring = CASE WHEN cogmem._is_preference(m.content) THEN 'habits' ELSE 'long_term' END::cogmem.ring,
+                updated_at = p_as_of
+            FROM cogmem.memory_stats AS s
+            WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id AND m.ring = 'fresh'
+              AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success
+            RETURNING m.memory_id, m.ring
+        ), logged AS (
+            INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
+            SELECT p_tenant, d.memory_id, 'promoted', jsonb_build_object('from', 'fresh', 'to', d.ring), p_as_of
+            FROM done AS d
+        )
+        SELECT count(*) INTO v_count FROM done;
+    ELSE
+        UPDATE cogmem.memory_stats AS s SET promotion_candidate = true
+        FROM cogmem.memories AS m
+        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id AND m.ring = 'fresh'
+          AND NOT s.promotion_candidate
+          AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success;
+        GET DIAGNOSTICS v_count = ROW_COUNT;
+    END IF;
+    v_counts := v_counts || jsonb_build_object('promote', v_count);
+
+    -- weaken (every night it holds: the night record makes it once per night)
+    WITH done AS (
+        UPDATE cogmem.memories AS m SET confidence = m.confidence / 2, updated_at = p_as_of
+        FROM cogmem.memory_stats AS s
+        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id
+          AND NOT m.ring = ANY (v_protected)
+          AND s.recall_count >= t.weaken_min_recalls AND s.success_score < t.weaken_max_success
+        RETURNING m.memory_id, m.confidence
+    ), logged AS (
+        INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
+        SELECT p_tenant, d.memory_id, 'weakened', jsonb_build_object('confidence', d.confidence), p_as_of
+        FROM done AS d
+    )
+    SELECT count(*) INTO v_count FROM done;
+    v_counts := v_counts || jsonb_build_object('weaken', v_count);
+
+    -- fade: one forget_step per whole forget_after of disuse not yet charged (forget_steps remembers)
+    WITH due AS (
+        SELECT m.memory_id,
+               floor(extract(EPOCH FROM p_as_of - coalesce(s.last_recalled_at, m.created_at))
+                     / extract(EPOCH FROM t.forget_after))::integer AS steps,
+               s.forget_steps
+        FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
+        WHERE m.tenant = p_tenant AND s.recall_count = 0 AND NOT m.reinforced AND NOT m.ring = ANY (v_protected)
+          AND coalesce(s.last_recalled_at, m.created_at) <= p_as_of - t.forget_after
+    ), charged AS (
+        UPDATE cogmem.memory_stats AS s SET forget_steps = d.steps
+        FROM due AS d
+        WHERE s.tenant = p_tenant AND s.memory_id = d.memory_id AND d.steps > d.forget_steps
+        RETURNING s.memory_id, d.steps - d.forget_steps AS new_steps
+    )
+    UPDATE cogmem.memories AS m
+    SET confidence = greatest(0, round((m.confidence - c.new_steps * t.forget_step)::numeric, 6)), updated_at = p_as_of
+    FROM charged AS c
+    WHERE m.tenant = p_tenant AND m.memory_id = c.memory_id;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('fade', v_count);
+
+    -- forget
+    WITH gone AS (
+        DELETE FROM cogmem.memories AS m
+        USING cogmem.memory_stats AS s
+        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id
+          AND s.recall_count = 0 AND NOT m.reinforced AND NOT m.ring = ANY (v_protected)
+          AND m.confidence < t.forget_below
+        RETURNING m.memory_id, m.ring, m.confidence
+    ), logged AS (
+        INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
+        SELECT p_tenant, g.memory_id, 'deleted',
+               jsonb_build_object('reason', 'forgotten', 'ring', g.ring, 'confidence', g.confidence), p_as_of
+        FROM gone AS g
+    )
+    SELECT count(*) INTO v_count FROM gone;
+    v_counts := v_counts || jsonb_build_object('forget', v_count);
+
+    -- protect
+    SELECT count(*) INTO v_count FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.ring = ANY (v_protected);
+    v_counts := v_counts || jsonb_build_object('protect', v_count);
+
+    INSERT INTO cogmem.consolidation_decisions (tenant, night, decision, memories)
+    SELECT p_tenant, v_night, e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e
+    ON CONFLICT DO NOTHING;
+    UPDATE cogmem.consolidation_nights AS n SET finished_at = clock_timestamp()
+    WHERE n.tenant = p_tenant AND n.night = v_night;
+
+    RETURN QUERY SELECT e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e ORDER BY e.key;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._consolidate_tenant(text, timestamptz, bigint) IS
+'One tenant''s night of consolidation (see the head of sql/090-consolidation.sql); a no-op when that night '
+'is already done.';
+
+CREATE OR REPLACE FUNCTION cogmem._consolidate(p_as_of timestamptz, p_tenant text)
+RETURNS TABLE (tenant text, decision text, memories integer)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_run_id bigint;
+    v_tenant text;
+    v_done   integer := 0;
+BEGIN
+    IF p_as_of IS NULL THEN
+        RAISE EXCEPTION 'as_of must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the moment to consolidate up to, e.g. now().';
+    END IF;
+    IF p_tenant IS NOT NULL THEN
+        PERFORM cogmem._tenant_language(p_tenant);
+    END IF;
+    IF pg_is_in_recovery() THEN
+        RAISE NOTICE 'cogmem.consolidate skipped: this server is a read replica';
+        RETURN;
+    END IF;
+    -- One run at a time; a second caller waits for the first to finish, then finds its nights done.
+    PERFORM pg_advisory_xact_lock(hashtext('cogmem.consolidate'));
+    INSERT INTO cogmem.consolidation_runs (as_of, tenant) VALUES (p_as_of, p_tenant)
+    RETURNING run_id INTO v_run_id;
+    FOR v_tenant IN
+        SELECT t.tenant FROM cogmem.tenants AS t
+        WHERE p_tenant IS NULL OR t.tenant = p_tenant
+        ORDER BY t.tenant
+    LOOP
+        RETURN QUERY SELECT v_tenant, d.decision, d.memories
+                     FROM cogmem._consolidate_tenant(v_tenant, p_as_of, v_run_id) AS d;
+        v_done := v_done + 1;
+    END LOOP;
+    UPDATE cogmem.consolidation_runs AS r
+    SET finished_at = clock_timestamp(), tenants_done = v_done, status = 'finished'
+    WHERE r.run_id = v_run_id;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._consolidate(timestamptz, text) IS
+'Implementation of cogmem.consolidate() (PL/pgSQL cannot name an input and an output column alike).';
+
+CREATE OR REPLACE FUNCTION cogmem.consolidate(as_of timestamptz DEFAULT now(), tenant text DEFAULT NULL)
+RETURNS TABLE (tenant text, decision text, memories integer)
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT * FROM cogmem._consolidate(as_of, tenant);
+$$;
+COMMENT ON FUNCTION cogmem.consolidate(timestamptz, text) IS
+'Runs the nightly consolidation up to as_of for every tenant (or one) in this transaction and returns '
+'what each decision touched. Idempotent per night. CALL cogmem.consolidate_nightly() commits per tenant.';
+
+-- A procedure that commits cannot carry a SET clause (PostgreSQL forbids transaction control then),
+-- so it pins nothing and qualifies every name instead; the work happens in the functions above.
+CREATE OR REPLACE PROCEDURE cogmem.consolidate_nightly(as_of timestamptz DEFAULT now(), tenant text DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_run_id bigint;
+    v_tenant text;
+    v_done   integer := 0;
+BEGIN
+    IF pg_catalog.pg_is_in_recovery() THEN
+        RAISE NOTICE 'cogmem.consolidate_nightly skipped: this server is a read replica';
+        RETURN;
+    END IF;
+    IF NOT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext('cogmem.consolidate')) THEN
+        RAISE NOTICE 'cogmem.consolidate_nightly skipped: another consolidation is running';
+        RETURN;
+    END IF;
+    INSERT INTO cogmem.consolidation_runs (as_of, tenant) VALUES (consolidate_nightly.as_of, consolidate_nightly.tenant)
+    RETURNING run_id INTO v_run_id;
+    COMMIT;
+    FOR v_tenant IN
+        SELECT t.tenant FROM cogmem.tenants AS t
+        WHERE consolidate_nightly.tenant IS NULL OR t.tenant OPERATOR(pg_catalog.=) consolidate_nightly.tenant
+        ORDER BY t.tenant
+    LOOP
+        PERFORM cogmem._consolidate_tenant(v_tenant, consolidate_nightly.as_of, v_run_id);
+        v_done := v_done + 1;
+        UPDATE cogmem.consolidation_runs AS r SET tenants_done = v_done WHERE r.run_id OPERATOR(pg_catalog.=) v_run_id;
+        COMMIT;  -- one tenant per transaction: a crash loses at most the tenant in progress
+    END LOOP;
+    UPDATE cogmem.consolidation_runs AS r SET finished_at = pg_catalog.clock_timestamp(), status = 'finished'
+    WHERE r.run_id OPERATOR(pg_catalog.=) v_run_id;
+    COMMIT;
+    PERFORM pg_catalog.pg_advisory_unlock(pg_catalog.hashtext('cogmem.consolidate'));
+END;
+$$;
+COMMENT ON PROCEDURE cogmem.consolidate_nightly(timestamptz, text) IS  -- noqa: LT01
+'The scheduled form of cogmem.consolidate(): skips on a replica or when another run holds the lock, '
+'commits after each tenant, records the run in cogmem.consolidation_runs.';
+
+CREATE OR REPLACE VIEW cogmem.consolidation_report WITH (security_invoker = TRUE) AS
+SELECT
+    n.tenant,
+    n.night,
+    n.as_of,
+    n.run_id,
+    n.started_at,
+    n.finished_at,
+    d.decision,
+    d.memories
+FROM cogmem.consolidation_nights AS n
+INNER JOIN cogmem.consolidation_decisions AS d ON n.tenant = d.tenant AND n.night = d.night;
+COMMENT ON VIEW cogmem.consolidation_report IS 'Per tenant and night: what each consolidation decision touched.';
+
+CREATE OR REPLACE FUNCTION cogmem.siblings(tenant text, memory_id bigint)
+RETURNS TABLE (sibling_id bigint, content text, similarity real, differs text[])
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT o.memory_id, o.content, l.similarity,
+           ARRAY(SELECT unnest(cogmem._details(o.content)) EXCEPT SELECT unnest(cogmem._details(m.content)) ORDER BY 1)
+    FROM cogmem.memory_siblings AS l
+    JOIN cogmem.memories AS m ON m.tenant = l.tenant AND m.memory_id = $2
+    JOIN cogmem.memories AS o
+      ON o.tenant = l.tenant AND o.memory_id = CASE WHEN l.memory_id = $2 THEN l.sibling_id ELSE l.memory_id END
+    WHERE l.tenant = $1 AND (l.memory_id = $2 OR l.sibling_id = $2)
+    ORDER BY o.memory_id;
+$$;
+COMMENT ON FUNCTION cogmem.siblings(text, bigint) IS
+'Memories that look like this one but apply elsewhere, with the details that set each apart.';
+
+CREATE OR REPLACE FUNCTION cogmem._sibling_note(p_tenant text, p_memory_id bigint)
+RETURNS text
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT 'sibling ' || string_agg('#' || s.sibling_id || ' for ' || array_to_string(s.differs, ','), ', ')
+    FROM cogmem.siblings(p_tenant, p_memory_id) AS s;
+$$;
+COMMENT ON FUNCTION cogmem._sibling_note(text, bigint) IS
+'The part of a recall reason that points at look-alike memories for other contexts.';
