@@ -209,6 +209,35 @@ def recall(ctx: Context, tenant: str, message: str, budget: int, topics: tuple[s
 
 
 @main.command()
+@click.option("--as-of", "as_of", default=None, help="Consolidate up to this moment (ISO timestamp; default now).")
+@click.option("--tenant", default=None, help="Only this tenant.")
+@pass_context
+def consolidate(ctx: Context, as_of: str | None, tenant: str | None) -> None:
+    """Run the nightly consolidation now, one tenant per transaction, with a progress bar."""
+    totals: dict[str, int] = {}
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
+        moment = conn.execute("SELECT coalesce(%s::timestamptz, now())", (as_of,)).fetchone()[0]  # type: ignore[index]
+        if tenant is not None:
+            names = [tenant]
+        else:
+            names = [r[0] for r in conn.execute("SELECT tenant FROM cogmem.tenants ORDER BY tenant")]
+        with click.progressbar(names, label=f"consolidating up to {moment:%Y-%m-%d %H:%M}") as bar:
+            for name in bar:
+                try:
+                    rows = conn.execute(
+                        "SELECT decision, memories FROM cogmem.consolidate(%s, %s)", (moment, name)
+                    ).fetchall()
+                except psycopg.Error as exc:
+                    raise click.ClickException(str(exc).strip()) from exc
+                for decision, count in rows:
+                    totals[decision] = totals.get(decision, 0) + count
+    if not totals:
+        click.echo("nothing to do: this night is already consolidated")
+    for decision in sorted(totals):
+        click.echo(f"{decision:10} {totals[decision]}")
+
+
+@main.command()
 @pass_context
 def demo(ctx: Context) -> None:
     """Run the Monday/Wednesday story end to end."""

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
@@ -43,6 +44,31 @@ class RecallItem:
     score: float
     reason: str
     rule_id: int | None
+
+
+@dataclass(frozen=True)
+class Observation:
+    turn_id: int
+    memory_id: int | None
+    ring: str | None
+    topics: list[str] | None
+    action: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    tenant: str
+    decision: str
+    memories: int
+
+
+@dataclass(frozen=True)
+class Sibling:
+    sibling_id: int
+    content: str
+    similarity: float
+    differs: list[str]
 
 
 @dataclass(frozen=True)
@@ -226,3 +252,36 @@ class Client:
             row = c.execute("SELECT redacted, redactions FROM cogmem.redact(%s)", (content,)).fetchone()
             assert row is not None
             return row[0], list(row[1])
+
+    def observe(
+        self,
+        tenant: str,
+        conversation: str,
+        role: str,
+        content: str,
+        embedding: Sequence[float] | None = None,
+        at: datetime | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> Observation:
+        vector = self._vector(content, embedding)
+        with self.connection(conn) as c, c.cursor(row_factory=class_row(Observation)) as cur:
+            cur.execute(
+                "SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s, coalesce(%s, now()))",
+                (tenant, conversation, role, content, vector, at),
+            )
+            row = cur.fetchone()
+            assert row is not None
+            return row
+
+    def consolidate(
+        self, as_of: datetime | None = None, tenant: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> list[Decision]:
+        with self.connection(conn) as c, c.cursor(row_factory=class_row(Decision)) as cur:
+            cur.execute("SELECT * FROM cogmem.consolidate(coalesce(%s, now()), %s)", (as_of, tenant))
+            return cur.fetchall()
+
+    def siblings(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> list[Sibling]:
+        with self.connection(conn) as c, c.cursor(row_factory=class_row(Sibling)) as cur:
+            cur.execute("SELECT * FROM cogmem.siblings(%s, %s)", (tenant, memory_id))
+            return cur.fetchall()

@@ -191,6 +191,9 @@ class Cluster:
                 f"port = {self.port}\n"
                 "shared_preload_libraries = 'pg_cron'\n"
                 f"cron.database_name = '{DATABASE}'\n"
+                # pg_cron runs jobs in background workers: the cluster listens on no TCP address.
+                "cron.use_background_workers = on\n"
+                "max_worker_processes = 16\n"
                 "max_connections = 50\n"
                 "shared_buffers = 256MB\n"
             )

@@ -284,3 +284,13 @@ $$;
 COMMENT ON FUNCTION cogmem.feedback(uuid, real) IS
 'Records the outcome (0..1) of a recall cycle and credits exactly the memories it injected. '
 'success_score = mean outcome of the cycles a memory was injected in; repeated feedback replaces.';
+
+-- Drivers send floating-point parameters as double precision, which PostgreSQL will not narrow to real
+-- on its own when it picks a function: this overload accepts them.
+CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome double precision)
+RETURNS integer
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$ SELECT cogmem.feedback($1, $2::real) $$;
+COMMENT ON FUNCTION cogmem.feedback(uuid, double precision) IS
+'cogmem.feedback(recall_id, outcome real) for double precision outcomes (what drivers send for a float).';

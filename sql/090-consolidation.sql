@@ -12,7 +12,7 @@
 --              long_term (preferences and routines to habits), or is flagged when
 --              promote_automatically is off
 --   weaken     recalled >= weaken_min_recalls with success < weaken_max_success: confidence halves,
---              again every night it holds
+--              again every night it holds, down to 0.001 (it stays, ranked last, for a person to review)
 --   fade       never recalled, not reinforced, unused for forget_after: confidence - forget_step for
 --              every forget_after of disuse
 --   forget     faded below forget_below: deleted (the deletion is recorded, the text is not kept)
@@ -151,10 +151,10 @@ BEGIN
 
     -- weaken (every night it holds: the night record makes it once per night)
     WITH done AS (
-        UPDATE cogmem.memories AS m SET confidence = m.confidence / 2, updated_at = p_as_of
+        UPDATE cogmem.memories AS m SET confidence = greatest(m.confidence / 2, 0.001), updated_at = p_as_of
         FROM cogmem.memory_stats AS s
         WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id
-          AND NOT m.ring = ANY (v_protected)
+          AND NOT m.ring = ANY (v_protected) AND m.confidence > 0.001
           AND s.recall_count >= t.weaken_min_recalls AND s.success_score < t.weaken_max_success
         RETURNING m.memory_id, m.confidence
     ), logged AS (

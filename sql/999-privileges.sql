@@ -31,6 +31,7 @@ GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb),
 cogmem.recall(text, text, public.vector, text[], integer, text),
 cogmem.feedback(uuid, real),
+cogmem.feedback(uuid, double precision),
 cogmem.detect_topics(text, text),
 cogmem.topic_keywords(text),
 cogmem.route(text),

@@ -73,3 +73,13 @@ def test_root_checkout_in_a_private_directory_gets_a_reachable_home(tmp_path, mo
         assert home == private / "checkout" / ".cogmem"
     monkeypatch.setenv("COGMEM_HOME", str(tmp_path / "mine"))
     assert Cluster.default().home == tmp_path / "mine"
+
+
+def test_consolidate_command(dsn):
+    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "remember", "acme", "staging server IP: 192.168.1.50")
+    out = run("--dsn", dsn, "consolidate", "--as-of", "2099-01-01T03:00:00Z")
+    assert "forget     1" in out and "protect    0" in out
+    assert run("--dsn", dsn, "consolidate", "--as-of", "2099-01-01T03:00:00Z").endswith(
+        "nothing to do: this night is already consolidated\n"
+    )

@@ -65,3 +65,12 @@ def test_joins_the_callers_transaction(client, dsn):
 def test_errors_surface_as_psycopg_errors(client):
     with pytest.raises(psycopg.errors.UndefinedObject, match='unknown tenant "ghost"'):
         client.remember("ghost", "hello")
+
+
+def test_observe_consolidate_and_siblings(client):
+    client.create_tenant("acme")
+    observed = client.observe("acme", "c1", "user", "Never restart the servers at night")
+    assert (observed.ring, observed.action, observed.reason) == ("dos_and_donts", "created", "routed to dos_and_donts")
+    decisions = {d.decision: d.memories for d in client.consolidate(tenant="acme")}
+    assert decisions["protect"] == 1
+    assert client.siblings("acme", observed.memory_id) == []

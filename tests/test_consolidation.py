@@ -1,0 +1,260 @@
+"""sql/090-consolidation.sql and 095-schedule.sql: the nightly consolidation, simulated night by night."""
+
+import time
+from datetime import datetime, timedelta
+
+import numpy as np
+import psycopg
+import pytest
+
+from cogmem_pg.migrate import install
+from tests.conftest import CLUSTER, blend, one, unit_vector
+
+STALE = "staging server IP: 192.168.1.50"
+RULE = "Don't restart the server at night"
+
+
+def remember(db, tenant, content, ring=None, topics=None):
+    return one(db, "SELECT memory_id FROM cogmem.remember(%s, %s, %s, %s)", (tenant, content, ring, topics))
+
+
+def recall_with_outcome(db, tenant, message, topics, outcome):
+    rows = db.execute(
+        "SELECT recall_id, memory_id FROM cogmem.recall(%s, %s, topics => %s)", (tenant, message, topics)
+    ).fetchall()
+    db.execute("SELECT cogmem.feedback(%s, %s)", (rows[0][0], outcome))
+    return [r[1] for r in rows]
+
+
+def night(db, start: datetime, n: int, tenant: str | None = None) -> dict[str, int]:
+    rows = db.execute(
+        "SELECT tenant, decision, memories FROM cogmem.consolidate(%s, %s)", (start + timedelta(days=n), tenant)
+    ).fetchall()
+    return {decision: count for _, decision, count in rows}
+
+
+def memory(db, tenant, memory_id):
+    return db.execute(
+        "SELECT ring::text, round(confidence::numeric, 4)::float, reinforced FROM cogmem.memories"
+        " WHERE tenant = %s AND memory_id = %s",
+        (tenant, memory_id),
+    ).fetchone()
+
+
+def test_180_nights_then_five_years(db, tenant):
+    stale = remember(db, tenant, STALE)
+    start = one(db, "SELECT created_at FROM cogmem.memories WHERE memory_id = %s", (stale,))
+    rule = remember(db, tenant, RULE)
+    proven = remember(db, tenant, "Invoices for Acme are sent from billing@acme.example", topics=["billing"])
+    failing = remember(
+        db, tenant, "The VAT rate for card payments is 18 percent", topics=["payments"], ring="long_term"
+    )
+    assert one(db, "SELECT ring::text FROM cogmem.memories WHERE memory_id = %s", (stale,)) == "fresh"
+
+    for _ in range(3):  # recalled three times, and it helped every time
+        assert proven in recall_with_outcome(
+            db, tenant, "who sends the invoices from billing@acme.example", ["billing"], 1.0
+        )
+    for _ in range(2):  # recalled twice, and it was wrong both times
+        assert failing in recall_with_outcome(db, tenant, "what VAT rate do card payments use", ["payments"], 0.0)
+    stats = dict(db.execute("SELECT memory_id, success_score FROM cogmem.memory_stats").fetchall())
+    assert (stats[proven], stats[failing], stats[stale]) == (1.0, 0.0, None)
+
+    first = night(db, start, 1)
+    assert first["promote"] == 1 and first["reinforce"] == 1 and first["weaken"] == 1
+    assert memory(db, tenant, proven) == ("long_term", 1.0, True)
+    assert memory(db, tenant, failing) == ("long_term", 0.25, False)
+    assert night(db, start, 2)["weaken"] == 1
+    assert memory(db, tenant, failing)[1] == 0.125  # again, night after night
+    night(db, start, 3)
+    assert memory(db, tenant, failing)[1] == 0.0625
+
+    # The stale fact is never recalled: -0.1 per 30 days of disuse, deleted below 0.2, i.e. on night 120.
+    confidence = {}
+    for n in range(4, 181):
+        decisions = night(db, start, n)
+        row = memory(db, tenant, stale)
+        confidence[n] = row[1] if row else None
+        if n == 120:
+            assert decisions["forget"] == 1
+    assert (confidence[29], confidence[30], confidence[60], confidence[90], confidence[119]) == (
+        0.5,
+        0.4,
+        0.3,
+        0.2,
+        0.2,
+    )
+    assert confidence[120] is None
+    deleted = db.execute(
+        "SELECT detail->>'reason', at FROM cogmem.memory_events WHERE memory_id = %s AND event = 'deleted'", (stale,)
+    ).fetchone()
+    assert deleted == ("forgotten", start + timedelta(days=120))
+    assert STALE not in one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.memory_events AS t")
+
+    for n in range(187, 5 * 365 + 1, 7):  # weekly nights for five years
+        night(db, start, n)
+    assert memory(db, tenant, rule) == ("dos_and_donts", 0.5, False)
+    rows = db.execute(
+        "SELECT layer, memory_id FROM cogmem.recall(%s, 'Can we restart the server tonight?')", (tenant,)
+    ).fetchall()
+    assert ("dos_and_donts", rule) in rows
+    assert memory(db, tenant, proven) == ("long_term", 1.0, True)  # reinforced: it no longer fades
+
+
+def test_a_proven_preference_becomes_a_habit_or_a_candidate(db, tenant):
+    start = one(db, "SELECT now()")
+    habit = remember(db, tenant, "Ali prefers maintenance calls in the morning", topics=["meeting"])
+    for _ in range(3):
+        recall_with_outcome(db, tenant, "when does Ali like maintenance calls", ["meeting"], 1.0)
+    night(db, start, 1)
+    assert memory(db, tenant, habit)[0] == "habits"
+
+    db.execute("SELECT cogmem.create_tenant('careful')")
+    db.execute("UPDATE cogmem.tenants SET promote_automatically = false WHERE tenant = 'careful'")
+    fact = remember(db, "careful", "Invoices are sent on the 1st", topics=["billing"])
+    for _ in range(3):
+        recall_with_outcome(db, "careful", "when are invoices sent", ["billing"], 1.0)
+    assert night(db, start, 1, "careful")["promote"] == 1
+    assert memory(db, "careful", fact)[0] == "fresh"
+    assert one(db, "SELECT promotion_candidate FROM cogmem.memory_stats WHERE memory_id = %s", (fact,)) is True
+
+
+def backfill(db, tenant, memory_id, vector):
+    db.execute(
+        "UPDATE cogmem.memories SET embedding = %s, updated_at = now() WHERE tenant = %s AND memory_id = %s",
+        (np.asarray(vector, dtype=np.float32), tenant, memory_id),
+    )
+
+
+def test_near_duplicates_merge_with_summed_statistics(db, tenant):
+    start = one(db, "SELECT now()")
+    a = remember(db, tenant, "Nightly backups of db-1 run at 02:00", topics=["backup"])
+    b = remember(db, tenant, "db-1 is backed up every night at 02:00", topics=["backup", "database"])
+    recall_with_outcome(db, tenant, "when do the backups of db-1 run", ["backup"], 1.0)
+    recall_with_outcome(db, tenant, "db-1 backup time", ["backup"], 0.5)
+    db.execute("UPDATE cogmem.memories SET confidence = 0.7 WHERE memory_id = %s", (b,))
+    base = unit_vector(21)
+    backfill(db, tenant, a, base)  # embeddings arrive later, e.g. from a backfill job
+    backfill(db, tenant, b, blend(base, unit_vector(22), 0.2))
+    before = db.execute(
+        "SELECT sum(recall_count), sum(outcome_count), sum(outcome_sum) FROM cogmem.memory_stats"
+        " WHERE memory_id IN (%s, %s)",
+        (a, b),
+    ).fetchone()
+    assert night(db, start, 1)["merge"] == 1
+    kept = db.execute("SELECT memory_id, topics FROM cogmem.memories").fetchall()
+    assert kept == [(b, ["backup", "database"])]  # the more confident one stays
+    after = db.execute(
+        "SELECT recall_count, outcome_count, outcome_sum FROM cogmem.memory_stats WHERE memory_id = %s", (b,)
+    ).fetchone()
+    assert after == before
+    events = db.execute(
+        "SELECT memory_id, event, detail->>'into' FROM cogmem.memory_events"
+        " WHERE event IN ('merged', 'deleted') ORDER BY memory_id"
+    ).fetchall()
+    assert events == [(a, "deleted", str(b)), (b, "merged", None)]
+
+
+def test_staging_and_production_stay_siblings(db, tenant):
+    start = one(db, "SELECT now()")
+    staging = remember(db, tenant, "Deploy the shop with make deploy on staging", topics=["deployment"])
+    production = remember(db, tenant, "Deploy the shop with make deploy on production", topics=["deployment"])
+    base = unit_vector(31)
+    backfill(db, tenant, staging, base)
+    backfill(db, tenant, production, blend(base, unit_vector(32), 0.1))
+    assert night(db, start, 1)["sibling"] == 1
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 2
+    assert db.execute("SELECT sibling_id, differs FROM cogmem.siblings(%s, %s)", (tenant, staging)).fetchall() == [
+        (production, ["production"])
+    ]
+    rows = db.execute(
+        "SELECT memory_id, reason FROM cogmem.recall(%s, 'how do I deploy the shop on staging')", (tenant,)
+    ).fetchall()
+    reasons = dict(rows)
+    assert f"sibling #{production} for production" in reasons[staging]
+
+
+def test_rerunning_a_night_changes_nothing(db, tenant):
+    start = one(db, "SELECT now()")
+    remember(db, tenant, STALE)
+    night(db, start, 45)
+    snapshot = db.execute("SELECT * FROM cogmem.memories JOIN cogmem.memory_stats USING (tenant, memory_id)").fetchall()
+    events = one(db, "SELECT count(*) FROM cogmem.memory_events")
+    assert night(db, start, 45) == {}
+    assert (
+        db.execute("SELECT * FROM cogmem.memories JOIN cogmem.memory_stats USING (tenant, memory_id)").fetchall()
+        == snapshot
+    )
+    assert one(db, "SELECT count(*) FROM cogmem.memory_events") == events
+    assert one(db, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") == 2
+    report = dict(db.execute("SELECT decision, memories FROM cogmem.consolidation_report").fetchall())
+    assert report["fade"] == 1 and report["forget"] == 0
+
+
+def test_a_crash_after_some_tenants_is_completed_by_the_next_run(db, tenant):
+    start = one(db, "SELECT now()")
+    db.execute("SELECT cogmem.create_tenant('beta')")
+    remember(db, tenant, STALE)
+    remember(db, "beta", STALE)
+    as_of = start + timedelta(days=31)
+    # The run died after committing acme's night: only that tenant's night is recorded.
+    db.execute("SELECT * FROM cogmem._consolidate_tenant(%s, %s, NULL)", (tenant, as_of))
+    rows = db.execute("SELECT tenant, decision, memories FROM cogmem.consolidate(%s)", (as_of,)).fetchall()
+    assert {r[0] for r in rows} == {"beta"}
+    assert db.execute(
+        "SELECT tenant, round(confidence::numeric, 2)::float FROM cogmem.memories ORDER BY 1"
+    ).fetchall() == [("acme", 0.4), ("beta", 0.4)]
+
+
+def test_nightly_procedure_commits_per_tenant_and_respects_the_lock(db, dsn, tenant):
+    remember(db, tenant, STALE)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CALL cogmem.consolidate_nightly(now() + interval '31 days')")
+    assert db.execute("SELECT status, tenants_done FROM cogmem.consolidation_runs").fetchall() == [("finished", 1)]
+    assert one(db, "SELECT round(confidence::numeric, 2)::float FROM cogmem.memories") == 0.4
+
+    notices: list[str] = []
+    with psycopg.connect(dsn, autocommit=True) as holder, psycopg.connect(dsn, autocommit=True) as conn:
+        holder.execute("SELECT pg_advisory_lock(hashtext('cogmem.consolidate'))")
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+        conn.execute("CALL cogmem.consolidate_nightly(now() + interval '61 days')")
+    assert notices == ["cogmem.consolidate_nightly skipped: another consolidation is running"]
+    assert one(db, "SELECT count(*) FROM cogmem.consolidation_runs") == 1
+
+
+def test_consolidate_input_errors(db, tenant):
+    with pytest.raises(psycopg.errors.NullValueNotAllowed) as err:
+        db.execute("SELECT * FROM cogmem.consolidate(NULL)")
+    assert err.value.diag.message_hint == "Pass the moment to consolidate up to, e.g. now()."
+    with pytest.raises(psycopg.errors.UndefinedObject):
+        db.execute("SELECT * FROM cogmem.consolidate(now(), 'ghost')")
+
+
+def test_schedule_outside_the_pg_cron_database_explains_what_to_do(db):
+    with pytest.raises(psycopg.errors.UndefinedObject) as err:
+        db.execute("SELECT cogmem.schedule_nightly()")
+    assert err.value.diag.message_primary == f'pg_cron is not installed in database "{db.info.dbname}"'
+    assert "cron.schedule_in_database('cogmem-nightly', '0 3 * * *'" in err.value.diag.message_hint
+    assert one(db, "SELECT cogmem.unschedule_nightly()") is False
+
+
+def test_pg_cron_runs_the_nightly_job():
+    dsn = CLUSTER.dsn("cogmem")  # the database pg_cron serves in this cluster (cron.database_name)
+    install(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            job_id = one(conn, "SELECT cogmem.schedule_nightly('* * * * *')")
+            assert one(conn, "SELECT cogmem.schedule_nightly('* * * * *')") == job_id  # same job, rescheduled
+            assert conn.execute("SELECT schedule, command FROM cron.job WHERE jobid = %s", (job_id,)).fetchone() == (
+                "* * * * *",
+                "CALL cogmem.consolidate_nightly()",
+            )
+            deadline = time.monotonic() + 75  # the next minute boundary
+            status = None
+            while time.monotonic() < deadline and status != "succeeded":
+                time.sleep(2)
+                status = one(conn, "SELECT max(status) FROM cron.job_run_details WHERE jobid = %s", (job_id,))
+            assert status == "succeeded"
+            assert one(conn, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") >= 1
+        finally:
+            conn.execute("SELECT cogmem.unschedule_nightly()")
