@@ -165,15 +165,15 @@ SELECT
     m.content,
     m.topics,
     m.token_estimate,
-    m.confidence,
-    m.reinforced,
+    s.confidence,
+    s.reinforced,
     s.recall_count,
     s.rehearsal_count,
     s.outcome_count,
     s.success_score,
     s.last_recalled_at,
     cogmem.strength(
-        now() - coalesce(s.last_recalled_at, m.created_at), CASE WHEN m.reinforced THEN NULL ELSE l.half_life END
+        now() - coalesce(s.last_recalled_at, m.created_at), CASE WHEN s.reinforced THEN NULL ELSE l.half_life END
     ) AS strength,
     m.embedding IS NOT NULL AS embedded,
     m.redactions,

@@ -152,10 +152,10 @@ BEGIN
                    CASE WHEN p.lexical_rank IS NOT NULL AND NOT m.topics && v_topics THEN cardinality(ARRAY(
                        SELECT unnest(tsvector_to_array(m.search)) INTERSECT SELECT unnest(v_lexemes))) END AS matched,
                    cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at),
-                                   CASE WHEN m.reinforced THEN NULL ELSE l.half_life END) AS strength,
+                                   CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
                    coalesce(v_w_lexical / (v_k + p.lexical_rank), 0) + coalesce(v_w_vector / (v_k + p.semantic_rank), 0)
                    + coalesce(v_w_topic / (v_k + p.topic_rank), 0) AS fused,
-                   m.confidence
+                   s.confidence
             FROM pool AS p
             JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = p.memory_id
             JOIN cogmem.memory_stats AS s ON s.tenant = v_tenant AND s.memory_id = p.memory_id

@@ -87,7 +87,7 @@ BEGIN
         SELECT m.memory_id INTO v_keep
         FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
         WHERE m.tenant = p_tenant AND m.memory_id IN (v_pair.a_id, v_pair.b_id)
-        ORDER BY m.confidence DESC, s.recall_count DESC, m.memory_id
+        ORDER BY s.confidence DESC, s.recall_count DESC, m.memory_id
         LIMIT 1;
         v_drop := CASE WHEN v_keep = v_pair.a_id THEN v_pair.b_id ELSE v_pair.a_id END;
         UPDATE cogmem.memory_stats AS k
@@ -111,11 +111,10 @@ BEGIN
 
     -- reinforce
     WITH done AS (
-        UPDATE cogmem.memories AS m SET confidence = 1, reinforced = true, updated_at = p_as_of
-        FROM cogmem.memory_stats AS s
-        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id AND NOT m.reinforced
+        UPDATE cogmem.memory_stats AS s SET confidence = 1, reinforced = true
+        WHERE s.tenant = p_tenant AND NOT s.reinforced
           AND s.recall_count >= t.reinforce_min_recalls AND s.success_score > t.reinforce_min_success
-        RETURNING m.memory_id
+        RETURNING s.memory_id
     ), logged AS (
         INSERT INTO cogmem.memory_events (tenant, memory_id, event, at)
         SELECT p_tenant, d.memory_id, 'reinforced', p_as_of FROM done AS d
@@ -151,12 +150,12 @@ BEGIN
 
     -- weaken (every night it holds: the night record makes it once per night)
     WITH done AS (
-        UPDATE cogmem.memories AS m SET confidence = greatest(m.confidence / 2, 0.001), updated_at = p_as_of
-        FROM cogmem.memory_stats AS s
-        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id
-          AND NOT m.ring = ANY (v_protected) AND m.confidence > 0.001
+        UPDATE cogmem.memory_stats AS s SET confidence = greatest(s.confidence / 2, 0.001)
+        FROM cogmem.memories AS m
+        WHERE s.tenant = p_tenant AND m.tenant = p_tenant AND m.memory_id = s.memory_id
+          AND NOT m.ring = ANY (v_protected) AND s.confidence > 0.001
           AND s.recall_count >= t.weaken_min_recalls AND s.success_score < t.weaken_max_success
-        RETURNING m.memory_id, m.confidence
+        RETURNING s.memory_id, s.confidence
     ), logged AS (
         INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
         SELECT p_tenant, d.memory_id, 'weakened', jsonb_build_object('confidence', d.confidence), p_as_of
@@ -167,23 +166,18 @@ BEGIN
 
     -- fade: one forget_step per whole forget_after of disuse not yet charged (forget_steps remembers)
     WITH due AS (
-        SELECT m.memory_id,
+        SELECT s.memory_id,
                floor(extract(EPOCH FROM p_as_of - coalesce(s.last_recalled_at, m.created_at))
-                     / extract(EPOCH FROM t.forget_after))::integer AS steps,
-               s.forget_steps
+                     / extract(EPOCH FROM t.forget_after))::integer AS steps
         FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
-        WHERE m.tenant = p_tenant AND s.recall_count = 0 AND NOT m.reinforced AND NOT m.ring = ANY (v_protected)
+        WHERE m.tenant = p_tenant AND s.recall_count = 0 AND NOT s.reinforced AND NOT m.ring = ANY (v_protected)
           AND coalesce(s.last_recalled_at, m.created_at) <= p_as_of - t.forget_after
-    ), charged AS (
-        UPDATE cogmem.memory_stats AS s SET forget_steps = d.steps
-        FROM due AS d
-        WHERE s.tenant = p_tenant AND s.memory_id = d.memory_id AND d.steps > d.forget_steps
-        RETURNING s.memory_id, d.steps - d.forget_steps AS new_steps
     )
-    UPDATE cogmem.memories AS m
-    SET confidence = greatest(0, round((m.confidence - c.new_steps * t.forget_step)::numeric, 6)), updated_at = p_as_of
-    FROM charged AS c
-    WHERE m.tenant = p_tenant AND m.memory_id = c.memory_id;
+    UPDATE cogmem.memory_stats AS s
+    SET confidence = greatest(0, round((s.confidence - (d.steps - s.forget_steps) * t.forget_step)::numeric, 6)),
+        forget_steps = d.steps
+    FROM due AS d
+    WHERE s.tenant = p_tenant AND s.memory_id = d.memory_id AND d.steps > s.forget_steps;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('fade', v_count);
 
@@ -192,9 +186,9 @@ BEGIN
         DELETE FROM cogmem.memories AS m
         USING cogmem.memory_stats AS s
         WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id
-          AND s.recall_count = 0 AND NOT m.reinforced AND NOT m.ring = ANY (v_protected)
-          AND m.confidence < t.forget_below
-        RETURNING m.memory_id, m.ring, m.confidence
+          AND s.recall_count = 0 AND NOT s.reinforced AND NOT m.ring = ANY (v_protected)
+          AND s.confidence < t.forget_below
+        RETURNING m.memory_id, m.ring, s.confidence
     ), logged AS (
         INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
         SELECT p_tenant, g.memory_id, 'deleted',

@@ -35,7 +35,7 @@ def night(db, start: datetime, n: int, tenant: str | None = None) -> dict[str, i
 
 def memory(db, tenant, memory_id):
     return db.execute(
-        "SELECT ring::text, round(confidence::numeric, 4)::float, reinforced FROM cogmem.memories"
+        "SELECT ring::text, round(confidence::numeric, 4)::float, reinforced FROM cogmem.memory_overview"
         " WHERE tenant = %s AND memory_id = %s",
         (tenant, memory_id),
     ).fetchone()
@@ -132,7 +132,7 @@ def test_near_duplicates_merge_with_summed_statistics(db, tenant):
     b = remember(db, tenant, "db-1 is backed up every night at 02:00", topics=["backup", "database"])
     recall_with_outcome(db, tenant, "when do the backups of db-1 run", ["backup"], 1.0)
     recall_with_outcome(db, tenant, "db-1 backup time", ["backup"], 0.5)
-    db.execute("UPDATE cogmem.memories SET confidence = 0.7 WHERE memory_id = %s", (b,))
+    db.execute("UPDATE cogmem.memory_stats SET confidence = 0.7 WHERE memory_id = %s", (b,))
     base = unit_vector(21)
     backfill(db, tenant, a, base)  # embeddings arrive later, e.g. from a backfill job
     backfill(db, tenant, b, blend(base, unit_vector(22), 0.2))
@@ -202,7 +202,7 @@ def test_a_crash_after_some_tenants_is_completed_by_the_next_run(db, tenant):
     rows = db.execute("SELECT tenant, decision, memories FROM cogmem.consolidate(%s)", (as_of,)).fetchall()
     assert {r[0] for r in rows} == {"beta"}
     assert db.execute(
-        "SELECT tenant, round(confidence::numeric, 2)::float FROM cogmem.memories ORDER BY 1"
+        "SELECT tenant, round(confidence::numeric, 2)::float FROM cogmem.memory_stats ORDER BY 1"
     ).fetchall() == [("acme", 0.4), ("beta", 0.4)]
 
 
@@ -211,7 +211,7 @@ def test_nightly_procedure_commits_per_tenant_and_respects_the_lock(db, dsn, ten
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CALL cogmem.consolidate_nightly(now() + interval '31 days')")
     assert db.execute("SELECT status, tenants_done FROM cogmem.consolidation_runs").fetchall() == [("finished", 1)]
-    assert one(db, "SELECT round(confidence::numeric, 2)::float FROM cogmem.memories") == 0.4
+    assert one(db, "SELECT round(confidence::numeric, 2)::float FROM cogmem.memory_stats") == 0.4
 
     notices: list[str] = []
     with psycopg.connect(dsn, autocommit=True) as holder, psycopg.connect(dsn, autocommit=True) as conn:

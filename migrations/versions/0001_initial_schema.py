@@ -98,8 +98,6 @@ CREATE TABLE cogmem.memories (
     ) STORED,
     token_estimate integer GENERATED ALWAYS AS (greatest(1, ceil(length(content) / 4.0)::integer)) STORED,
     embedding public.vector(384),
-    confidence real NOT NULL DEFAULT 0.5 CHECK (confidence BETWEEN 0 AND 1),
-    reinforced boolean NOT NULL DEFAULT false,
     redactions text[] NOT NULL DEFAULT '{}',
     source jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(source) = 'object'),
     created_at timestamptz NOT NULL DEFAULT now(),
@@ -109,11 +107,13 @@ CREATE TABLE cogmem.memories (
 COMMENT ON TABLE cogmem.memories IS
 'Learned memories, one ring each. Write through cogmem.remember(); read cogmem.memory_overview.';
 
--- Counters that every recall and feedback touch live in a narrow table of their own: updating them
--- never rewrites the wide row or its vector, full-text and topic index entries (HOT updates).
+-- What recall, feedback and the nightly consolidation change lives in a narrow table of its own:
+-- updating it never rewrites the wide row or its vector, full-text and topic index entries (HOT updates).
 CREATE TABLE cogmem.memory_stats (
     tenant text NOT NULL,
     memory_id bigint NOT NULL,
+    confidence real NOT NULL DEFAULT 0.5 CHECK (confidence BETWEEN 0 AND 1),
+    reinforced boolean NOT NULL DEFAULT false,
     recall_count integer NOT NULL DEFAULT 0,
     rehearsal_count integer NOT NULL DEFAULT 0,
     outcome_count integer NOT NULL DEFAULT 0,
@@ -126,8 +126,8 @@ CREATE TABLE cogmem.memory_stats (
     FOREIGN KEY (tenant, memory_id) REFERENCES cogmem.memories ON DELETE CASCADE
 ) WITH (fillfactor = 70);
 COMMENT ON TABLE cogmem.memory_stats IS
-'Per-memory usage: recalls, rehearsals (heard again), feedback outcomes (success_score = mean outcome), '
-'last rehearsal time (restarts the Ebbinghaus clock).';
+'Per-memory state: confidence, reinforced (decay stopped), recalls, rehearsals (heard again), feedback '
+'outcomes (success_score = mean outcome), last rehearsal time (restarts the Ebbinghaus clock).';
 CREATE UNIQUE INDEX memories_tenant_fingerprint_key ON cogmem.memories (tenant, fingerprint);
 CREATE INDEX memories_search_idx ON cogmem.memories USING gin (search);
 CREATE INDEX memories_topics_idx ON cogmem.memories USING gin (topics);
