@@ -83,7 +83,8 @@ def section(admin_dsn: str, dsn_for, scales: list[int]) -> list[str]:
     lines = [
         f"One night of `CALL cogmem.consolidate_nightly()` (one transaction per tenant) over {TENANTS:,} tenants.",
         "",
-        "| memories | load s | night s | per 1k memories | merge | sibling | reinforce | promote | weaken | fade | forget |",
+        "| memories | load s | night s | per 1k memories | merge | sibling | reinforce | promote | weaken | fade "
+        "| forget |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     nights: list[float] = []
