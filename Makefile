@@ -33,3 +33,4 @@ clean:
 
 bench: setup
 	$(BIN)/python bench/run.py
+	PYTHONPATH=. $(BIN)/python bench/consolidation.py --results bench/RESULTS.md

@@ -1,0 +1,39 @@
+"""sql/095-schedule.sql: the nightly consolidation as a pg_cron job."""
+
+import time
+
+import psycopg
+import pytest
+
+from cogmem_pg.migrate import install
+from tests.conftest import CLUSTER, one
+
+
+def test_schedule_outside_the_pg_cron_database_explains_what_to_do(db):
+    with pytest.raises(psycopg.errors.UndefinedObject) as err:
+        db.execute("SELECT cogmem.schedule_nightly()")
+    assert err.value.diag.message_primary == f'pg_cron is not installed in database "{db.info.dbname}"'
+    assert "cron.schedule_in_database('cogmem-nightly', '0 3 * * *'" in err.value.diag.message_hint
+    assert one(db, "SELECT cogmem.unschedule_nightly()") is False
+
+
+def test_pg_cron_runs_the_nightly_job():
+    dsn = CLUSTER.dsn("cogmem")  # the database pg_cron serves in this cluster (cron.database_name)
+    install(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            job_id = one(conn, "SELECT cogmem.schedule_nightly('* * * * *')")
+            assert one(conn, "SELECT cogmem.schedule_nightly('* * * * *')") == job_id  # same job, rescheduled
+            assert conn.execute("SELECT schedule, command FROM cron.job WHERE jobid = %s", (job_id,)).fetchone() == (
+                "* * * * *",
+                "CALL cogmem.consolidate_nightly()",
+            )
+            deadline = time.monotonic() + 75  # the next minute boundary
+            status = None
+            while time.monotonic() < deadline and status != "succeeded":
+                time.sleep(2)
+                status = one(conn, "SELECT max(status) FROM cron.job_run_details WHERE jobid = %s", (job_id,))
+            assert status == "succeeded"
+            assert one(conn, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") >= 1
+        finally:
+            conn.execute("SELECT cogmem.unschedule_nightly()")
