@@ -4,9 +4,10 @@
 into bench/RESULTS.md. Each scale loads a fresh database of the private cluster with set-based SQL:
 memories spread over the past year, a fifth of them recalled with mixed outcomes, the rest never
 recalled, so every decision has work to do: this first night is the heaviest a tenant sees. The load
-ends with VACUUM (ANALYZE), so autovacuum does not compete with the night being timed. The HNSW index is left out: building it over a million
-vectors takes longer than the night being measured, and the nightly near-duplicate search runs on the
-(tenant, ring) index then, for the memories created since the previous night.
+ends with VACUUM (ANALYZE), so autovacuum does not compete with the night being timed. The HNSW index
+is left out: building it over a million vectors takes longer than the night being measured, and the
+nightly near-duplicate search runs on the (tenant, ring) index then, for the memories created since
+the previous night.
 """
 
 from __future__ import annotations
