@@ -15,21 +15,28 @@ from cogmem_pg.cluster import Cluster, ClusterError
 from cogmem_pg.migrate import current_revision, head_revision, install
 
 
+def start_embedded() -> Cluster:
+    """Starts the embedded cluster (a no-op when it runs), turning its failures into CLI errors."""
+    cluster = Cluster.default()
+    try:
+        cluster.start()
+    except ClusterError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return cluster
+
+
 class Context:
     def __init__(self, dsn: str | None) -> None:
         self.explicit_dsn = dsn
 
+    def server_dsn(self) -> str:
+        """The server to use: the given DSN, or the embedded cluster, started if needed."""
+        return self.explicit_dsn or start_embedded().dsn()
+
     def dsn(self) -> str:
-        """The DSN to use; for the embedded cluster, start it and install the schema if needed."""
-        if self.explicit_dsn:
-            return self.explicit_dsn
-        cluster = Cluster.default()
-        try:
-            cluster.start()
-        except ClusterError as exc:
-            raise click.ClickException(str(exc)) from exc
-        dsn = cluster.dsn()
-        if current_revision(dsn) != head_revision():
+        """server_dsn(), with the schema installed first on the embedded cluster when it is not at head."""
+        dsn = self.server_dsn()
+        if not self.explicit_dsn and current_revision(dsn) != head_revision():
             install(dsn)
         return dsn
 
@@ -49,11 +56,7 @@ def main(ctx: click.Context, dsn: str | None) -> None:
 @main.command()
 def up() -> None:
     """Start the embedded cluster and install or upgrade the schema."""
-    cluster = Cluster.default()
-    try:
-        cluster.start()
-    except ClusterError as exc:
-        raise click.ClickException(str(exc)) from exc
+    cluster = start_embedded()
     revision = install(cluster.dsn())
     click.echo(f"cogmem is up: {cluster.dsn()} (schema {revision})")
 
@@ -93,10 +96,7 @@ def status(ctx: Context) -> None:
 @pass_context
 def migrate(ctx: Context) -> None:
     """Install or upgrade the cogmem schema (alembic revisions, then sql/)."""
-    dsn = ctx.explicit_dsn or Cluster.default().dsn()
-    if not ctx.explicit_dsn:
-        Cluster.default().start()
-    click.echo(f"cogmem schema at revision {install(dsn)}")
+    click.echo(f"cogmem schema at revision {install(ctx.server_dsn())}")
 
 
 @main.group()

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -23,6 +23,7 @@ from psycopg_pool import ConnectionPool
 from cogmem_pg.embed import Embedder, default_embedder
 
 Ring = Literal["shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,19 @@ class Client:
             return None
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
 
+    def _scalar(self, conn: psycopg.Connection | None, query: str, params: tuple[Any, ...]) -> Any:
+        """The single value a one-row query returns."""
+        with self.connection(conn) as c:
+            row = c.execute(query, params).fetchone()
+            assert row is not None
+            return row[0]
+
+    def _rows(self, conn: psycopg.Connection | None, row_type: type[T], query: str, params: tuple[Any, ...]) -> list[T]:
+        """Every row of a query as ``row_type`` dataclasses."""
+        with self.connection(conn) as c, c.cursor(row_factory=class_row(row_type)) as cur:
+            cur.execute(query, params)
+            return cur.fetchall()
+
     # -- the SQL API, 1:1 ----------------------------------------------------------------------------
     def create_tenant(self, tenant: str, language: str = "english", *, conn: psycopg.Connection | None = None) -> None:
         with self.connection(conn) as c:
@@ -160,14 +174,13 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> Memory:
         vector = self._vector(content, embedding)
-        with self.connection(conn) as c, c.cursor(row_factory=class_row(Memory)) as cur:
-            cur.execute(
-                "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %s, %s)",
-                (tenant, content, ring, list(topics) if topics is not None else None, vector, json.dumps(source or {})),
-            )
-            row = cur.fetchone()
-            assert row is not None
-            return row
+        (memory,) = self._rows(
+            conn,
+            Memory,
+            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %s, %s)",
+            (tenant, content, ring, list(topics) if topics is not None else None, vector, json.dumps(source or {})),
+        )
+        return memory
 
     def recall(
         self,
@@ -181,31 +194,22 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> Recall:
         vector = self._vector(message, embedding)
-        with self.connection(conn) as c, c.cursor(row_factory=class_row(RecallItem)) as cur:
-            cur.execute(
-                "SELECT * FROM cogmem.recall(%s, %s, %s, %s, %s, %s)",
-                (tenant, message, vector, list(topics) if topics is not None else None, budget, conversation),
-            )
-            items = cur.fetchall()
+        items = self._rows(
+            conn,
+            RecallItem,
+            "SELECT * FROM cogmem.recall(%s, %s, %s, %s, %s, %s)",
+            (tenant, message, vector, list(topics) if topics is not None else None, budget, conversation),
+        )
         return Recall(recall_id=items[0].recall_id if items else None, items=items)
 
     def feedback(self, recall_id: UUID, outcome: float, *, conn: psycopg.Connection | None = None) -> int:
-        with self.connection(conn) as c:
-            row = c.execute("SELECT cogmem.feedback(%s, %s::real)", (recall_id, outcome)).fetchone()
-            assert row is not None
-            return int(row[0])
+        return int(self._scalar(conn, "SELECT cogmem.feedback(%s, %s::real)", (recall_id, outcome)))
 
     def detect_topics(self, tenant: str, message: str, *, conn: psycopg.Connection | None = None) -> list[str]:
-        with self.connection(conn) as c:
-            row = c.execute("SELECT cogmem.detect_topics(%s, %s)", (tenant, message)).fetchone()
-            assert row is not None
-            return list(row[0])
+        return list(self._scalar(conn, "SELECT cogmem.detect_topics(%s, %s)", (tenant, message)))
 
     def route(self, content: str, *, conn: psycopg.Connection | None = None) -> str:
-        with self.connection(conn) as c:
-            row = c.execute("SELECT cogmem.route(%s)", (content,)).fetchone()
-            assert row is not None
-            return str(row[0])
+        return str(self._scalar(conn, "SELECT cogmem.route(%s)", (content,)))
 
     def add_bios_rule(
         self,
@@ -220,8 +224,9 @@ class Client:
         *,
         conn: psycopg.Connection | None = None,
     ) -> int:
-        with self.connection(conn) as c:
-            row = c.execute(
+        return int(
+            self._scalar(
+                conn,
                 "SELECT cogmem.add_bios_rule(%s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     category,
@@ -233,9 +238,8 @@ class Client:
                     list(topics) if topics is not None else None,
                     always_on,
                 ),
-            ).fetchone()
-            assert row is not None
-            return int(row[0])
+            )
+        )
 
     def retire_bios_rule(self, rule_id: int, reason: str, *, conn: psycopg.Connection | None = None) -> None:
         with self.connection(conn) as c:
@@ -265,23 +269,18 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> Observation:
         vector = self._vector(content, embedding)
-        with self.connection(conn) as c, c.cursor(row_factory=class_row(Observation)) as cur:
-            cur.execute(
-                "SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s, coalesce(%s, now()))",
-                (tenant, conversation, role, content, vector, at),
-            )
-            row = cur.fetchone()
-            assert row is not None
-            return row
+        (observation,) = self._rows(
+            conn,
+            Observation,
+            "SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s, coalesce(%s, now()))",
+            (tenant, conversation, role, content, vector, at),
+        )
+        return observation
 
     def consolidate(
         self, as_of: datetime | None = None, tenant: str | None = None, *, conn: psycopg.Connection | None = None
     ) -> list[Decision]:
-        with self.connection(conn) as c, c.cursor(row_factory=class_row(Decision)) as cur:
-            cur.execute("SELECT * FROM cogmem.consolidate(coalesce(%s, now()), %s)", (as_of, tenant))
-            return cur.fetchall()
+        return self._rows(conn, Decision, "SELECT * FROM cogmem.consolidate(coalesce(%s, now()), %s)", (as_of, tenant))
 
     def siblings(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> list[Sibling]:
-        with self.connection(conn) as c, c.cursor(row_factory=class_row(Sibling)) as cur:
-            cur.execute("SELECT * FROM cogmem.siblings(%s, %s)", (tenant, memory_id))
-            return cur.fetchall()
+        return self._rows(conn, Sibling, "SELECT * FROM cogmem.siblings(%s, %s)", (tenant, memory_id))
