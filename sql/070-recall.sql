@@ -179,9 +179,8 @@ BEGIN
                (q.fused * q.confidence * q.strength)::real AS score,
                concat_ws('; ', q.why,
                          'lexical #' || q.lexical_rank,
-                         'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')',
-                         cogmem._sibling_note(v_tenant, q.memory_id),
-                         'strength ' || round(q.strength::numeric, 2)) AS reason
+                         'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')') AS reason,
+               'strength ' || round(q.strength::numeric, 2) AS reason_tail
         FROM qualified AS q
         WHERE q.why IS NOT NULL
         UNION ALL
@@ -193,7 +192,8 @@ BEGIN
                               ELSE 'BIOS ' || r.category || ' rule for topic '
                                    || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
                                                             INTERSECT SELECT unnest(v_topics) ORDER BY 1), ',') END,
-                         r.severity::text, r.requirement, 'never cut')
+                         r.severity::text, r.requirement, 'never cut'),
+               NULL
         FROM cogmem.active_bios_rules AS r
         JOIN layers AS l ON l.layer = 'bios'
         WHERE (r.tenant IS NULL OR r.tenant = v_tenant)
@@ -209,7 +209,10 @@ BEGIN
             content := c.content;
             tokens := c.tokens;
             score := c.score;
-            reason := c.reason;
+            -- Siblings are looked up for injected memories only, not for every candidate.
+            reason := concat_ws('; ', c.reason,
+                                CASE WHEN c.memory_id IS NOT NULL THEN cogmem._sibling_note(v_tenant, c.memory_id) END,
+                                c.reason_tail);
             IF c.never_cut AND v_used > c.cumulative THEN
                 reason := reason || format('; over the budget up to this layer by %s tokens, taken from later layers',
                                            v_used - c.cumulative);
