@@ -2,8 +2,9 @@
 
 `python bench/consolidation.py [--scales 100000,1000000]` prints a Markdown section; `make bench` puts it
 into bench/RESULTS.md. Each scale loads a fresh database of the private cluster with set-based SQL:
-memories spread over the past year, a fifth of them recalled with mixed outcomes, the rest never
-recalled, so every decision has work to do: this first night is the heaviest a tenant sees. The load
+memories spread over the past year, every tenant with memories in every ring, a fifth of them recalled
+with mixed outcomes, the rest never recalled, so every decision has work to do: this first night is
+the heaviest a tenant sees. The load
 ends with VACUUM (ANALYZE), so autovacuum does not compete with the night being timed. The HNSW index
 is left out: building it over a million vectors takes longer than the night being measured, and the
 nightly near-duplicate search runs on the (tenant, ring) index then, for the memories created since
@@ -32,10 +33,10 @@ ALTER TABLE pool ADD PRIMARY KEY (i);
 ANALYZE pool;
 INSERT INTO cogmem.memories (tenant, ring, content, topics, embedding, created_at, updated_at)
 SELECT 't' || lpad((g %% %(tenants)s + 1)::text, 4, '0'),
-       (ARRAY['fresh', 'fresh', 'fresh', 'long_term', 'habits', 'procedures', 'shocks', 'dos_and_donts'])[1 + g %% 8]
-           ::cogmem.ring,
+       (ARRAY['fresh', 'fresh', 'fresh', 'long_term', 'habits', 'procedures', 'shocks', 'dos_and_donts'])
+           [1 + g / %(tenants)s %% 8]::cogmem.ring,
        'Memory ' || g || ' about web-' || (g %% 50) || ' and invoice ' || (g %% 997),
-       ARRAY[(ARRAY['server', 'billing', 'dns', 'backup'])[1 + g %% 4]],
+       ARRAY[(ARRAY['server', 'billing', 'dns', 'backup'])[1 + g / %(tenants)s %% 4]],
        p.v, c.at, c.at
 FROM generate_series(1, %(memories)s) AS g
 JOIN pool AS p ON p.i = g %% %(pool)s

@@ -85,15 +85,23 @@ def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
             raw = connection.connection.dbapi_connection
             assert raw is not None
             raw.execute(f"SELECT pg_advisory_xact_lock({_INSTALL_LOCK})")
+            raw.execute("SET LOCAL cogmem.installing = 'on'")
             preflight(raw)  # type: ignore[arg-type]
+            context = MigrationContext.configure(connection, opts={"version_table_schema": "cogmem"})
+            before = context.get_current_revision()
             config = alembic_config()
             config.attributes["connection"] = connection
             command.upgrade(config, revision)
             if apply_sql:
                 apply_sql_files(raw)  # type: ignore[arg-type]
-            current = MigrationContext.configure(
-                connection, opts={"version_table_schema": "cogmem"}
-            ).get_current_revision()
+            current = context.get_current_revision()
+            if apply_sql:  # the audit trail exists from here on: the upgrade is a governance event
+                raw.execute(
+                    "INSERT INTO cogmem.audit_log (tenant, level, event, detail)"
+                    " VALUES ('*', 'governance', 'schema_upgraded',"
+                    " jsonb_build_object('from', %s::text, 'to', %s::text, 'sql_files', %s::int))",
+                    (before, current, len(sql_files())),
+                )
     finally:
         engine.dispose()
     return current or ""

@@ -103,3 +103,40 @@ RETURN CASE
 END;
 COMMENT ON FUNCTION cogmem.strength(interval, interval) IS
 'Ebbinghaus strength exp(-ln 2 * age / half_life); 1 for rings that never decay (half_life NULL).';
+
+-- Tenant reach (row-level security, sql/110-isolation.sql).
+CREATE OR REPLACE FUNCTION cogmem._sees_every_tenant()
+RETURNS boolean
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT pg_has_role(current_user, 'cogmem_admin', 'USAGE')
+        OR EXISTS (SELECT FROM cogmem.tenant_access AS a WHERE a.tenant = '*');
+$$;
+COMMENT ON FUNCTION cogmem._sees_every_tenant() IS
+'True for members of cogmem_admin and for roles granted tenant ''*'' (row-level security shows a role '
+'only its own grants).';
+
+CREATE OR REPLACE FUNCTION cogmem._granted_tenants()
+RETURNS text[]
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT array_agg(a.tenant) FROM cogmem.tenant_access AS a;
+$$;
+COMMENT ON FUNCTION cogmem._granted_tenants() IS 'The tenants the current role was granted.';
+
+CREATE OR REPLACE FUNCTION cogmem._may_use_vault(p_tenant text)
+RETURNS boolean
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    -- Membership is checked here, not left to the row-level security of tenant_access: administrators
+    -- see every grant there, and must not hold every vault by that.
+    SELECT EXISTS (
+        SELECT FROM cogmem.tenant_access AS a
+        JOIN pg_roles AS r ON r.rolname = a.role_name
+        WHERE a.vault AND a.tenant IN (p_tenant, '*') AND pg_has_role(current_user, r.oid, 'USAGE')
+    );
+$$;
+COMMENT ON FUNCTION cogmem._may_use_vault(text) IS 'Whether the current role was granted this tenant''s vault.';

@@ -9,10 +9,12 @@ BEGIN
     RAISE EXCEPTION '% on %.% is not allowed: % rows are immutable', tg_op, tg_table_schema, tg_table_name,
         tg_table_name
         USING ERRCODE = 'object_not_in_prerequisite_state',
-              HINT = CASE tg_table_name
+              HINT = CASE WHEN tg_table_name LIKE 'audit_log%' THEN 'The audit trail is append-only. Erasure '
+                          'leaves a tombstone instead: cogmem.erase(tenant, memory_id, reason).' ELSE CASE tg_table_name
                   WHEN 'bios_rules' THEN 'Retire a rule with cogmem.retire_bios_rule(rule_id, reason) and add a new one.'
+                  WHEN 'audit_chain' THEN 'The audit trail is append-only; cogmem.verify_audit() checks it.'
                   ELSE 'These rows are append-only.'
-              END;
+              END END;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._refuse_change() IS

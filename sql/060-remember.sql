@@ -100,13 +100,15 @@ BEGIN
     END IF;
 
     INSERT INTO cogmem.memory_stats (tenant, memory_id) VALUES (v_tenant, v_near_id);
-    INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail)
-    VALUES (v_tenant, v_near_id, 'created',
+    -- The audit keeps where a memory came from as a hash: the source may name a person (erasure).
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    VALUES (v_tenant, 'write', v_near_id, 'created',
             jsonb_build_object('ring', v_ring, 'routed', p_ring IS NULL, 'topics', to_jsonb(v_topics),
-                               'embedded', v_embedding IS NOT NULL, 'source', v_source));
+                               'embedded', v_embedding IS NOT NULL,
+                               'source_sha256', encode(sha256(convert_to(v_source::text, 'UTF8')), 'hex')));
     IF cardinality(v_redactions) > 0 THEN
-        INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail)
-        VALUES (v_tenant, v_near_id, 'redacted', jsonb_build_object('kinds', to_jsonb(v_redactions)));
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+        VALUES (v_tenant, 'write', v_near_id, 'redacted', jsonb_build_object('kinds', to_jsonb(v_redactions)));
     END IF;
     RETURN QUERY SELECT v_near_id, v_ring::text, v_topics, 'created'::text, v_redactions;
 END;
@@ -147,8 +149,8 @@ BEGIN
     UPDATE cogmem.memory_stats AS s
     SET rehearsal_count = s.rehearsal_count + 1, last_recalled_at = now()
     WHERE s.tenant = p_tenant AND s.memory_id = p_memory_id;
-    INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail)
-    VALUES (p_tenant, p_memory_id, 'rehearsed', p_detail);
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    VALUES (p_tenant, 'write', p_memory_id, 'rehearsed', p_detail);
     RETURN QUERY
     SELECT m.memory_id, m.ring::text, m.topics, 'duplicate'::text, p_redactions
     FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id;

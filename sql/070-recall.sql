@@ -58,6 +58,9 @@ DECLARE
     v_used        integer := 0;
     v_layers      cogmem.layer[] := '{}';
     v_memory_ids  bigint[] := '{}';
+    v_sibling_note  text;
+    v_reason_tail   text;
+    v_audit_reasons text[] := '{}';
     v_rule_ids    bigint[] := '{}';
     v_scores      real[] := '{}';
     v_tokens      integer[] := '{}';
@@ -210,13 +213,17 @@ BEGIN
             tokens := c.tokens;
             score := c.score;
             -- Siblings are looked up for injected memories only, not for every candidate.
-            reason := concat_ws('; ', c.reason,
-                                CASE WHEN c.memory_id IS NOT NULL THEN cogmem._sibling_note(v_tenant, c.memory_id) END,
-                                c.reason_tail);
+            v_sibling_note := CASE WHEN c.memory_id IS NOT NULL THEN cogmem._sibling_note(v_tenant, c.memory_id) END;
+            v_reason_tail := c.reason_tail;
             IF c.never_cut AND v_used > c.cumulative THEN
-                reason := reason || format('; over the budget up to this layer by %s tokens, taken from later layers',
-                                           v_used - c.cumulative);
+                v_reason_tail := concat_ws('; ', v_reason_tail,
+                    format('over the budget up to this layer by %s tokens, taken from later layers',
+                           v_used - c.cumulative));
             END IF;
+            reason := concat_ws('; ', c.reason, v_sibling_note, v_reason_tail);
+            -- The audit says that siblings were mentioned, not their details (which quote content).
+            v_audit_reasons := v_audit_reasons || concat_ws('; ', c.reason,
+                CASE WHEN v_sibling_note IS NOT NULL THEN 'siblings mentioned' END, v_reason_tail);
             v_layers := v_layers || c.layer;
             v_memory_ids := v_memory_ids || c.memory_id;
             v_rule_ids := v_rule_ids || c.rule_id;
@@ -233,6 +240,17 @@ BEGIN
     INSERT INTO cogmem.recall_items (tenant, recall_id, position, layer, memory_id, rule_id, score, tokens, reason)
     SELECT v_tenant, v_recall_id, i.n, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason
     FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_reasons)
+         WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, n);
+    INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
+    SELECT v_tenant, 'recall', 'recalled', v_recall_id,
+           jsonb_build_object(
+               'message_sha256', encode(sha256(convert_to(recall.message, 'UTF8')), 'hex'),
+               'conversation', recall.conversation, 'topics', to_jsonb(v_topics), 'budget', v_budget,
+               'tokens_used', v_used,
+               'items', coalesce(jsonb_agg(jsonb_build_object(
+                   'item', i.n, 'layer', i.layer, 'memory_id', i.memory_id, 'rule_id', i.rule_id,
+                   'score', i.score, 'tokens', i.tokens, 'reason', i.reason) ORDER BY i.n), '[]'))
+    FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_audit_reasons)
          WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, n);
     -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
     UPDATE cogmem.memory_stats AS s
@@ -281,6 +299,9 @@ BEGIN
       AND s.memory_id IN (SELECT i.memory_id FROM cogmem.recall_items AS i
                           WHERE i.tenant = v_tenant AND i.recall_id = feedback.recall_id);
     GET DIAGNOSTICS v_credited = ROW_COUNT;
+    INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
+    VALUES (v_tenant, 'outcome', 'feedback', feedback.recall_id,
+            jsonb_build_object('outcome', feedback.outcome, 'replaces', v_previous, 'memories_credited', v_credited));
     RETURN v_credited;
 END;
 $$;

@@ -19,6 +19,36 @@
 --   protect    shocks and dos_and_donts are never weakened, faded, merged away or deleted
 -- Protected rings and BIOS rules are otherwise left alone.
 
+-- Sibling links go with either memory. One join per DELETE statement rather than a foreign-key cascade
+-- per row: a night forgets hundreds of thousands of memories (see migration 0004).
+CREATE OR REPLACE FUNCTION cogmem._forget_sibling_links()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF tg_op = 'TRUNCATE' THEN
+        DELETE FROM cogmem.memory_siblings;
+        RETURN NULL;
+    END IF;
+    DELETE FROM cogmem.memory_siblings AS l USING gone AS g
+    WHERE l.tenant = g.tenant AND l.memory_id = g.memory_id;
+    DELETE FROM cogmem.memory_siblings AS l USING gone AS g
+    WHERE l.tenant = g.tenant AND l.sibling_id = g.memory_id;
+    RETURN NULL;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._forget_sibling_links() IS
+'Trigger function: removes the sibling links of deleted (or truncated) memories.';
+
+CREATE OR REPLACE TRIGGER memories_forget_sibling_links
+AFTER DELETE ON cogmem.memories
+REFERENCING OLD TABLE AS gone
+FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_sibling_links();
+CREATE OR REPLACE TRIGGER memories_truncate_sibling_links
+AFTER TRUNCATE ON cogmem.memories
+FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_sibling_links();
+
 CREATE OR REPLACE FUNCTION cogmem._consolidate_tenant(p_tenant text, p_as_of timestamptz, p_run_id bigint)
 RETURNS TABLE (decision text, memories integer)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -30,6 +60,7 @@ DECLARE
     v_since     timestamptz;
     t           cogmem.tenants;
     v_count     integer;
+    v_forgotten integer;
     v_counts    jsonb := '{}';
     v_pair      record;
     v_keep      bigint;
@@ -103,9 +134,9 @@ BEGIN
         FROM cogmem.memories AS d
         WHERE k.tenant = p_tenant AND k.memory_id = v_keep AND d.tenant = p_tenant AND d.memory_id = v_drop;
         DELETE FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_drop;
-        INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
-        VALUES (p_tenant, v_keep, 'merged', jsonb_build_object('absorbed', v_drop, 'similarity', round(v_pair.similarity::numeric, 4)), p_as_of),
-               (p_tenant, v_drop, 'deleted', jsonb_build_object('reason', 'merged', 'into', v_keep), p_as_of);
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
+        VALUES (p_tenant, 'lifecycle', v_keep, 'merged', jsonb_build_object('absorbed', v_drop, 'similarity', round(v_pair.similarity::numeric, 4)), p_as_of),
+               (p_tenant, 'lifecycle', v_drop, 'deleted', jsonb_build_object('reason', 'merged', 'into', v_keep), p_as_of);
         v_counts := v_counts || jsonb_build_object('merge', coalesce((v_counts ->> 'merge')::int, 0) + 1);
     END LOOP;
 
@@ -116,8 +147,8 @@ BEGIN
           AND s.recall_count >= t.reinforce_min_recalls AND s.success_score > t.reinforce_min_success
         RETURNING s.memory_id
     ), logged AS (
-        INSERT INTO cogmem.memory_events (tenant, memory_id, event, at)
-        SELECT p_tenant, d.memory_id, 'reinforced', p_as_of FROM done AS d
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, at)
+        SELECT p_tenant, 'lifecycle', d.memory_id, 'reinforced', p_as_of FROM done AS d
     )
     SELECT count(*) INTO v_count FROM done;
     v_counts := v_counts || jsonb_build_object('reinforce', v_count);
@@ -133,8 +164,8 @@ BEGIN
               AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success
             RETURNING m.memory_id, m.ring
         ), logged AS (
-            INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
-            SELECT p_tenant, d.memory_id, 'promoted', jsonb_build_object('from', 'fresh', 'to', d.ring), p_as_of
+            INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
+            SELECT p_tenant, 'lifecycle', d.memory_id, 'promoted', jsonb_build_object('from', 'fresh', 'to', d.ring), p_as_of
             FROM done AS d
         )
         SELECT count(*) INTO v_count FROM done;
@@ -157,46 +188,49 @@ BEGIN
           AND s.recall_count >= t.weaken_min_recalls AND s.success_score < t.weaken_max_success
         RETURNING s.memory_id, s.confidence
     ), logged AS (
-        INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
-        SELECT p_tenant, d.memory_id, 'weakened', jsonb_build_object('confidence', d.confidence), p_as_of
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
+        SELECT p_tenant, 'lifecycle', d.memory_id, 'weakened', jsonb_build_object('confidence', d.confidence), p_as_of
         FROM done AS d
     )
     SELECT count(*) INTO v_count FROM done;
     v_counts := v_counts || jsonb_build_object('weaken', v_count);
 
-    -- fade: one forget_step per whole forget_after of disuse not yet charged (forget_steps remembers)
-    WITH due AS (
-        SELECT s.memory_id,
-               floor(extract(EPOCH FROM p_as_of - coalesce(s.last_recalled_at, m.created_at))
-                     / extract(EPOCH FROM t.forget_after))::integer AS steps
+    -- fade and forget in one pass: one forget_step per whole forget_after of disuse not yet charged
+    -- (forget_steps remembers); what ends below forget_below is deleted instead of updated.
+    WITH unused AS (
+        SELECT s.memory_id, m.ring, s.confidence, s.forget_steps,
+               CASE WHEN coalesce(s.last_recalled_at, m.created_at) <= p_as_of - t.forget_after
+                    THEN floor(extract(EPOCH FROM p_as_of - coalesce(s.last_recalled_at, m.created_at))
+                               / extract(EPOCH FROM t.forget_after))::integer
+                    ELSE 0
+               END AS steps
         FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
         WHERE m.tenant = p_tenant AND s.recall_count = 0 AND NOT s.reinforced AND NOT m.ring = ANY (v_protected)
-          AND coalesce(s.last_recalled_at, m.created_at) <= p_as_of - t.forget_after
-    )
-    UPDATE cogmem.memory_stats AS s
-    SET confidence = greatest(0, round((s.confidence - (d.steps - s.forget_steps) * t.forget_step)::numeric, 6)),
-        forget_steps = d.steps
-    FROM due AS d
-    WHERE s.tenant = p_tenant AND s.memory_id = d.memory_id AND d.steps > s.forget_steps;
-    GET DIAGNOSTICS v_count = ROW_COUNT;
-    v_counts := v_counts || jsonb_build_object('fade', v_count);
-
-    -- forget
-    WITH gone AS (
+    ), due AS (
+        SELECT u.memory_id, u.ring, u.steps, u.steps > u.forget_steps AS faded,
+               CASE WHEN u.steps > u.forget_steps
+                    THEN greatest(0, round((u.confidence - (u.steps - u.forget_steps) * t.forget_step)::numeric, 6))
+                    ELSE u.confidence
+               END AS confidence
+        FROM unused AS u
+        WHERE u.steps > u.forget_steps OR u.confidence < t.forget_below
+    ), faded AS (
+        UPDATE cogmem.memory_stats AS s SET confidence = d.confidence, forget_steps = d.steps
+        FROM due AS d
+        WHERE s.tenant = p_tenant AND s.memory_id = d.memory_id AND d.faded AND d.confidence >= t.forget_below
+    ), gone AS (
         DELETE FROM cogmem.memories AS m
-        USING cogmem.memory_stats AS s
-        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = m.memory_id
-          AND s.recall_count = 0 AND NOT s.reinforced AND NOT m.ring = ANY (v_protected)
-          AND s.confidence < t.forget_below
-        RETURNING m.memory_id, m.ring, s.confidence
+        USING due AS d
+        WHERE m.tenant = p_tenant AND m.memory_id = d.memory_id AND d.confidence < t.forget_below
+        RETURNING m.memory_id, d.ring, d.confidence
     ), logged AS (
-        INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
-        SELECT p_tenant, g.memory_id, 'deleted',
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
+        SELECT p_tenant, 'lifecycle', g.memory_id, 'deleted',
                jsonb_build_object('reason', 'forgotten', 'ring', g.ring, 'confidence', g.confidence), p_as_of
         FROM gone AS g
     )
-    SELECT count(*) INTO v_count FROM gone;
-    v_counts := v_counts || jsonb_build_object('forget', v_count);
+    SELECT (SELECT count(*) FROM due AS d WHERE d.faded), (SELECT count(*) FROM gone) INTO v_count, v_forgotten;
+    v_counts := v_counts || jsonb_build_object('fade', v_count, 'forget', v_forgotten);
 
     -- protect
     SELECT count(*) INTO v_count FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.ring = ANY (v_protected);
@@ -207,6 +241,10 @@ BEGIN
     ON CONFLICT DO NOTHING;
     UPDATE cogmem.consolidation_nights AS n SET finished_at = clock_timestamp()
     WHERE n.tenant = p_tenant AND n.night = v_night;
+    -- Fades are counted, not logged one by one: each follows from these counts and the thresholds.
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+    VALUES (p_tenant, 'lifecycle', 'night_consolidated',
+            v_counts || jsonb_build_object('night', v_night, 'run_id', p_run_id), p_as_of);
 
     RETURN QUERY SELECT e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e ORDER BY e.key;
 END;

@@ -12,7 +12,7 @@ BEGIN
 END;
 $install$;
 
-CREATE OR REPLACE FUNCTION cogmem.schedule_nightly(cron text DEFAULT '0 3 * * *')
+CREATE OR REPLACE FUNCTION cogmem._cron_schedule(p_job text, p_cron text, p_command text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -20,7 +20,7 @@ AS $$
 DECLARE
     v_cron_database text := coalesce(current_setting('cron.database_name', true), 'postgres');
 BEGIN
-    IF schedule_nightly.cron IS NULL OR btrim(schedule_nightly.cron) = '' THEN
+    IF p_cron IS NULL OR btrim(p_cron) = '' THEN
         RAISE EXCEPTION 'cron schedule must not be NULL or empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Use crontab syntax, e.g. ''0 3 * * *'' for 03:00 daily.';
     END IF;
@@ -29,17 +29,17 @@ BEGIN
             USING ERRCODE = 'undefined_object',
                   HINT = format('pg_cron runs in database %I (cron.database_name). Either CREATE EXTENSION pg_cron '
                                 'there and run cogmem in it, or run there: SELECT cron.schedule_in_database('
-                                '''cogmem-nightly'', %L, ''CALL cogmem.consolidate_nightly()'', %L);',
-                                v_cron_database, schedule_nightly.cron, current_database());
+                                '%L, %L, %L, %L);',
+                                v_cron_database, p_job, p_cron, p_command, current_database());
     END IF;
     -- cron.schedule() replaces a job of the same name: scheduling again only changes the time.
-    RETURN cron.schedule('cogmem-nightly', schedule_nightly.cron, 'CALL cogmem.consolidate_nightly()');
+    RETURN cron.schedule(p_job, p_cron, p_command);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.schedule_nightly(text) IS
-'Schedules CALL cogmem.consolidate_nightly() with pg_cron (job "cogmem-nightly"); returns the job id.';
+COMMENT ON FUNCTION cogmem._cron_schedule(text, text, text) IS
+'Schedules (or reschedules) a named pg_cron job, or explains how when pg_cron is elsewhere.';
 
-CREATE OR REPLACE FUNCTION cogmem.unschedule_nightly()
+CREATE OR REPLACE FUNCTION cogmem._cron_unschedule(p_job text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -48,10 +48,47 @@ BEGIN
     IF to_regnamespace('cron') IS NULL THEN  -- checked first: cron.job does not even parse without it
         RETURN false;
     END IF;
-    IF NOT EXISTS (SELECT FROM cron.job AS j WHERE j.jobname = 'cogmem-nightly') THEN
+    IF NOT EXISTS (SELECT FROM cron.job AS j WHERE j.jobname = p_job) THEN
         RETURN false;
     END IF;
-    RETURN cron.unschedule('cogmem-nightly');
+    RETURN cron.unschedule(p_job);
 END;
 $$;
+COMMENT ON FUNCTION cogmem._cron_unschedule(text) IS 'Removes a named pg_cron job; false when there was none.';
+
+CREATE OR REPLACE FUNCTION cogmem.schedule_nightly(cron text DEFAULT '0 3 * * *')
+RETURNS bigint
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN cogmem._cron_schedule('cogmem-nightly', cron, 'CALL cogmem.consolidate_nightly()');
+COMMENT ON FUNCTION cogmem.schedule_nightly(text) IS
+'Schedules CALL cogmem.consolidate_nightly() with pg_cron (job "cogmem-nightly"); returns the job id.';
+
+CREATE OR REPLACE FUNCTION cogmem.unschedule_nightly()
+RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN cogmem._cron_unschedule('cogmem-nightly');
 COMMENT ON FUNCTION cogmem.unschedule_nightly() IS 'Removes the pg_cron job "cogmem-nightly"; false when there was none.';
+
+CREATE OR REPLACE FUNCTION cogmem.schedule_audit(seal_cron text DEFAULT '* * * * *')
+RETURNS bigint
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT cogmem._cron_schedule('cogmem-audit-partitions', '10 0 * * *', 'SELECT cogmem.audit_partitions_ensure()');
+    SELECT cogmem._cron_schedule('cogmem-audit-seal', seal_cron, 'SELECT cogmem.seal_audit()');
+$$;
+COMMENT ON FUNCTION cogmem.schedule_audit(text) IS
+'Schedules the audit sealer (job "cogmem-audit-seal", every minute by default) and the monthly '
+'partition upkeep (job "cogmem-audit-partitions", daily); returns the sealer''s job id.';
+
+CREATE OR REPLACE FUNCTION cogmem.unschedule_audit()
+RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT cogmem._cron_unschedule('cogmem-audit-partitions');
+    SELECT cogmem._cron_unschedule('cogmem-audit-seal');
+$$;
+COMMENT ON FUNCTION cogmem.unschedule_audit() IS 'Removes both audit jobs; false when the sealer was not scheduled.';

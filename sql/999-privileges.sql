@@ -9,14 +9,22 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_admin') THEN
         CREATE ROLE cogmem_admin NOLOGIN;
     END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_auditor') THEN
+        CREATE ROLE cogmem_auditor NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_bi') THEN
+        CREATE ROLE cogmem_bi NOLOGIN;
+    END IF;
 END;
 $roles$;
 COMMENT ON ROLE cogmem_app IS 'cogmem-pg: applications that remember and recall.';
-COMMENT ON ROLE cogmem_admin IS 'cogmem-pg: administrators (tenants, BIOS rules, topics).';
+COMMENT ON ROLE cogmem_admin IS 'cogmem-pg: administrators (tenants, BIOS rules, topics, erasure); every tenant.';
+COMMENT ON ROLE cogmem_auditor IS 'cogmem-pg: auditors: the audit trail and its verification, no memory content.';
+COMMENT ON ROLE cogmem_bi IS 'cogmem-pg: BI tools: aggregate views only.';
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM public;
 REVOKE ALL ON ALL TABLES IN SCHEMA cogmem FROM public;
-GRANT USAGE ON SCHEMA cogmem TO cogmem_app, cogmem_admin;
+GRANT USAGE ON SCHEMA cogmem TO cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
 GRANT cogmem_app TO cogmem_admin;
 
 -- The functions run as the caller (security invoker), so the app role needs these table rights.
@@ -25,7 +33,13 @@ cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active
 cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings TO cogmem_app;
 GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns
 TO cogmem_app;
-GRANT SELECT, INSERT ON cogmem.memory_events, cogmem.recall_items TO cogmem_app;
+GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.recall_items TO cogmem_app;
+GRANT SELECT ON cogmem.audit_chain TO cogmem_app;
+-- Row-level security decides which tenant's rows (sql/110-isolation.sql); the vault has its own grant.
+GRANT SELECT ON cogmem.tenant_access, cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items,
+cogmem.memory_history TO cogmem_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON cogmem.vault_items TO cogmem_app;
+GRANT SELECT, INSERT ON cogmem.vault_keys TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb),
@@ -54,8 +68,36 @@ cogmem.observe(text, text, text, text, public.vector, timestamptz),
 cogmem.attention(text, text),
 cogmem.siblings(text, bigint),
 cogmem._sibling_note(text, bigint),
-cogmem._is_preference(text)
+cogmem._is_preference(text),
+cogmem._sees_every_tenant(),
+cogmem._granted_tenants(),
+cogmem._may_use_vault(text),
+cogmem._vault_key(text, boolean),
+cogmem._vault_check(text, text),
+cogmem.vault_put(text, text, text, text, text),
+cogmem.vault_get(text, text),
+cogmem.vault_list(text),
+cogmem.vault_delete(text, text),
+cogmem.explain_recall(uuid)
 TO cogmem_app;
+
+-- Auditors read the trail and verify it; they see no memory text (the trail holds none).
+GRANT SELECT ON cogmem.audit_log, cogmem.audit_chain, cogmem.audit_seal_state, cogmem.audit_heads,
+cogmem.audit_trail, cogmem.audit_writes, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.audit_outcomes,
+cogmem.audit_lifecycle, cogmem.audit_governance, cogmem.memory_history, cogmem.consolidation_nights,
+cogmem.consolidation_decisions, cogmem.consolidation_report, cogmem.consolidation_runs, cogmem.bios_rules,
+cogmem.bios_rule_events, cogmem.tenant_access TO cogmem_auditor;
+GRANT EXECUTE ON FUNCTION
+cogmem.verify_audit(text),
+cogmem.explain_recall(uuid),
+cogmem._audit_bytes(text, bigint, timestamptz, timestamptz, text, text, bigint, uuid, text, jsonb, xid8),
+cogmem._sees_every_tenant(),
+cogmem._granted_tenants()
+TO cogmem_auditor;
+
+-- BI tools: aggregates only, through views that run with their owner's rights.
+GRANT SELECT ON cogmem.audit_daily, cogmem.memory_census, cogmem.tenant_access TO cogmem_bi;
+GRANT EXECUTE ON FUNCTION cogmem._sees_every_tenant(), cogmem._granted_tenants() TO cogmem_bi;
 -- Consolidation is maintenance: cogmem_admin (below) and the pg_cron job's owner run it.
 
 GRANT ALL ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +70,28 @@ def db(postgresql: psycopg.Connection) -> psycopg.Connection:
 def tenant(db: psycopg.Connection) -> str:
     db.execute("SELECT cogmem.create_tenant('acme')")
     return "acme"
+
+
+@pytest.fixture
+def login(db) -> Iterator:
+    """Creates LOGIN roles for this test and drops them afterwards (roles are cluster-wide)."""
+    created: list[str] = []
+
+    def make(member_of: str | None) -> psycopg.Connection:
+        name = f"t_{uuid.uuid4().hex[:10]}"
+        db.execute(f"CREATE ROLE {name} LOGIN" + (f" IN ROLE {member_of}" if member_of else ""))
+        created.append(name)
+        conn = psycopg.connect(CLUSTER.dsn(db.info.dbname).replace("user=postgres", f"user={name}"), autocommit=True)
+        conns.append(conn)
+        return conn
+
+    conns: list[psycopg.Connection] = []
+    yield make
+    for conn in conns:
+        conn.close()
+    with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as admin:
+        for name in created:
+            admin.execute(f"DROP ROLE IF EXISTS {name}")
 
 
 def one(conn: psycopg.Connection, query: str, params: tuple | dict | None = None):

@@ -10,6 +10,7 @@ GLOBAL_TABLES = {
     "bios_rule_events",
     "bios_presets",
     "consolidation_runs",
+    "audit_seal_state",
 }
 # Procedures that COMMIT cannot carry a SET clause (PostgreSQL forbids it); they qualify every name instead.
 COMMITTING_PROCEDURES = {"cogmem.consolidate_nightly(timestamp with time zone,text)"}
@@ -43,7 +44,7 @@ def test_public_executes_nothing(db):
 def test_every_table_and_view_has_a_comment(db):
     rows = db.execute(
         """SELECT c.relname FROM pg_class AS c
-           WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relkind IN ('r', 'v', 'p')
+           WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relkind IN ('r', 'v', 'p') AND NOT c.relispartition
              AND c.relname <> 'alembic_version' AND obj_description(c.oid, 'pg_class') IS NULL"""
     ).fetchall()
     assert rows == []
@@ -60,8 +61,18 @@ def test_primary_keys_start_with_the_tenant(db):
     tables = {
         r[0]
         for r in db.execute(
-            "SELECT relname FROM pg_class WHERE relnamespace = 'cogmem'::regnamespace AND relkind = 'r'"
+            "SELECT relname FROM pg_class WHERE relnamespace = 'cogmem'::regnamespace AND relkind IN ('r', 'p')"
         )
     }
     assert {r[0] for r in rows} == tables  # every table has a primary key
     assert sorted(r[0] for r in rows if r[1] != "tenant" and r[0] not in GLOBAL_TABLES) == []
+
+
+def test_every_tenant_table_has_row_level_security(db):
+    rows = db.execute(
+        """SELECT c.relname FROM pg_class AS c
+           JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attname = 'tenant'
+           WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+             AND NOT (c.relrowsecurity AND EXISTS (SELECT FROM pg_policy AS p WHERE p.polrelid = c.oid))"""
+    ).fetchall()
+    assert rows == []

@@ -84,10 +84,10 @@ def test_180_nights_then_five_years(db, tenant):
     )
     assert confidence[120] is None
     deleted = db.execute(
-        "SELECT detail->>'reason', at FROM cogmem.memory_events WHERE memory_id = %s AND event = 'deleted'", (stale,)
+        "SELECT detail->>'reason', at FROM cogmem.memory_history WHERE memory_id = %s AND event = 'deleted'", (stale,)
     ).fetchone()
     assert deleted == ("forgotten", start + timedelta(days=120))
-    assert STALE not in one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.memory_events AS t")
+    assert STALE not in one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.memory_history AS t")
 
     for n in range(187, 5 * 365 + 1, 7):  # weekly nights for five years
         night(db, start, n)
@@ -147,7 +147,7 @@ def test_near_duplicates_merge_with_summed_statistics(db, tenant):
     ).fetchone()
     assert after == before
     events = db.execute(
-        "SELECT memory_id, event, detail->>'into' FROM cogmem.memory_events"
+        "SELECT memory_id, event, detail->>'into' FROM cogmem.memory_history"
         " WHERE event IN ('merged', 'deleted') ORDER BY memory_id"
     ).fetchall()
     assert events == [(a, "deleted", str(b)), (b, "merged", None)]
@@ -170,6 +170,9 @@ def test_staging_and_production_stay_siblings(db, tenant):
     ).fetchall()
     reasons = dict(rows)
     assert f"sibling #{production} for production" in reasons[staging]
+    # The link goes with either memory (one statement-level trigger, no per-row cascade).
+    db.execute("DELETE FROM cogmem.memories WHERE memory_id = %s", (production,))
+    assert one(db, "SELECT count(*) FROM cogmem.memory_siblings") == 0
 
 
 def test_rerunning_a_night_changes_nothing(db, tenant):
@@ -177,13 +180,13 @@ def test_rerunning_a_night_changes_nothing(db, tenant):
     remember(db, tenant, STALE)
     night(db, start, 45)
     snapshot = db.execute("SELECT * FROM cogmem.memories JOIN cogmem.memory_stats USING (tenant, memory_id)").fetchall()
-    events = one(db, "SELECT count(*) FROM cogmem.memory_events")
+    events = one(db, "SELECT count(*) FROM cogmem.memory_history")
     assert night(db, start, 45) == {}
     assert (
         db.execute("SELECT * FROM cogmem.memories JOIN cogmem.memory_stats USING (tenant, memory_id)").fetchall()
         == snapshot
     )
-    assert one(db, "SELECT count(*) FROM cogmem.memory_events") == events
+    assert one(db, "SELECT count(*) FROM cogmem.memory_history") == events
     assert one(db, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") == 2
     report = dict(db.execute("SELECT decision, memories FROM cogmem.consolidation_report").fetchall())
     assert report["fade"] == 1 and report["forget"] == 0

@@ -1,40 +1,18 @@
 """sql/999-privileges.sql: least privilege; an application role uses the API as a non-superuser."""
 
-import uuid
-from collections.abc import Iterator
-
 import psycopg
 import pytest
 
-from tests.conftest import CLUSTER, one
-
-
-@pytest.fixture
-def login(db) -> Iterator:
-    """Creates LOGIN roles for this test and drops them afterwards (roles are cluster-wide)."""
-    created: list[str] = []
-
-    def make(member_of: str | None) -> psycopg.Connection:
-        name = f"t_{uuid.uuid4().hex[:10]}"
-        db.execute(f"CREATE ROLE {name} LOGIN" + (f" IN ROLE {member_of}" if member_of else ""))
-        created.append(name)
-        conn = psycopg.connect(CLUSTER.dsn(db.info.dbname).replace("user=postgres", f"user={name}"), autocommit=True)
-        conns.append(conn)
-        return conn
-
-    conns: list[psycopg.Connection] = []
-    yield make
-    for conn in conns:
-        conn.close()
-    with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as admin:
-        for name in created:
-            admin.execute(f"DROP ROLE IF EXISTS {name}")
+from tests.conftest import one
 
 
 def test_app_role_uses_the_api(db, tenant, login):
     db.execute("SELECT cogmem.add_bios_rule('server', 'Run a configuration test before any restart.')")
     app = login("cogmem_app")
     assert one(app, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user") is False
+    with pytest.raises(psycopg.errors.UndefinedObject):  # not granted the tenant yet: it does not exist for it
+        app.execute("SELECT * FROM cogmem.remember(%s, 'hello')", (tenant,))
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(app, "SELECT current_user"), tenant))
     row = app.execute(
         "SELECT ring, action FROM cogmem.remember(%s, 'Never restart the servers at night')", (tenant,)
     ).fetchone()

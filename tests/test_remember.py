@@ -48,7 +48,7 @@ def test_remember_routes_tags_and_stores(db, tenant):
         True,
         None,
     )
-    events = db.execute("SELECT event, detail->>'routed' FROM cogmem.memory_events").fetchall()
+    events = db.execute("SELECT event, detail->>'routed' FROM cogmem.memory_history").fetchall()
     assert events == [("created", "true")]
 
 
@@ -70,7 +70,7 @@ def test_same_text_is_rehearsed_not_inserted(db, tenant):
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 1
     row = db.execute("SELECT rehearsal_count, last_recalled_at IS NOT NULL FROM cogmem.memory_stats").fetchone()
     assert row == (1, True)
-    assert one(db, "SELECT detail->>'match' FROM cogmem.memory_events WHERE event = 'rehearsed'") == "same_text"
+    assert one(db, "SELECT detail->>'match' FROM cogmem.memory_history WHERE event = 'rehearsed'") == "same_text"
 
 
 def test_near_duplicate_by_meaning_is_rehearsed(db, tenant):
@@ -98,9 +98,10 @@ def test_card_numbers_and_secrets_are_redacted_before_storage(db, tenant):
     assert row[3:] == ("created", ["pan", "password"])
     content = one(db, "SELECT content FROM cogmem.memories WHERE memory_id = %s", (row[0],))
     assert content == "Customer paid with [REDACTED:PAN], admin password=[REDACTED]"
-    everything = one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.memory_events AS t")
+    everything = one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.memory_history AS t")
     assert "4111" not in everything and "hunter2" not in everything
-    assert one(db, "SELECT detail FROM cogmem.memory_events WHERE event = 'redacted'") == {"kinds": ["pan", "password"]}
+    redacted = one(db, "SELECT detail FROM cogmem.memory_history WHERE event = 'redacted'")
+    assert redacted == {"kinds": ["pan", "password"]}
 
 
 BAD = [
@@ -125,7 +126,7 @@ def test_bad_input_is_refused_and_nothing_is_written(db, tenant, args, kwargs, s
     assert err.value.diag.message_primary == message
     assert err.value.diag.message_hint
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
-    assert one(db, "SELECT count(*) FROM cogmem.memory_events") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.memory_history") == 0
 
 
 def test_concurrent_remembers_of_the_same_text_store_it_once(db, dsn, tenant):

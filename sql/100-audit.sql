@@ -1,0 +1,470 @@
+-- Audit: an append-only, tamper-evident trail in five levels.
+--   write       memory created, rehearsed as a duplicate, redacted, erased (a tombstone)
+--   recall      every recall cycle: message hash, topics, budget, each injected item and why
+--   outcome     feedback on a cycle
+--   lifecycle   every consolidation decision (fades as counts per night)
+--   governance  tenants and their settings, topics, BIOS rules, access grants, vault use, erasure
+--               requests, schema upgrades
+-- Rows never hold memory text or secrets, so erasure leaves the trail (and its hash chain) intact.
+--
+-- Writers only INSERT; hashing is off the hot path. cogmem.seal_audit() (scheduled every minute by
+-- cogmem.schedule_audit()) appends each new row to its tenant's chain in cogmem.audit_chain:
+--   row_hash(n) = sha256(row_hash(n-1) || canonical bytes of row n)
+-- Which rows are final is decided by transaction ids, not by audit_id order: after a seal, every
+-- committed row written by a transaction older than audit_seal_state.horizon is in the chain.
+
+CREATE OR REPLACE FUNCTION cogmem._audit_bytes(
+    p_tenant text, p_audit_id bigint, p_logged_at timestamptz, p_at timestamptz, p_level text, p_event text,
+    p_memory_id bigint, p_recall_id uuid, p_actor text, p_detail jsonb, p_xid xid8
+)
+RETURNS bytea
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Unit separators between fields; times as exact epoch numerics (independent of TimeZone); jsonb's
+-- text form is canonical (keys sorted, no insignificant whitespace).
+RETURN convert_to(
+    concat_ws(
+        E'\x1f', p_tenant, p_audit_id, extract(EPOCH FROM p_logged_at), extract(EPOCH FROM p_at), p_level,
+        p_event, coalesce(p_memory_id::text, ''), coalesce(p_recall_id::text, ''), p_actor, p_detail::text,
+        p_xid
+    ),
+    'UTF8'
+);
+COMMENT ON FUNCTION cogmem._audit_bytes(
+    text, bigint, timestamptz, timestamptz, text, text, bigint, uuid, text, jsonb, xid8
+) IS 'The canonical encoding of an audit row that the hash chain covers.';
+
+-- Append-only, for every role including the owner (cogmem._refuse_change is in sql/050-bios.sql).
+CREATE OR REPLACE TRIGGER audit_log_append_only
+BEFORE UPDATE OR DELETE ON cogmem.audit_log
+FOR EACH ROW EXECUTE FUNCTION cogmem._refuse_change();
+CREATE OR REPLACE TRIGGER audit_chain_append_only
+BEFORE UPDATE OR DELETE ON cogmem.audit_chain
+FOR EACH ROW EXECUTE FUNCTION cogmem._refuse_change();
+CREATE OR REPLACE TRIGGER audit_chain_no_truncate
+BEFORE TRUNCATE ON cogmem.audit_chain
+FOR EACH STATEMENT EXECUTE FUNCTION cogmem._refuse_change();
+
+CREATE OR REPLACE FUNCTION cogmem.audit_partitions_ensure(months integer DEFAULT 3)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_from    date;
+    v_name    text;
+    v_created integer := 0;
+    v_part    regclass;
+BEGIN
+    IF months IS NULL OR months < 1 OR months > 120 THEN
+        RAISE EXCEPTION 'months must be between 1 and 120, got %', coalesce(months::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The default, 3, keeps this and the next two months ready.';
+    END IF;
+    FOR i IN 0 .. months - 1 LOOP
+        v_from := (date_trunc('month', now()) + make_interval(months => i))::date;
+        v_name := format('audit_log_%s', to_char(v_from, 'YYYY_MM'));
+        CONTINUE WHEN to_regclass('cogmem.' || v_name) IS NOT NULL;
+        -- A month that already has rows in the default partition stays there: moving them would delete.
+        CONTINUE WHEN EXISTS (SELECT FROM cogmem.audit_log_default AS d
+                              WHERE d.logged_at >= v_from AND d.logged_at < v_from + interval '1 month');
+        EXECUTE format('CREATE TABLE cogmem.%I PARTITION OF cogmem.audit_log FOR VALUES FROM (%L) TO (%L)',
+                       v_name, v_from, (v_from + interval '1 month')::date);
+        v_created := v_created + 1;
+    END LOOP;
+    -- Row triggers are inherited by partitions; TRUNCATE triggers are not.
+    FOR v_part IN SELECT i.inhrelid::regclass FROM pg_inherits AS i WHERE i.inhparent = 'cogmem.audit_log'::regclass LOOP
+        EXECUTE format('CREATE OR REPLACE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION cogmem._refuse_change()', v_part);
+    END LOOP;
+    RETURN v_created;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.audit_partitions_ensure(integer) IS
+'Creates the monthly partitions of cogmem.audit_log for this month and the next months-1; returns how '
+'many it created. Run nightly by the schedule (cogmem.schedule_audit()).';
+
+SELECT cogmem.audit_partitions_ensure();
+
+CREATE OR REPLACE FUNCTION cogmem.seal_audit(max_rows integer DEFAULT 1000000)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_from    xid8;
+    v_to      xid8 := pg_snapshot_xmin(pg_current_snapshot());
+    r         record;
+    v_tenant  text;
+    v_seq     bigint;
+    v_hash    bytea;
+    v_count   bigint := 0;
+    v_tenants text[] := '{}';
+    v_seqs    bigint[] := '{}';
+    v_ids     bigint[] := '{}';
+    v_times   timestamptz[] := '{}';
+    v_hashes  bytea[] := '{}';
+BEGIN
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RAISE EXCEPTION 'max_rows must be positive, got %', coalesce(max_rows::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_is_in_recovery() THEN
+        RETURN 0;
+    END IF;
+    SELECT s.horizon INTO v_from FROM cogmem.audit_seal_state AS s FOR UPDATE;  -- one sealer at a time
+    FOR r IN
+        SELECT l.tenant, l.audit_id, l.logged_at,
+               cogmem._audit_bytes(l.tenant, l.audit_id, l.logged_at, l.at, l.level, l.event, l.memory_id,
+                                   l.recall_id, l.actor, l.detail, l.xid) AS bytes
+        FROM cogmem.audit_log AS l
+        WHERE l.xid >= v_from
+          AND NOT EXISTS (SELECT FROM cogmem.audit_chain AS c WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id)
+        ORDER BY l.tenant, l.audit_id
+        LIMIT max_rows + 1
+    LOOP
+        v_count := v_count + 1;
+        EXIT WHEN v_count > max_rows;
+        IF v_tenant IS DISTINCT FROM r.tenant THEN
+            v_tenant := r.tenant;
+            SELECT c.seq, c.row_hash INTO v_seq, v_hash
+            FROM cogmem.audit_chain AS c WHERE c.tenant = v_tenant ORDER BY c.seq DESC LIMIT 1;
+            v_seq := coalesce(v_seq, 0);
+            v_hash := coalesce(v_hash, ''::bytea);
+        END IF;
+        v_seq := v_seq + 1;
+        v_hash := sha256(v_hash || r.bytes);
+        v_tenants := v_tenants || r.tenant;
+        v_seqs := v_seqs || v_seq;
+        v_ids := v_ids || r.audit_id;
+        v_times := v_times || r.logged_at;
+        v_hashes := v_hashes || v_hash;
+    END LOOP;
+    INSERT INTO cogmem.audit_chain (tenant, seq, audit_id, logged_at, row_hash)
+    SELECT * FROM unnest(v_tenants, v_seqs, v_ids, v_times, v_hashes);
+    IF v_count <= max_rows THEN  -- everything visible was sealed: the horizon may move
+        UPDATE cogmem.audit_seal_state SET horizon = greatest(horizon, v_to), sealed_at = now();
+    END IF;
+    RETURN least(v_count, max_rows);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.seal_audit(integer) IS
+'Appends new audit rows (at most max_rows) to their tenants'' hash chains; returns how many. Safe to run '
+'concurrently with writers and with itself (sealers queue).';
+
+CREATE OR REPLACE FUNCTION cogmem.verify_audit(tenant text DEFAULT NULL)
+RETURNS TABLE (tenant text, ok boolean, rows_checked bigint, first_bad_id bigint)
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    WITH chain AS (
+        SELECT c.tenant, c.seq, c.audit_id, c.logged_at, c.row_hash,
+               lag(c.row_hash, 1, ''::bytea) OVER w AS previous_hash,
+               lag(c.seq, 1, 0::bigint) OVER w AS previous_seq
+        FROM cogmem.audit_chain AS c
+        WHERE $1 IS NULL OR c.tenant = $1
+        WINDOW w AS (PARTITION BY c.tenant ORDER BY c.seq)
+    ), checked AS (
+        -- A sealed row is good when it is there, unchanged, in its place, with no link missing before it.
+        SELECT ch.tenant, ch.seq, ch.audit_id,
+               l.audit_id IS NOT NULL
+               AND ch.seq = ch.previous_seq + 1
+               AND ch.row_hash = sha256(ch.previous_hash || cogmem._audit_bytes(
+                   l.tenant, l.audit_id, l.logged_at, l.at, l.level, l.event, l.memory_id, l.recall_id, l.actor,
+                   l.detail, l.xid)) AS good
+        FROM chain AS ch
+        LEFT JOIN cogmem.audit_log AS l
+          ON l.tenant = ch.tenant AND l.audit_id = ch.audit_id AND l.logged_at = ch.logged_at
+    ), strays AS (
+        -- Rows old enough to be sealed but missing from the chain were slipped in around the sealer.
+        SELECT l.tenant, min(l.audit_id) AS audit_id
+        FROM cogmem.audit_log AS l
+        WHERE ($1 IS NULL OR l.tenant = $1)
+          AND l.xid < (SELECT s.horizon FROM cogmem.audit_seal_state AS s)
+          AND NOT EXISTS (SELECT FROM cogmem.audit_chain AS c WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id)
+        GROUP BY l.tenant
+    ), per_tenant AS (
+        SELECT k.tenant, count(*) AS rows_checked,
+               (array_agg(k.audit_id ORDER BY k.seq) FILTER (WHERE NOT k.good))[1] AS first_bad_id
+        FROM checked AS k
+        GROUP BY k.tenant
+    )
+    SELECT coalesce(p.tenant, s.tenant),
+           p.first_bad_id IS NULL AND s.audit_id IS NULL,
+           coalesce(p.rows_checked, 0),
+           coalesce(p.first_bad_id, s.audit_id)
+    FROM per_tenant AS p
+    FULL JOIN strays AS s ON s.tenant = p.tenant
+    ORDER BY 1;
+$$;
+COMMENT ON FUNCTION cogmem.verify_audit(text) IS
+'Recomputes every tenant''s (or one tenant''s) audit hash chain: ok is false when a sealed row was '
+'altered, removed or reordered, or a row was slipped in unsealed; first_bad_id is the first such row.';
+
+CREATE OR REPLACE VIEW cogmem.audit_heads WITH (security_invoker = TRUE) AS
+SELECT DISTINCT ON (c.tenant)
+    c.tenant,
+    c.seq,
+    c.audit_id,
+    encode(c.row_hash, 'hex') AS head_sha256,
+    c.sealed_at
+FROM cogmem.audit_chain AS c
+ORDER BY c.tenant ASC, c.seq DESC;
+COMMENT ON VIEW cogmem.audit_heads IS
+'The latest hash of each tenant''s chain: publish or store it elsewhere, and a rewrite of the whole '
+'chain from an earlier point becomes detectable too.';
+
+-- Documented, stable views for BI tools. They run with the reader's rights (row-level security applies).
+CREATE OR REPLACE VIEW cogmem.audit_trail WITH (security_invoker = TRUE) AS
+SELECT
+    l.audit_id,
+    l.tenant,
+    l.logged_at,
+    l.at,
+    l.level,
+    l.event,
+    l.memory_id,
+    l.recall_id,
+    l.actor,
+    l.detail,
+    c.seq IS NOT NULL AS sealed
+FROM cogmem.audit_log AS l
+LEFT JOIN cogmem.audit_chain AS c ON l.tenant = c.tenant AND l.audit_id = c.audit_id;
+COMMENT ON VIEW cogmem.audit_trail IS 'Every audit row, with whether it is sealed into the hash chain yet.';
+
+CREATE OR REPLACE VIEW cogmem.audit_writes WITH (security_invoker = TRUE) AS
+SELECT * FROM cogmem.audit_trail WHERE level = 'write';
+COMMENT ON VIEW cogmem.audit_writes IS 'Level 1: memories created, rehearsed, redacted, erased.';
+
+CREATE OR REPLACE VIEW cogmem.audit_recalls WITH (security_invoker = TRUE) AS
+SELECT
+    t.audit_id,
+    t.tenant,
+    t.recall_id,
+    t.at,
+    t.actor,
+    t.detail ->> 'message_sha256' AS message_sha256,
+    t.detail ->> 'conversation' AS conversation,
+    ARRAY(SELECT jsonb_array_elements_text(t.detail -> 'topics')) AS topics,
+    (t.detail ->> 'budget')::integer AS budget,
+    (t.detail ->> 'tokens_used')::integer AS tokens_used,
+    jsonb_array_length(t.detail -> 'items') AS items,
+    t.sealed
+FROM cogmem.audit_trail AS t WHERE t.level = 'recall';
+COMMENT ON VIEW cogmem.audit_recalls IS 'Level 2: one row per recall cycle.';
+
+CREATE OR REPLACE VIEW cogmem.audit_recall_items WITH (security_invoker = TRUE) AS
+SELECT
+    l.tenant,
+    l.recall_id,
+    l.at,
+    i.item,
+    i.layer,
+    i.memory_id,
+    i.rule_id,
+    i.score,
+    i.tokens,
+    i.reason
+FROM cogmem.audit_log AS l
+CROSS JOIN LATERAL jsonb_to_recordset(l.detail -> 'items')
+    AS i (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)
+WHERE l.level = 'recall';
+COMMENT ON VIEW cogmem.audit_recall_items IS 'Level 2, item by item: what each recall injected and why.';
+
+CREATE OR REPLACE VIEW cogmem.audit_outcomes WITH (security_invoker = TRUE) AS
+SELECT
+    t.audit_id,
+    t.tenant,
+    t.recall_id,
+    t.at,
+    t.actor,
+    (t.detail ->> 'outcome')::real AS outcome,
+    (t.detail ->> 'replaces')::real AS replaces,
+    (t.detail ->> 'memories_credited')::integer AS memories_credited,
+    t.sealed
+FROM cogmem.audit_trail AS t WHERE t.level = 'outcome';
+COMMENT ON VIEW cogmem.audit_outcomes IS 'Level 3: feedback on recall cycles (a later one replaces an earlier).';
+
+CREATE OR REPLACE VIEW cogmem.audit_lifecycle WITH (security_invoker = TRUE) AS
+SELECT * FROM cogmem.audit_trail WHERE level = 'lifecycle';
+COMMENT ON VIEW cogmem.audit_lifecycle IS
+'Level 4: consolidation decisions (merged, reinforced, promoted, weakened, deleted; nightly counts).';
+
+CREATE OR REPLACE VIEW cogmem.audit_governance WITH (security_invoker = TRUE) AS
+SELECT * FROM cogmem.audit_trail WHERE level = 'governance';
+COMMENT ON VIEW cogmem.audit_governance IS
+'Level 5: tenants and settings, topics, BIOS rules, access grants, vault use, erasure, schema upgrades.';
+
+CREATE OR REPLACE VIEW cogmem.memory_history WITH (security_invoker = TRUE) AS
+SELECT l.tenant, l.memory_id, l.audit_id, l.at, l.level, l.event, l.actor, l.detail
+FROM cogmem.audit_log AS l
+WHERE l.memory_id IS NOT NULL;
+COMMENT ON VIEW cogmem.memory_history IS 'What happened to each memory, from the audit trail.';
+
+-- For cogmem_bi: aggregates only. These views run with their owner's rights, so a BI role needs no
+-- access to rows and gets counts, never contents; of the tenants it was granted (or all, with '*').
+CREATE OR REPLACE VIEW cogmem.audit_daily AS
+SELECT
+    l.tenant,
+    (l.at AT TIME ZONE 'UTC')::date AS day,
+    l.level,
+    l.event,
+    count(*) AS events
+FROM cogmem.audit_log AS l
+WHERE (SELECT cogmem._sees_every_tenant()) OR l.tenant IN (SELECT unnest(cogmem._granted_tenants()))
+GROUP BY 1, 2, 3, 4;
+COMMENT ON VIEW cogmem.audit_daily IS 'Events per tenant, day (UTC), level and event. Aggregates only.';
+
+CREATE OR REPLACE VIEW cogmem.memory_census AS
+SELECT
+    m.tenant,
+    m.ring::text AS ring,
+    count(*) AS memories,
+    sum(m.token_estimate) AS tokens,
+    avg(s.confidence)::real AS avg_confidence,
+    avg(s.success_score)::real AS avg_success,
+    sum(s.recall_count) AS recalls
+FROM cogmem.memories AS m
+INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
+WHERE (SELECT cogmem._sees_every_tenant()) OR m.tenant IN (SELECT unnest(cogmem._granted_tenants()))
+GROUP BY 1, 2;
+COMMENT ON VIEW cogmem.memory_census IS 'Memories per tenant and ring with mean confidence. Aggregates only.';
+
+CREATE OR REPLACE FUNCTION cogmem.explain_recall(recall_id uuid)
+RETURNS TABLE (
+    item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text,
+    provenance jsonb, history jsonb
+)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_recall record;
+BEGIN
+    IF explain_recall.recall_id IS NULL THEN
+        RAISE EXCEPTION 'recall_id must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass a recall_id returned by cogmem.recall().';
+    END IF;
+    SELECT l.tenant, l.at, l.actor, l.detail INTO v_recall
+    FROM cogmem.audit_log AS l
+    WHERE l.level = 'recall' AND l.recall_id = explain_recall.recall_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no audited recall %', explain_recall.recall_id
+            USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall() in a tenant you may read.';
+    END IF;
+    RETURN QUERY
+    SELECT i.item, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason,
+           CASE
+               WHEN i.rule_id IS NOT NULL THEN (
+                   SELECT jsonb_build_object('kind', 'bios', 'category', r.category, 'rule', r.rule,
+                                             'severity', r.severity, 'preset', r.preset,
+                                             'requirement', r.requirement, 'added_at', r.created_at)
+                   FROM cogmem.bios_rules AS r WHERE r.rule_id = i.rule_id)
+               ELSE (
+                   SELECT jsonb_build_object('kind', 'memory', 'created_at', h.at, 'created_by', h.actor)
+                          || (h.detail - 'redactions')
+                   FROM cogmem.audit_log AS h
+                   WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id AND h.event = 'created')
+           END,
+           (SELECT coalesce(jsonb_agg(jsonb_build_object('at', h.at, 'event', h.event, 'level', h.level,
+                                                         'detail', h.detail, 'after_this_recall', h.at > v_recall.at)
+                                      ORDER BY h.audit_id), '[]')
+            FROM cogmem.audit_log AS h
+            WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id)
+    FROM jsonb_to_recordset(v_recall.detail -> 'items')
+        AS i (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)
+    ORDER BY i.item;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.explain_recall(uuid) IS
+'Why a recall injected what it did, from the audit trail alone: per item its layer, score, tokens and '
+'reason, where it came from (provenance: the memory''s creation, or the BIOS rule and its requirement) '
+'and its history (created, rehearsed, reinforced, promoted, ...).';
+
+-- Governance: changes to tenants, their settings and topics, BIOS rules and access grants are logged
+-- by triggers, so they are audited however they are made (API or plain SQL).
+CREATE OR REPLACE FUNCTION cogmem._audit_governance()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_new    jsonb := CASE WHEN tg_op <> 'DELETE' THEN to_jsonb(NEW) END;
+    v_old    jsonb := CASE WHEN tg_op <> 'INSERT' THEN to_jsonb(OLD) END;
+    v_row    jsonb := coalesce(v_new, v_old);
+    v_detail jsonb;
+BEGIN
+    IF tg_op = 'UPDATE' THEN
+        SELECT jsonb_build_object('changed', coalesce(jsonb_object_agg(n.key, n.value), '{}'),
+                                  'previous', coalesce(jsonb_object_agg(n.key, v_old -> n.key), '{}'))
+        INTO v_detail
+        FROM jsonb_each(v_new) AS n
+        WHERE n.value IS DISTINCT FROM v_old -> n.key;
+        IF v_detail -> 'changed' = '{}' THEN
+            RETURN NULL;  -- nothing changed, nothing to say
+        END IF;
+    ELSE
+        v_detail := jsonb_build_object('row', v_row);
+    END IF;
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+    VALUES (coalesce(v_row ->> 'tenant', '*'), 'governance',
+            tg_table_name || CASE tg_op WHEN 'INSERT' THEN '_added' WHEN 'UPDATE' THEN '_changed' ELSE '_removed' END,
+            v_detail || jsonb_build_object('table', tg_table_name));
+    RETURN NULL;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._audit_governance() IS
+'Trigger function: logs a governance row (tenant ''*'' for global rows) for each changed settings row.';
+
+CREATE OR REPLACE TRIGGER tenants_audit
+AFTER INSERT OR UPDATE OR DELETE ON cogmem.tenants
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+CREATE OR REPLACE TRIGGER tenant_layers_audit
+AFTER UPDATE OR DELETE ON cogmem.tenant_layers
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+CREATE OR REPLACE TRIGGER tenant_topics_audit
+AFTER INSERT OR UPDATE OR DELETE ON cogmem.tenant_topics
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+CREATE OR REPLACE TRIGGER bios_rules_audit
+AFTER INSERT ON cogmem.bios_rules
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+CREATE OR REPLACE TRIGGER bios_rule_events_audit
+AFTER INSERT ON cogmem.bios_rule_events
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+CREATE OR REPLACE TRIGGER tenant_access_audit
+AFTER INSERT OR UPDATE OR DELETE ON cogmem.tenant_access
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+
+-- GRANT and REVOKE on cogmem objects: an event trigger, which only a superuser may create.
+CREATE OR REPLACE FUNCTION cogmem._audit_grants()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    -- The installer's own grants are part of the schema upgrade, which it logs as one row.
+    IF to_regclass('cogmem.audit_log') IS NULL OR current_setting('cogmem.installing', true) = 'on' THEN
+        RETURN;
+    END IF;
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+    SELECT '*', 'governance', lower(c.command_tag),
+           jsonb_build_object('object_type', c.object_type, 'statement', left(current_query(), 2000))
+    FROM pg_event_trigger_ddl_commands() AS c
+    WHERE c.command_tag IN ('GRANT', 'REVOKE')
+      AND current_query() ~* '\mcogmem\.'
+    LIMIT 1;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._audit_grants() IS
+'Event trigger function: logs GRANT and REVOKE statements that name cogmem objects.';
+
+DO $grants$
+BEGIN
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user)
+       AND NOT EXISTS (SELECT FROM pg_catalog.pg_event_trigger WHERE evtname = 'cogmem_audit_grants') THEN
+        CREATE EVENT TRIGGER cogmem_audit_grants ON ddl_command_end
+        WHEN TAG IN ('GRANT', 'REVOKE')
+        EXECUTE FUNCTION cogmem._audit_grants();
+    END IF;
+END;
+$grants$;

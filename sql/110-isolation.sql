@@ -1,0 +1,107 @@
+-- Tenant isolation: row-level security on every table that has a tenant column.
+--
+-- A role reaches a tenant when it (or a role it belongs to) is granted that tenant in
+-- cogmem.tenant_access (tenant '*' = every tenant), or when it is a member of cogmem_admin. The table
+-- owner and superusers bypass row-level security, as PostgreSQL defines. Everything in cogmem runs as
+-- the caller (security invoker), so no function, view or table reaches a tenant its caller cannot:
+-- a tenant one may not see answers exactly like a tenant that does not exist.
+--
+-- Global tables (no tenant column) hold no tenant data: default_topics, bios_presets, bios_rule_events,
+-- consolidation_runs, audit_seal_state, alembic_version. vault_keys is readable by no role at all.
+
+-- The helpers the policies use (_sees_every_tenant, _granted_tenants, _may_use_vault) are in
+-- sql/000-helpers.sql: views in earlier files use them too.
+
+ALTER TABLE cogmem.tenant_access ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS own_grants ON cogmem.tenant_access;
+-- Not through _sees_every_tenant(): that reads this table, and a policy must not recurse.
+CREATE POLICY own_grants ON cogmem.tenant_access
+USING (
+    pg_has_role(current_user, 'cogmem_admin', 'USAGE')
+    OR EXISTS (
+        SELECT FROM pg_roles AS r
+        WHERE r.rolname = tenant_access.role_name AND pg_has_role(current_user, r.oid, 'USAGE')
+    )
+);
+
+-- One policy per tenant table. The sub-selects are evaluated once per statement (init plans), and the
+-- tenant test becomes an index condition.
+DO $policies$
+DECLARE
+    v_table regclass;
+BEGIN
+    FOR v_table IN
+        SELECT c.oid::regclass
+        FROM pg_class AS c
+        JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attname = 'tenant' AND NOT a.attisdropped
+        WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relkind IN ('r', 'p')
+          AND NOT c.relispartition AND c.relname NOT IN ('tenant_access', 'vault_keys', 'vault_items')
+    LOOP
+        EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', v_table);
+        EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %s', v_table);
+        EXECUTE format(
+            'CREATE POLICY tenant_isolation ON %s USING (%s(SELECT cogmem._sees_every_tenant()) '
+            'OR tenant = ANY ((SELECT cogmem._granted_tenants())::text[]))',
+            v_table,
+            -- Global BIOS rules (tenant NULL) apply to everyone.
+            CASE WHEN v_table = 'cogmem.bios_rules'::regclass THEN 'tenant IS NULL OR ' ELSE '' END);
+    END LOOP;
+END;
+$policies$;
+
+-- Audit rows are written by whoever acts, for a tenant they reach, in their own name and transaction:
+-- no role can forge another's entry or slip one under the sealer's horizon.
+DROP POLICY IF EXISTS honest_writes ON cogmem.audit_log;
+CREATE POLICY honest_writes ON cogmem.audit_log AS RESTRICTIVE FOR INSERT
+WITH CHECK (actor = current_user AND xid = pg_current_xact_id() AND logged_at = now());
+
+-- The vault needs a grant of its own: reaching a tenant's memories is not enough.
+ALTER TABLE cogmem.vault_items ENABLE ROW LEVEL SECURITY;
+ALTER TABLE cogmem.vault_keys ENABLE ROW LEVEL SECURITY;
+-- Administrators see the (encrypted) items, to list and erase them, but not the keys.
+DROP POLICY IF EXISTS vault_access ON cogmem.vault_items;
+CREATE POLICY vault_access ON cogmem.vault_items
+USING (cogmem._may_use_vault(tenant) OR pg_has_role(current_user, 'cogmem_admin', 'USAGE'));
+DROP POLICY IF EXISTS vault_access ON cogmem.vault_keys;
+CREATE POLICY vault_access ON cogmem.vault_keys
+USING (cogmem._may_use_vault(tenant));
+
+CREATE OR REPLACE FUNCTION cogmem.grant_tenant(role_name name, tenant text, vault boolean DEFAULT FALSE)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    IF grant_tenant.role_name IS NULL OR NOT EXISTS (SELECT FROM pg_roles AS r WHERE r.rolname = grant_tenant.role_name) THEN
+        RAISE EXCEPTION 'role "%" does not exist', grant_tenant.role_name
+            USING ERRCODE = 'undefined_object', HINT = 'CREATE ROLE it first, then GRANT cogmem_app (or cogmem_auditor) TO it.';
+    END IF;
+    IF grant_tenant.tenant IS NULL THEN
+        RAISE EXCEPTION 'tenant must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass a tenant, or ''*'' for every tenant.';
+    END IF;
+    IF grant_tenant.tenant <> '*' THEN
+        PERFORM cogmem._tenant_language(grant_tenant.tenant);
+    END IF;
+    INSERT INTO cogmem.tenant_access AS a (tenant, role_name, vault)
+    VALUES (grant_tenant.tenant, grant_tenant.role_name, coalesce(grant_tenant.vault, false))
+    ON CONFLICT (tenant, role_name) DO UPDATE SET vault = excluded.vault
+    WHERE a.vault IS DISTINCT FROM excluded.vault;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.grant_tenant(name, text, boolean) IS
+'Lets a role (and its members) reach a tenant (''*'' = every tenant); vault = also its vault. Audited.';
+
+CREATE OR REPLACE FUNCTION cogmem.revoke_tenant(role_name name, tenant text)
+RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    WITH gone AS (
+        DELETE FROM cogmem.tenant_access AS a WHERE a.role_name = $1 AND a.tenant = $2 RETURNING 1
+    )
+    SELECT EXISTS (SELECT FROM gone);
+$$;
+COMMENT ON FUNCTION cogmem.revoke_tenant(name, text) IS
+'Takes a tenant grant away; true when there was one. Audited.';

@@ -1,0 +1,106 @@
+-- Erasure (KVKK art. 7 / GDPR art. 17, the right to be forgotten). Content, embeddings, raw turns,
+-- vault items and sibling details that quote an erased memory go. The audit trail keeps a tombstone
+-- (memory id, when, who, why; a hash of the subject, never the subject or the text), so the hash
+-- chain still verifies.
+
+CREATE OR REPLACE FUNCTION cogmem._erase_memories(p_tenant text, p_memory_ids bigint[], p_reason text)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_erased bigint[];
+BEGIN
+    WITH gone AS (
+        DELETE FROM cogmem.memories AS m
+        WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_memory_ids)
+        RETURNING m.memory_id
+    )
+    SELECT coalesce(array_agg(g.memory_id ORDER BY g.memory_id), '{}') INTO v_erased FROM gone AS g;
+    IF cardinality(v_erased) = 0 THEN
+        RETURN 0;
+    END IF;
+    -- Recall reasons of other memories may name an erased sibling's details ("#12 for 10.0.0.5").
+    UPDATE cogmem.recall_items AS i
+    SET reason = regexp_replace(i.reason, '#' || e.id || ' for [^,;]*', '#' || e.id || ' (erased)', 'g')
+    FROM unnest(v_erased) AS e (id)
+    WHERE i.tenant = p_tenant AND i.reason LIKE '%#' || e.id || ' for %';
+    UPDATE cogmem.sensory_turns AS s SET memory_id = NULL
+    WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_erased);
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    SELECT p_tenant, 'write', e.id, 'erased', jsonb_build_object('reason', p_reason)
+    FROM unnest(v_erased) AS e (id);
+    RETURN cardinality(v_erased);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._erase_memories(text, bigint[], text) IS
+'Erases memories and what quotes them; leaves an ''erased'' tombstone per memory in the audit trail.';
+
+CREATE OR REPLACE FUNCTION cogmem.erase(tenant text, memory_id bigint, reason text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM cogmem._tenant_language(erase.tenant);
+    IF erase.memory_id IS NULL THEN
+        RAISE EXCEPTION 'memory_id must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'To erase everything about a person, use cogmem.erase_subject().';
+    END IF;
+    RETURN cogmem._erase_memories(erase.tenant, ARRAY[erase.memory_id], erase.reason) = 1;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.erase(text, bigint, text) IS
+'Erases one memory (text, embedding, statistics, sibling links); true when it existed. The audit keeps '
+'a tombstone with the reason.';
+
+CREATE OR REPLACE FUNCTION cogmem.erase_subject(tenant text, subject text, reason text DEFAULT NULL)
+RETURNS TABLE (kind text, erased integer)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_pattern text;
+    v_ids     bigint[];
+    v_count   integer;
+    v_counts  jsonb := '{}';
+BEGIN
+    PERFORM cogmem._tenant_language(erase_subject.tenant);
+    IF erase_subject.subject IS NULL OR length(btrim(erase_subject.subject)) < 3 THEN
+        RAISE EXCEPTION 'subject must be at least 3 characters'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass a name, e-mail address or identifier; a shorter string would match too much.';
+    END IF;
+    v_pattern := '%' || replace(replace(replace(btrim(erase_subject.subject), '\', '\\'), '%', '\%'), '_', '\_') || '%';
+
+    -- Memories that mention the subject, or whose source names it.
+    SELECT coalesce(array_agg(m.memory_id), '{}') INTO v_ids
+    FROM cogmem.memories AS m
+    WHERE m.tenant = erase_subject.tenant
+      AND (m.content ILIKE v_pattern OR m.source::text ILIKE v_pattern);
+    v_count := cogmem._erase_memories(erase_subject.tenant, v_ids, coalesce(erase_subject.reason, 'erasure request'));
+    v_counts := v_counts || jsonb_build_object('memories', v_count);
+
+    DELETE FROM cogmem.sensory_turns AS s
+    WHERE s.tenant = erase_subject.tenant AND (s.content ILIKE v_pattern OR s.conversation ILIKE v_pattern);
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('sensory_turns', v_count);
+
+    DELETE FROM cogmem.vault_items AS v
+    WHERE v.tenant = erase_subject.tenant AND (v.subject ILIKE v_pattern OR v.name ILIKE v_pattern);
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('vault_items', v_count);
+
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+    VALUES (erase_subject.tenant, 'governance', 'erasure_requested',
+            jsonb_build_object('subject_sha256',
+                               encode(sha256(convert_to(lower(btrim(erase_subject.subject)), 'UTF8')), 'hex'),
+                               'reason', erase_subject.reason, 'erased', v_counts));
+    RETURN QUERY SELECT e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e ORDER BY e.key;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.erase_subject(text, text, text) IS
+'Erases everything of a tenant that mentions a person (memories by text or source, raw turns, vault '
+'items by subject or name) and returns what went. The audit keeps tombstones and a hash of the subject.';

@@ -1,0 +1,103 @@
+"""sql/130-erasure.sql: the right to be forgotten, with a tombstone in an audit chain that still verifies."""
+
+import psycopg
+import pytest
+
+from tests.conftest import blend, one, unit_vector
+
+PERSON = "Ayşe Yılmaz"
+
+
+def remember(db, tenant, content, vector=None, source="{}"):
+    return one(
+        db,
+        "SELECT memory_id FROM cogmem.remember(%s, %s, embedding => %s::vector, source => %s::jsonb)",
+        (tenant, content, str(vector) if vector else None, source),
+    )
+
+
+def test_erase_subject_takes_everything_about_a_person(db, tenant):
+    mentioned = remember(db, tenant, f"{PERSON} prefers invoices by e-mail")
+    sourced = remember(db, tenant, "Prefers a call before maintenance", source='{"subject": "ayşe yılmaz"}')
+    kept = remember(db, tenant, "The billing run starts on the first of the month")
+    db.execute("SELECT cogmem.observe(%s, 'c9', 'user', %s)", (tenant, f"Hi, this is {PERSON} again"))
+    db.execute("SELECT cogmem.vault_put(%s, 'iban', 'TR00 0000', subject => %s)", (tenant, PERSON))
+    recall_id = one(db, "SELECT recall_id FROM cogmem.recall(%s, 'how does she want invoices') LIMIT 1", (tenant,))
+    db.execute("SELECT cogmem.seal_audit()")
+
+    erased = dict(
+        db.execute("SELECT * FROM cogmem.erase_subject(%s, %s, 'KVKK request 2026/17')", (tenant, PERSON)).fetchall()
+    )
+    assert erased == {"memories": 2, "sensory_turns": 1, "vault_items": 1}
+    assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories")] == [kept]
+    assert one(db, "SELECT count(*) FROM cogmem.memory_stats WHERE memory_id IN (%s, %s)", (mentioned, sourced)) == 0
+    # Nothing of the person is left anywhere in the schema, the audit trail included.
+    for rel in [
+        r[0]
+        for r in db.execute(
+            "SELECT oid::regclass::text FROM pg_class"
+            " WHERE relnamespace = 'cogmem'::regnamespace AND relkind IN ('r', 'p')"
+        )
+    ]:
+        text = one(db, f"SELECT coalesce(string_agg(t::text, ' '), '') FROM {rel} AS t")
+        assert "Yılmaz" not in text and "yılmaz" not in text, rel
+    tombstones = db.execute(
+        "SELECT memory_id, detail FROM cogmem.audit_writes WHERE event = 'erased' ORDER BY memory_id"
+    ).fetchall()
+    assert tombstones == [
+        (mentioned, {"reason": "KVKK request 2026/17"}),
+        (sourced, {"reason": "KVKK request 2026/17"}),
+    ]
+    request = one(db, "SELECT detail FROM cogmem.audit_governance WHERE event = 'erasure_requested'")
+    assert len(request["subject_sha256"]) == 64 and request["erased"]["memories"] == 2
+    # The history still explains the old recall, by id, and the chain still verifies.
+    assert one(db, "SELECT count(*) FROM cogmem.explain_recall(%s)", (recall_id,)) >= 1
+    db.execute("SELECT cogmem.seal_audit()")
+    assert db.execute("SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)).fetchall() == [(True,)]
+
+
+def test_erase_one_memory_and_scrub_the_sibling_note_that_quotes_it(db, tenant):
+    base = unit_vector(41)
+    staging = remember(db, tenant, "Deploy the shop with make deploy on staging", base)
+    production = remember(
+        db, tenant, "Deploy the shop with make deploy on production", blend(base, unit_vector(42), 0.1)
+    )
+    db.execute(
+        "UPDATE cogmem.memories SET created_at = now() - interval '2 hours', updated_at = now() - interval '2 hours'"
+    )
+    db.execute("SELECT * FROM cogmem.consolidate(now())")
+    db.execute(
+        "SELECT * FROM cogmem.recall(%s, 'deploy the shop on staging', embedding => %s::vector)", (tenant, str(base))
+    )
+    assert (
+        one(db, "SELECT count(*) FROM cogmem.recall_items WHERE reason LIKE %s", (f"%#{production} for production%",))
+        == 1
+    )
+    assert one(db, "SELECT cogmem.erase(%s, %s, 'wrong environment')", (tenant, production)) is True
+    assert one(db, "SELECT cogmem.erase(%s, %s)", (tenant, production)) is False
+    assert one(db, "SELECT count(*) FROM cogmem.recall_items WHERE reason LIKE '%%for production%%'") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.memory_siblings") == 0
+    assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories")] == [staging]
+
+
+@pytest.mark.parametrize(
+    "sql, params, sqlstate",
+    [
+        ("SELECT cogmem.erase(%s, NULL)", ("acme",), "22004"),
+        ("SELECT cogmem.erase(%s, 1)", ("ghost",), "42704"),
+        ("SELECT * FROM cogmem.erase_subject(%s, 'ab')", ("acme",), "22023"),
+        ("SELECT * FROM cogmem.erase_subject(%s, NULL)", ("acme",), "22023"),
+    ],
+)
+def test_bad_erasure_input(db, tenant, sql, params, sqlstate):
+    remember(db, tenant, "Alice Abbott likes tea")
+    with pytest.raises(psycopg.Error) as err:
+        db.execute(sql, params)
+    assert err.value.sqlstate == sqlstate
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 1
+
+
+def test_like_wildcards_in_a_subject_match_literally(db, tenant):
+    remember(db, tenant, "Discount code 50%_OFF applies to Bob")
+    remember(db, tenant, "Discount code 50 percent off applies to Carol")
+    assert dict(db.execute("SELECT * FROM cogmem.erase_subject(%s, '50%%_OFF')", (tenant,)).fetchall())["memories"] == 1
