@@ -237,6 +237,77 @@ def consolidate(ctx: Context, as_of: str | None, tenant: str | None) -> None:
         click.echo(f"{decision:10} {totals[decision]}")
 
 
+@main.group()
+def audit() -> None:
+    """The audit trail: seal it, verify it, explain a recall."""
+
+
+@audit.command("seal")
+@pass_context
+def audit_seal(ctx: Context) -> None:
+    """Append new audit rows to their tenants' hash chains (pg_cron does this every minute)."""
+    with _client(ctx) as client:
+        try:
+            click.echo(f"sealed {client.seal_audit()} rows")
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+
+
+@audit.command("verify")
+@click.option("--tenant", default=None, help="Only this tenant.")
+@pass_context
+def audit_verify(ctx: Context, tenant: str | None) -> None:
+    """Recompute the hash chains; exit status 1 when any was tampered with."""
+    with _client(ctx) as client:
+        try:
+            checks = client.verify_audit(tenant)
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    for check in checks:
+        verdict = "ok" if check.ok else f"TAMPERED at audit_id {check.first_bad_id}"
+        click.echo(f"{check.tenant:20} {check.rows_checked:>10} rows  {verdict}")
+    if not all(check.ok for check in checks):
+        sys.exit(1)
+
+
+@audit.command("explain")
+@click.argument("recall_id")
+@pass_context
+def audit_explain(ctx: Context, recall_id: str) -> None:
+    """Why RECALL_ID injected what it did: per item its layer, score, reason, provenance and history."""
+    from uuid import UUID
+
+    try:
+        wanted = UUID(recall_id)
+    except ValueError as exc:
+        raise click.BadParameter(f"{recall_id!r} is not a UUID", param_hint="RECALL_ID") from exc
+    with _client(ctx) as client:
+        try:
+            items = client.explain_recall(wanted)
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    for it in items:
+        what = f"BIOS rule {it.rule_id}" if it.rule_id is not None else f"memory {it.memory_id}"
+        click.echo(f"{it.item}. [{it.layer}] {what}  score {it.score:.4f}  {it.tokens} tokens")
+        click.echo(f"   why:  {it.reason}")
+        prov = it.provenance or {}
+        if prov.get("kind") == "bios":
+            req = f" ({prov.get('preset')} {prov.get('requirement')})" if prov.get("requirement") else ""
+            click.echo(f"   from: {prov.get('severity')} rule in {prov.get('category')}{req}: {prov.get('rule')}")
+        elif prov:
+            click.echo(
+                f"   from: created {str(prov.get('created_at', '?'))[:19]} by {prov.get('created_by', '?')} "
+                f"in {prov.get('ring', '?')}{' (routed)' if prov.get('routed') else ''}"
+            )
+        else:
+            click.echo("   from: erased or unknown")
+        events = [
+            f"{str(h['at'])[:10]} {h['event']}{' (after)' if h.get('after_this_recall') else ''}" for h in it.history
+        ]
+        if events:
+            click.echo(f"   life: {', '.join(events)}")
+
+
 @main.command()
 @pass_context
 def demo(ctx: Context) -> None:

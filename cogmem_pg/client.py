@@ -73,6 +73,27 @@ class Sibling:
 
 
 @dataclass(frozen=True)
+class ExplainedItem:
+    item: int
+    layer: str
+    memory_id: int | None
+    rule_id: int | None
+    score: float
+    tokens: int
+    reason: str
+    provenance: dict[str, Any] | None
+    history: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class AuditCheck:
+    tenant: str
+    ok: bool
+    rows_checked: int
+    first_bad_id: int | None
+
+
+@dataclass(frozen=True)
 class Recall:
     recall_id: UUID | None
     items: list[RecallItem] = field(default_factory=list)
@@ -284,3 +305,48 @@ class Client:
 
     def siblings(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> list[Sibling]:
         return self._rows(conn, Sibling, "SELECT * FROM cogmem.siblings(%s, %s)", (tenant, memory_id))
+
+    def explain_recall(self, recall_id: UUID, *, conn: psycopg.Connection | None = None) -> list[ExplainedItem]:
+        return self._rows(conn, ExplainedItem, "SELECT * FROM cogmem.explain_recall(%s)", (recall_id,))
+
+    def seal_audit(self, max_rows: int = 1_000_000, *, conn: psycopg.Connection | None = None) -> int:
+        return int(self._scalar(conn, "SELECT cogmem.seal_audit(%s)", (max_rows,)))
+
+    def verify_audit(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> list[AuditCheck]:
+        return self._rows(conn, AuditCheck, "SELECT * FROM cogmem.verify_audit(%s)", (tenant,))
+
+    def grant_tenant(
+        self, role: str, tenant: str, *, vault: bool = False, conn: psycopg.Connection | None = None
+    ) -> None:
+        self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s)", (role, tenant, vault))
+
+    def vault_put(
+        self,
+        tenant: str,
+        name: str,
+        secret: str,
+        description: str = "",
+        subject: str | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        return int(
+            self._scalar(
+                conn, "SELECT cogmem.vault_put(%s, %s, %s, %s, %s)", (tenant, name, secret, description, subject)
+            )
+        )
+
+    def vault_get(self, tenant: str, name: str, *, conn: psycopg.Connection | None = None) -> str:
+        return str(self._scalar(conn, "SELECT cogmem.vault_get(%s, %s)", (tenant, name)))
+
+    def erase(
+        self, tenant: str, memory_id: int, reason: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.erase(%s, %s, %s)", (tenant, memory_id, reason)))
+
+    def erase_subject(
+        self, tenant: str, subject: str, reason: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> dict[str, int]:
+        with self.connection(conn) as c:
+            rows = c.execute("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (tenant, subject, reason)).fetchall()
+        return {kind: count for kind, count in rows}

@@ -29,6 +29,25 @@ $$;
 COMMENT ON FUNCTION cogmem._tenant_language(text) IS
 'Checks that a tenant name is given and exists; returns its text-search language.';
 
+-- Daytime calls (remember, recall, feedback, observe) share a tenant; a consolidation night has it to
+-- itself. Each takes row locks on many memory_stats rows, and in no order a deadlock could be ruled
+-- out by; this lock keeps the two apart, and the day's calls lock rows in memory_id order.
+CREATE OR REPLACE FUNCTION cogmem._lock_tenant(p_tenant text, p_exclusive boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF p_exclusive THEN
+        PERFORM pg_advisory_xact_lock(hashtext('cogmem.tenant'), hashtext(p_tenant));
+    ELSE
+        PERFORM pg_advisory_xact_lock_shared(hashtext('cogmem.tenant'), hashtext(p_tenant));
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._lock_tenant(text, boolean) IS
+'Takes the tenant''s transaction-level advisory lock: shared for daytime calls, exclusive for a night.';
+
 CREATE OR REPLACE FUNCTION cogmem.embedding_dimensions()
 RETURNS integer
 LANGUAGE sql STABLE SECURITY INVOKER PARALLEL SAFE

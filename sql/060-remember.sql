@@ -26,6 +26,7 @@ DECLARE
     v_inserted   boolean;
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
+    PERFORM cogmem._lock_tenant(v_tenant, false);
     SELECT t.max_content_chars, t.duplicate_similarity INTO v_max_chars, v_dup_sim
     FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
 

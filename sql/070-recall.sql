@@ -68,6 +68,7 @@ DECLARE
     c             record;
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
+    PERFORM cogmem._lock_tenant(v_tenant, false);
     IF recall.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass what was said; '''' recalls by topics only.';
@@ -253,6 +254,10 @@ BEGIN
     FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_audit_reasons)
          WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, n);
     -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
+    PERFORM FROM cogmem.memory_stats AS s
+    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids)
+    ORDER BY s.memory_id
+    FOR UPDATE;
     UPDATE cogmem.memory_stats AS s
     SET recall_count = s.recall_count + 1, last_recalled_at = now()
     WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids);
@@ -289,6 +294,13 @@ BEGIN
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
 
+    PERFORM cogmem._lock_tenant(v_tenant, false);
+    PERFORM FROM cogmem.memory_stats AS s
+    WHERE s.tenant = v_tenant
+      AND s.memory_id IN (SELECT i.memory_id FROM cogmem.recall_items AS i
+                          WHERE i.tenant = v_tenant AND i.recall_id = feedback.recall_id)
+    ORDER BY s.memory_id
+    FOR UPDATE;
     UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now()
     WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id;
     -- A second feedback for the same cycle replaces the first: count it once, swap the value.

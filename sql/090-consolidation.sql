@@ -68,6 +68,7 @@ DECLARE
     v_protected cogmem.ring[] := '{shocks,dos_and_donts}';
 BEGIN
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
+    PERFORM cogmem._lock_tenant(p_tenant, true);  -- the day's calls wait for this tenant's night
     -- Only memories new or changed since the tenant's previous night (on a first night: the last day)
     -- need the near-duplicate search; remember() already rehearses duplicates as they arrive.
     SELECT coalesce(max(n.as_of), p_as_of - interval '1 day') INTO v_since FROM cogmem.consolidation_nights AS n

@@ -112,6 +112,11 @@ BEGIN
         RETURN 0;
     END IF;
     SELECT s.horizon INTO v_from FROM cogmem.audit_seal_state AS s FOR UPDATE;  -- one sealer at a time
+    IF v_from > pg_snapshot_xmax(pg_current_snapshot()) THEN
+        -- Restored from another cluster, whose transaction ids ran ahead of this one's: look at every row
+        -- once (the anti-join skips what is sealed) and take this cluster's horizon from here on.
+        v_from := '1';
+    END IF;
     FOR r IN
         SELECT l.tenant, l.audit_id, l.logged_at,
                cogmem._audit_bytes(l.tenant, l.audit_id, l.logged_at, l.at, l.level, l.event, l.memory_id,
@@ -180,6 +185,8 @@ AS $$
         FROM cogmem.audit_log AS l
         WHERE ($1 IS NULL OR l.tenant = $1)
           AND l.xid < (SELECT s.horizon FROM cogmem.audit_seal_state AS s)
+          -- (unless restored from a cluster whose transaction ids ran ahead: the next seal sorts that out)
+          AND (SELECT s.horizon FROM cogmem.audit_seal_state AS s) <= pg_snapshot_xmax(pg_current_snapshot())
           AND NOT EXISTS (SELECT FROM cogmem.audit_chain AS c WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id)
         GROUP BY l.tenant
     ), per_tenant AS (

@@ -83,3 +83,28 @@ def test_consolidate_command(dsn):
     assert run("--dsn", dsn, "consolidate", "--as-of", "2099-01-01T03:00:00Z").endswith(
         "nothing to do: this night is already consolidated\n"
     )
+
+
+def test_audit_commands(dsn):
+    import psycopg
+
+    run("--dsn", dsn, "bios", "load", "operations")
+    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "remember", "acme", "Never restart the servers at night")
+    recall_id = run("--dsn", dsn, "recall", "acme", "restart the servers tonight", "--json").split('"recall_id": "')[1][
+        :36
+    ]
+    out = run("--dsn", dsn, "audit", "explain", recall_id)
+    assert "[bios] BIOS rule" in out and "[dos_and_donts] memory" in out and "life: " in out and "from: created" in out
+    assert run("--dsn", dsn, "audit", "seal").startswith("sealed ")
+    assert "acme" in run("--dsn", dsn, "audit", "verify") and "TAMPERED" not in run("--dsn", dsn, "audit", "verify")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        part = conn.execute(
+            "SELECT tableoid::regclass::text FROM cogmem.audit_log WHERE tenant = 'acme' LIMIT 1"
+        ).fetchone()[0]
+        conn.execute(f"ALTER TABLE {part} DISABLE TRIGGER USER")
+        conn.execute("UPDATE cogmem.audit_log SET actor = 'mallory' WHERE tenant = 'acme'")
+    result = CliRunner().invoke(main, ["--dsn", dsn, "audit", "verify", "--tenant", "acme"])
+    assert result.exit_code == 1 and "TAMPERED at audit_id" in result.output
+    result = CliRunner().invoke(main, ["--dsn", dsn, "audit", "explain", "not-a-uuid"])
+    assert result.exit_code == 2 and "is not a UUID" in result.output

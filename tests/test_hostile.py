@@ -1,0 +1,160 @@
+"""Hostile input over the public API (hypothesis): every call ends in a result or a clear error with a
+specific SQLSTATE, a refused call writes nothing, and the audit chain still verifies afterwards."""
+
+import math
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import one
+
+# Specific, documented outcomes. Never XX000 (internal error), P0001 (an error without a code) or
+# 42883/42P18 (the call itself was ill-typed: a test bug, not an answer).
+CLEAR = {"22", "23", "42704", "42501", "P0002", "02000", "55000", "54000"}
+
+HOSTILE_TEXT = st.one_of(
+    st.none(),
+    st.just(""),
+    st.just("   "),
+    # (NUL is refused by the driver before it reaches the server: PostgreSQL text cannot hold it.)
+    st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=200),
+    st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=31), max_size=50),  # control characters
+    st.sampled_from(
+        [
+            "'; DROP TABLE cogmem.memories; --",
+            "acme' OR '1'='1",
+            "$$ SELECT 1 $$",
+            "%s %(x)s {0} \\\\x00",
+            "Robert'); DELETE FROM cogmem.audit_log;--",
+            "x" * 1_000_000,  # 1 MB
+            "ğüşıöç İSTANBUL ß ﬁ 😀",
+            "acme",
+        ]
+    ),
+)
+TEXT_ARRAY = st.one_of(
+    st.none(), st.just([]), st.lists(HOSTILE_TEXT.filter(lambda s: s is None or len(s) < 300), max_size=4)
+)
+FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=32)
+VECTOR = st.one_of(
+    st.none(),
+    st.lists(FLOATS, min_size=0, max_size=5),  # wrong dimensions
+    st.lists(st.sampled_from([0.1, math.nan, math.inf, -math.inf, 1e38]), min_size=384, max_size=384),
+    st.just([0.0] * 384),  # a zero vector has no direction
+)
+BUDGET = st.one_of(st.none(), st.integers(min_value=-(2**31), max_value=2**31 - 1))
+
+CHECK = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+
+
+def vec(v):
+    return None if v is None else "[" + ",".join(repr(float(x)).replace("inf", "Infinity") for x in v) + "]"
+
+
+def state(db):
+    return db.execute(
+        """SELECT (SELECT count(*) FROM cogmem.memories), (SELECT count(*) FROM cogmem.memory_stats),
+                  (SELECT count(*) FROM cogmem.recalls), (SELECT count(*) FROM cogmem.vault_items),
+                  (SELECT count(*) FROM cogmem.sensory_turns), (SELECT count(*) FROM cogmem.tenants),
+                  (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_stats)"""
+    ).fetchone()
+
+
+def attempt(db, sql, params):
+    """Runs one call; a refusal must be clear and must leave everything as it was."""
+    before = state(db)
+    try:
+        db.execute(sql, params).fetchall()
+    except psycopg.Error as exc:
+        assert exc.sqlstate is not None
+        assert exc.sqlstate in CLEAR or exc.sqlstate[:2] in CLEAR, (exc.sqlstate, str(exc)[:300], sql)
+        assert exc.diag.message_primary, sql
+        assert state(db) == before, f"a refused call wrote something: {sql}"
+        return False
+    return True
+
+
+@pytest.fixture
+def hostile_db(db, tenant):
+    db.execute("SELECT cogmem.add_bios_rule('server', 'Run a configuration test before any restart.')")
+    db.execute("SELECT cogmem.remember(%s, 'The staging server runs nginx')", (tenant,))
+    yield db
+    db.execute("SELECT cogmem.seal_audit()")
+    assert {r[0] for r in db.execute("SELECT ok FROM cogmem.verify_audit()")} <= {True}
+
+
+@CHECK
+@given(
+    tenant=HOSTILE_TEXT,
+    content=HOSTILE_TEXT,
+    ring=HOSTILE_TEXT,
+    topics=TEXT_ARRAY,
+    embedding=VECTOR,
+    source=st.sampled_from([None, "{}", "[]", '"x"', '{"who": "ayse"}', "null"]),
+)
+def test_remember(hostile_db, tenant, content, ring, topics, embedding, source):
+    attempt(
+        hostile_db,
+        "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %s::vector, %s::jsonb)",
+        (tenant, content, ring, topics, vec(embedding), source),
+    )
+
+
+@CHECK
+@given(
+    tenant=HOSTILE_TEXT,
+    message=HOSTILE_TEXT,
+    embedding=VECTOR,
+    topics=TEXT_ARRAY,
+    budget=BUDGET,
+    conversation=HOSTILE_TEXT,
+)
+def test_recall(hostile_db, tenant, message, embedding, topics, budget, conversation):
+    attempt(
+        hostile_db,
+        "SELECT * FROM cogmem.recall(%s, %s, %s::vector, %s, %s, %s)",
+        (tenant, message, vec(embedding), topics, budget, conversation),
+    )
+
+
+@CHECK
+@given(
+    outcome=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
+    again=st.booleans(),
+    known=st.booleans(),
+)
+def test_feedback(hostile_db, outcome, again, known):
+    recall_id = one(hostile_db, "SELECT recall_id FROM cogmem.recall('acme', 'staging server') LIMIT 1")
+    target = recall_id if known else "00000000-0000-0000-0000-000000000000"
+    attempt(hostile_db, "SELECT cogmem.feedback(%s::uuid, %s::double precision)", (target, outcome))
+    if again:  # duplicate feedback replaces: the outcome count moves by at most one per cycle
+        before = one(hostile_db, "SELECT sum(outcome_count) FROM cogmem.memory_stats")
+        attempt(hostile_db, "SELECT cogmem.feedback(%s::uuid, %s::double precision)", (target, 0.5))
+        assert one(hostile_db, "SELECT sum(outcome_count) FROM cogmem.memory_stats") <= before + 2
+
+
+@CHECK
+@given(a=HOSTILE_TEXT, b=HOSTILE_TEXT, c=HOSTILE_TEXT, d=HOSTILE_TEXT, embedding=VECTOR)
+def test_observe_vault_erasure_and_helpers(hostile_db, a, b, c, d, embedding):
+    calls = [
+        ("SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s::vector)", (a, b, c, d, vec(embedding))),
+        ("SELECT cogmem.vault_put(%s, %s, %s, %s)", (a, b, c, d)),
+        ("SELECT cogmem.vault_get(%s, %s)", (a, b)),
+        ("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (a, b, c)),
+        ("SELECT cogmem.erase(%s, 1, %s)", (a, b)),
+        ("SELECT cogmem.detect_topics(%s, %s)", (a, b)),
+        ("SELECT cogmem.route(%s)", (a,)),
+        ("SELECT * FROM cogmem.redact(%s)", (a,)),
+        ("SELECT cogmem.create_tenant(%s, %s)", (a, b)),
+        ("SELECT cogmem.add_bios_rule(%s, %s, %s)", (a, b, c)),
+        ("SELECT cogmem.grant_tenant(%s, %s)", (a, b)),
+        ("SELECT * FROM cogmem.siblings(%s, 1)", (a,)),
+        ("SELECT * FROM cogmem.verify_audit(%s)", (a,)),
+        ("SELECT * FROM cogmem.consolidate(now(), %s)", (a,)),
+    ]
+    for sql, params in calls:
+        attempt(hostile_db, sql, params)
