@@ -1,19 +1,20 @@
 """Consolidation at scale: one night over N memories in 1,000 tenants, timed, at several scales.
 
 `python bench/consolidation.py [--scales 100000,1000000]` prints a Markdown section; `make bench` puts it
-into bench/RESULTS.md. Each scale loads a fresh database of the private cluster with set-based SQL:
+into bench/RESULTS.md. Each scale loads a database of the private cluster once with set-based SQL:
 memories spread over the past year, every tenant with memories in every ring, a fifth of them recalled
 with mixed outcomes, the rest never recalled, so every decision has work to do: this first night is
-the heaviest a tenant sees. The load
-ends with VACUUM (ANALYZE), so autovacuum does not compete with the night being timed. The HNSW index
-is left out: building it over a million vectors takes longer than the night being measured, and the
-nightly near-duplicate search runs on the (tenant, ring) index then, for the memories created since
-the previous night.
+the heaviest a tenant sees. The load ends with VACUUM (ANALYZE), so autovacuum does not compete with
+the night being timed; each night then runs on a fresh copy of that database (CREATE DATABASE ...
+TEMPLATE), with one worker and with two. The HNSW index is left out: building it over a million
+vectors takes longer than the night being measured, and the nightly near-duplicate search runs on the
+(tenant, ring) index then, for the memories created since the previous night.
 """
 
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 
 import psycopg
@@ -52,61 +53,93 @@ ANALYZE;
 """
 
 
-def measure(admin_dsn: str, dsn_for, memories: int) -> tuple[float, float, dict[str, int]]:
-    name = f"bench_consolidation_{memories}"
+def night(admin_dsn: str, dsn_for, template: str, as_of: str, workers: int) -> tuple[float, dict[str, int]]:
+    """One first night on a fresh copy of the loaded database, with `workers` workers in parallel."""
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.execute(f"CREATE DATABASE {name}")
-    dsn = dsn_for(name)
+        admin.execute("DROP DATABASE IF EXISTS bench_night WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE bench_night TEMPLATE {template}")
+    dsn = dsn_for("bench_night")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT count(*) FROM cogmem.memories")  # the copy starts cold: read it once
+        conn.execute("SELECT count(*) FROM cogmem.memory_stats")
+        conn.execute("CHECKPOINT")  # nor in the checkpoint that the copy made due
+
+        def work(worker: int) -> None:
+            with psycopg.connect(dsn, autocommit=True) as c:
+                c.execute("CALL cogmem.consolidate_nightly(%s, NULL, %s, %s)", (as_of, worker, workers))
+
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(1, workers + 1)]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seconds = time.perf_counter() - started
+        runs = conn.execute("SELECT count(*) FILTER (WHERE status = 'finished') FROM cogmem.consolidation_runs")
+        assert runs.fetchone() == (workers,), "a worker did not finish"
+        decisions = dict(
+            conn.execute(
+                "SELECT decision, sum(memories)::int FROM cogmem.consolidation_report GROUP BY decision"
+            ).fetchall()
+        )
+    return seconds, decisions
+
+
+def measure(admin_dsn: str, dsn_for, memories: int, workers: tuple[int, ...]) -> tuple[float, list[float], dict]:
+    template = f"bench_consolidation_{memories}"
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {template} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {template}")
     try:
-        install(dsn)
+        install(dsn_for(template))
         as_of = "2026-11-30 03:00:00+00"
-        with psycopg.connect(dsn, autocommit=True) as conn:
+        with psycopg.connect(dsn_for(template), autocommit=True) as conn:
             started = time.perf_counter()
             # Client-side binding: the load is several statements in one string.
             psycopg.ClientCursor(conn).execute(
                 LOAD, {"tenants": TENANTS, "pool": POOL, "memories": memories, "as_of": as_of}
             )
             conn.execute("VACUUM (ANALYZE)")  # a night runs on a settled database, not mid-autovacuum
-            conn.execute("CHECKPOINT")  # nor in the checkpoint that the load itself made due
             loaded = time.perf_counter() - started
-            started = time.perf_counter()
-            conn.execute("CALL cogmem.consolidate_nightly(%s)", (as_of,))
-            night = time.perf_counter() - started
-            decisions = dict(
-                conn.execute(
-                    "SELECT decision, sum(memories)::int FROM cogmem.consolidation_report GROUP BY decision"
-                ).fetchall()
-            )
-        return loaded, night, decisions
+        nights = []
+        decisions: dict[str, int] = {}
+        for n in workers:
+            seconds, decisions = night(admin_dsn, dsn_for, template, as_of, n)
+            nights.append(seconds)
+        return loaded, nights, decisions
     finally:
         with psycopg.connect(admin_dsn, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            admin.execute("DROP DATABASE IF EXISTS bench_night WITH (FORCE)")
+            admin.execute(f"DROP DATABASE IF EXISTS {template} WITH (FORCE)")
 
 
-def section(admin_dsn: str, dsn_for, scales: list[int]) -> list[str]:
+def section(admin_dsn: str, dsn_for, scales: list[int], workers: tuple[int, ...] = (1, 2)) -> list[str]:
+    heads = " | ".join(f"night s, {w} worker{'s' if w > 1 else ''}" for w in workers)
     lines = [
-        f"One night of `CALL cogmem.consolidate_nightly()` (one transaction per tenant) over {TENANTS:,} tenants.",
+        f"One first night of `CALL cogmem.consolidate_nightly()` (one transaction per tenant) over {TENANTS:,} "
+        "tenants, each time on a fresh copy of the same loaded database.",
         "",
-        "| memories | load s | night s | per 1k memories | merge | sibling | reinforce | promote | weaken | fade "
-        "| forget |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| memories | load s | {heads} | merge | sibling | reinforce | promote | weaken | fade | forget |",
+        "|---:|---:|" + "---:|" * len(workers) + "---:|---:|---:|---:|---:|---:|---:|",
     ]
-    nights: list[float] = []
+    all_nights: list[list[float]] = []
     for memories in scales:
-        loaded, night, d = measure(admin_dsn, dsn_for, memories)
-        nights.append(night)
+        loaded, nights, d = measure(admin_dsn, dsn_for, memories, workers)
+        all_nights.append(nights)
         cells = [d.get(k, 0) for k in ("merge", "sibling", "reinforce", "promote", "weaken", "fade", "forget")]
         lines.append(
-            f"| {memories:,} | {loaded:.1f} | {night:.1f} | {1000 * night / memories:.2f} ms | "
+            f"| {memories:,} | {loaded:.1f} | "
+            + " | ".join(f"{n:.1f}" for n in nights)
+            + " | "
             + " | ".join(f"{c:,}" for c in cells)
             + " |"
         )
     if len(scales) >= 2:
-        lines += [
-            "",
-            f"Scaling: {scales[-1] // scales[-2]}× the memories took {nights[-1] / nights[-2]:.1f}× the time.",
-        ]
+        ratios = ", ".join(
+            f"{w} worker{'s' if w > 1 else ''} {all_nights[-1][i] / all_nights[-2][i]:.1f}×"
+            for i, w in enumerate(workers)
+        )
+        lines += ["", f"Scaling: {scales[-1] // scales[-2]}× the memories took {ratios} the time."]
     return lines
 
 
@@ -128,7 +161,11 @@ if __name__ == "__main__":
     cluster = Cluster(
         home=home / "cluster",
         port=5448,
-        settings={"shared_buffers": "'6GB'", "maintenance_work_mem": "'1GB'", "max_wal_size": "'8GB'"},
+        settings={
+            "shared_buffers": "'6GB'",
+            "maintenance_work_mem": "'1GB'",
+            "max_wal_size": "'8GB'",
+        },
     )
     cluster.start()
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -147,7 +148,20 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
             "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)s LIMIT 10"
         ),
         "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)s)",
+        "cogmem.recall without its audit row": "SELECT * FROM pg_temp.recall_unaudited(%(t)s, %(m)s, %(v)s)",
     }
+    # The audit's cost on the hot path: the same function with its one audit INSERT cut out (bench only).
+    definition = conn.execute(
+        "SELECT pg_get_functiondef('cogmem.recall(text, text, vector, text[], integer, text)'::regprocedure)"
+    ).fetchone()[0]  # type: ignore[index]
+    unaudited, cuts = re.subn(
+        r"INSERT INTO cogmem\.audit_log .*?AS i \(layer, memory_id, rule_id, score, tokens, reason, n\);",
+        "",
+        definition,
+        flags=re.S,
+    )
+    assert cuts == 1, "recall's audit INSERT was not found"
+    conn.execute(unaudited.replace("FUNCTION cogmem.recall(", "FUNCTION pg_temp.recall_unaudited(", 1))
     timings: dict[str, list[float]] = {name: [] for name in queries}
     for _ in range(calls):
         params = {
@@ -174,7 +188,38 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
         p50 = statistics.median(values)
         p95 = statistics.quantiles(values, n=20)[18]
         lines.append(f"| {name} | {p50:.2f} | {p95:.2f} | {p50 / naive:.1f}× |")
+    audited = statistics.median(timings["cogmem.recall (3,200 tokens)"])
+    bare = statistics.median(timings["cogmem.recall without its audit row"])
+    lines += ["", f"The audit row adds {audited - bare:.2f} ms to a recall ({100 * (audited / bare - 1):.0f}%)."]
     return lines
+
+
+def audit(conn: psycopg.Connection, rows: int = 1_000_000, tenants: int = 100) -> list[str]:
+    """Sealing and verifying the hash chains: rows of a realistic size, spread over tenants."""
+    conn.execute("SELECT cogmem.seal_audit()")
+    conn.execute(
+        """INSERT INTO cogmem.audit_log (tenant, level, event, memory_id, detail)
+           SELECT 'bench-' || lpad((g %% %s)::text, 2, '0'), 'lifecycle', 'weakened', g,
+                  jsonb_build_object('confidence', round(random()::numeric, 6))
+           FROM generate_series(1, %s) AS g""",
+        (tenants, rows),
+    )
+    conn.execute("ANALYZE cogmem.audit_log")
+    t0 = time.perf_counter()
+    sealed = conn.execute("SELECT cogmem.seal_audit(%s)", (rows * 2,)).fetchone()[0]  # type: ignore[index]
+    seal_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    checked = conn.execute("SELECT sum(rows_checked), bool_and(ok) FROM cogmem.verify_audit()").fetchone()
+    verify_s = time.perf_counter() - t0
+    assert checked is not None and checked[1], "verify_audit failed on untouched chains"
+    return [
+        f"{rows:,} audit rows in {tenants} tenants written at once, then sealed and verified (single client).",
+        "",
+        "| step | rows | seconds | per million rows |",
+        "|---|---:|---:|---:|",
+        f"| `cogmem.seal_audit()` | {sealed:,} | {seal_s:.1f} | {seal_s * 1e6 / sealed:.1f} s |",
+        f"| `cogmem.verify_audit()` | {checked[0]:,} | {verify_s:.1f} | {verify_s * 1e6 / checked[0]:.1f} s |",
+    ]
 
 
 def machine() -> str:
@@ -208,6 +253,7 @@ if __name__ == "__main__":
             conn.execute("SET cogmem.embed = 'off'")  # vectors come from the client in both sections
             quality_lines = quality(conn)
             latency_lines = latency(conn)
+            audit_lines = audit(conn)
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         report = "\n".join(
             [
@@ -224,6 +270,10 @@ if __name__ == "__main__":
                 "## Recall latency",
                 "",
                 *latency_lines,
+                "",
+                "## Audit trail",
+                "",
+                *audit_lines,
                 "",
             ]
         )

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import click
 import psycopg
+import psycopg.sql
 
 from cogmem_pg import bios as bios_presets
 from cogmem_pg.cluster import Cluster, ClusterError
@@ -268,6 +270,50 @@ def audit_verify(ctx: Context, tenant: str | None) -> None:
         click.echo(f"{check.tenant:20} {check.rows_checked:>10} rows  {verdict}")
     if not all(check.ok for check in checks):
         sys.exit(1)
+
+
+@audit.command("export")
+@click.argument("partition")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@pass_context
+def audit_export(ctx: Context, partition: str, directory: Path) -> None:
+    """Write a finished month (PARTITION, e.g. audit_log_2026_01) to DIRECTORY as JSON lines with its chain
+    hashes and a manifest, then record the export (only exported months are ever dropped)."""
+    import hashlib
+
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"{partition}.jsonl"
+    digest = hashlib.sha256()
+    rows = 0
+    with psycopg.connect(ctx.dsn()) as conn:
+        try:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid"
+                " WHERE i.inhparent = 'cogmem.audit_log'::regclass AND c.relname = %s",
+                (partition,),
+            ).fetchone()
+            if not exists:
+                raise click.ClickException(f"no audit partition named {partition!r}")
+            query = psycopg.sql.SQL(
+                "SELECT row_to_json(r)::text FROM (SELECT l.*, c.seq, encode(c.row_hash, 'hex') AS row_hash"
+                " FROM cogmem.{} AS l LEFT JOIN cogmem.audit_chain AS c USING (tenant, audit_id)"
+                " ORDER BY l.tenant, c.seq) AS r"
+            ).format(psycopg.sql.Identifier(partition))
+            with target.open("w", encoding="utf-8") as out, conn.cursor(name="audit_export") as cur:
+                for (line,) in cur.execute(query):
+                    out.write(line + "\n")
+                    digest.update((line + "\n").encode())
+                    rows += 1
+            marked = conn.execute(
+                "SELECT cogmem.audit_mark_exported(%s, %s)", (partition, str(target.resolve()))
+            ).fetchone()
+            conn.commit()
+        except psycopg.Error as exc:
+            target.unlink(missing_ok=True)
+            raise click.ClickException(str(exc).strip()) from exc
+    manifest = {"partition": partition, "rows": rows, "sha256": digest.hexdigest(), "file": target.name}
+    (directory / f"{partition}.manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    click.echo(f"exported {rows} rows of {partition} to {target} (recorded: {marked[0] if marked else 0} rows)")
 
 
 @audit.command("explain")

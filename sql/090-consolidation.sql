@@ -18,6 +18,9 @@
 --   forget     faded below forget_below: deleted (the deletion is recorded, the text is not kept)
 --   protect    shocks and dos_and_donts are never weakened, faded, merged away or deleted
 -- Protected rings and BIOS rules are otherwise left alone.
+-- The audit trail gets one row per decision that touched memories, listing them (detail.memories),
+-- rather than one row per memory: a first night over a million memories writes thousands of audit rows,
+-- not half a million. cogmem.memory_history shows them per memory again.
 
 -- Sibling links go with either memory. One join per DELETE statement rather than a foreign-key cascade
 -- per row: a night forgets hundreds of thousands of memories (see migration 0004).
@@ -148,8 +151,11 @@ BEGIN
           AND s.recall_count >= t.reinforce_min_recalls AND s.success_score > t.reinforce_min_success
         RETURNING s.memory_id
     ), logged AS (
-        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, at)
-        SELECT p_tenant, 'lifecycle', d.memory_id, 'reinforced', p_as_of FROM done AS d
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT p_tenant, 'lifecycle', 'reinforced',
+               jsonb_build_object('memories', jsonb_agg(jsonb_build_object('memory_id', d.memory_id) ORDER BY d.memory_id)),
+               p_as_of
+        FROM done AS d HAVING count(*) > 0
     )
     SELECT count(*) INTO v_count FROM done;
     v_counts := v_counts || jsonb_build_object('reinforce', v_count);
@@ -165,9 +171,12 @@ BEGIN
               AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success
             RETURNING m.memory_id, m.ring
         ), logged AS (
-            INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
-            SELECT p_tenant, 'lifecycle', d.memory_id, 'promoted', jsonb_build_object('from', 'fresh', 'to', d.ring), p_as_of
-            FROM done AS d
+            INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+            SELECT p_tenant, 'lifecycle', 'promoted',
+                   jsonb_build_object('from', 'fresh', 'memories', jsonb_agg(
+                       jsonb_build_object('memory_id', d.memory_id, 'to', d.ring) ORDER BY d.memory_id)),
+                   p_as_of
+            FROM done AS d HAVING count(*) > 0
         )
         SELECT count(*) INTO v_count FROM done;
     ELSE
@@ -189,9 +198,12 @@ BEGIN
           AND s.recall_count >= t.weaken_min_recalls AND s.success_score < t.weaken_max_success
         RETURNING s.memory_id, s.confidence
     ), logged AS (
-        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
-        SELECT p_tenant, 'lifecycle', d.memory_id, 'weakened', jsonb_build_object('confidence', d.confidence), p_as_of
-        FROM done AS d
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT p_tenant, 'lifecycle', 'weakened',
+               jsonb_build_object('memories', jsonb_agg(
+                   jsonb_build_object('memory_id', d.memory_id, 'confidence', d.confidence) ORDER BY d.memory_id)),
+               p_as_of
+        FROM done AS d HAVING count(*) > 0
     )
     SELECT count(*) INTO v_count FROM done;
     v_counts := v_counts || jsonb_build_object('weaken', v_count);
@@ -225,10 +237,13 @@ BEGIN
         WHERE m.tenant = p_tenant AND m.memory_id = d.memory_id AND d.confidence < t.forget_below
         RETURNING m.memory_id, d.ring, d.confidence
     ), logged AS (
-        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
-        SELECT p_tenant, 'lifecycle', g.memory_id, 'deleted',
-               jsonb_build_object('reason', 'forgotten', 'ring', g.ring, 'confidence', g.confidence), p_as_of
-        FROM gone AS g
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT p_tenant, 'lifecycle', 'deleted',
+               jsonb_build_object('reason', 'forgotten', 'memories', jsonb_agg(
+                   jsonb_build_object('memory_id', g.memory_id, 'ring', g.ring, 'confidence', g.confidence)
+                   ORDER BY g.memory_id)),
+               p_as_of
+        FROM gone AS g HAVING count(*) > 0
     )
     SELECT (SELECT count(*) FROM due AS d WHERE d.faded), (SELECT count(*) FROM gone) INTO v_count, v_forgotten;
     v_counts := v_counts || jsonb_build_object('fade', v_count, 'forget', v_forgotten);
@@ -310,7 +325,13 @@ COMMENT ON FUNCTION cogmem.consolidate(timestamptz, text) IS
 
 -- A procedure that commits cannot carry a SET clause (PostgreSQL forbids transaction control then),
 -- so it pins nothing and qualifies every name instead; the work happens in the functions above.
-CREATE OR REPLACE PROCEDURE cogmem.consolidate_nightly(as_of timestamptz DEFAULT now(), tenant text DEFAULT NULL)
+-- Tenants are independent, so a night can run as several workers (one pg_cron job each), every
+-- worker taking its share of tenants by hash. Workers exclude cogmem.consolidate() (they share its
+-- lock) and a second run of the same worker slot (each slot has its own lock).
+DROP PROCEDURE IF EXISTS cogmem.consolidate_nightly(timestamptz, text);  -- before workers existed
+CREATE OR REPLACE PROCEDURE cogmem.consolidate_nightly(
+    as_of timestamptz DEFAULT now(), tenant text DEFAULT NULL, worker integer DEFAULT 1, workers integer DEFAULT 1
+)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -318,20 +339,33 @@ DECLARE
     v_tenant text;
     v_done   integer := 0;
 BEGIN
+    IF workers IS NULL OR worker IS NULL OR workers NOT BETWEEN 1 AND 64 OR worker NOT BETWEEN 1 AND workers THEN
+        RAISE EXCEPTION 'worker % of % is not a valid share', worker, workers
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Use workers between 1 and 64 and worker between 1 and workers.';
+    END IF;
     IF pg_catalog.pg_is_in_recovery() THEN
         RAISE NOTICE 'cogmem.consolidate_nightly skipped: this server is a read replica';
         RETURN;
     END IF;
-    IF NOT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext('cogmem.consolidate')) THEN
+    IF NOT pg_catalog.pg_try_advisory_lock_shared(pg_catalog.hashtext('cogmem.consolidate')) THEN
         RAISE NOTICE 'cogmem.consolidate_nightly skipped: another consolidation is running';
         RETURN;
     END IF;
-    INSERT INTO cogmem.consolidation_runs (as_of, tenant) VALUES (consolidate_nightly.as_of, consolidate_nightly.tenant)
+    IF NOT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext('cogmem.consolidate.worker'), worker) THEN
+        PERFORM pg_catalog.pg_advisory_unlock_shared(pg_catalog.hashtext('cogmem.consolidate'));
+        RAISE NOTICE 'cogmem.consolidate_nightly skipped: another consolidation is running';
+        RETURN;
+    END IF;
+    INSERT INTO cogmem.consolidation_runs (as_of, tenant, worker, workers)
+    VALUES (consolidate_nightly.as_of, consolidate_nightly.tenant, worker, workers)
     RETURNING run_id INTO v_run_id;
     COMMIT;
     FOR v_tenant IN
         SELECT t.tenant FROM cogmem.tenants AS t
-        WHERE consolidate_nightly.tenant IS NULL OR t.tenant OPERATOR(pg_catalog.=) consolidate_nightly.tenant
+        WHERE (consolidate_nightly.tenant IS NULL OR t.tenant OPERATOR(pg_catalog.=) consolidate_nightly.tenant)
+          -- OPERATOR() has one precedence for all: the parentheses say it.
+          AND ((pg_catalog.hashtext(t.tenant)::bigint OPERATOR(pg_catalog.%) workers) OPERATOR(pg_catalog.+) workers)
+              OPERATOR(pg_catalog.%) workers OPERATOR(pg_catalog.=) (worker OPERATOR(pg_catalog.-) 1)
         ORDER BY t.tenant
     LOOP
         PERFORM cogmem._consolidate_tenant(v_tenant, consolidate_nightly.as_of, v_run_id);
@@ -342,12 +376,14 @@ BEGIN
     UPDATE cogmem.consolidation_runs AS r SET finished_at = pg_catalog.clock_timestamp(), status = 'finished'
     WHERE r.run_id OPERATOR(pg_catalog.=) v_run_id;
     COMMIT;
-    PERFORM pg_catalog.pg_advisory_unlock(pg_catalog.hashtext('cogmem.consolidate'));
+    PERFORM pg_catalog.pg_advisory_unlock(pg_catalog.hashtext('cogmem.consolidate.worker'), worker);
+    PERFORM pg_catalog.pg_advisory_unlock_shared(pg_catalog.hashtext('cogmem.consolidate'));
 END;
 $$;
-COMMENT ON PROCEDURE cogmem.consolidate_nightly(timestamptz, text) IS  -- noqa: LT01
+COMMENT ON PROCEDURE cogmem.consolidate_nightly(timestamptz, text, integer, integer) IS  -- noqa: LT01
 'The scheduled form of cogmem.consolidate(): skips on a replica or when another run holds the lock, '
-'commits after each tenant, records the run in cogmem.consolidation_runs.';
+'commits after each tenant, records the run in cogmem.consolidation_runs. worker/workers: this run''s '
+'share of the tenants, for several in parallel.';
 
 CREATE OR REPLACE VIEW cogmem.consolidation_report WITH (security_invoker = TRUE) AS
 SELECT

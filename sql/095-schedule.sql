@@ -56,32 +56,70 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._cron_unschedule(text) IS 'Removes a named pg_cron job; false when there was none.';
 
-CREATE OR REPLACE FUNCTION cogmem.schedule_nightly(cron text DEFAULT '0 3 * * *')
+DROP FUNCTION IF EXISTS cogmem.schedule_nightly(text);  -- before workers existed
+CREATE OR REPLACE FUNCTION cogmem.schedule_nightly(cron text DEFAULT '0 3 * * *', workers integer DEFAULT 1)
 RETURNS bigint
-LANGUAGE sql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
-RETURN cogmem._cron_schedule('cogmem-nightly', cron, 'CALL cogmem.consolidate_nightly()');
-COMMENT ON FUNCTION cogmem.schedule_nightly(text) IS
-'Schedules CALL cogmem.consolidate_nightly() with pg_cron (job "cogmem-nightly"); returns the job id.';
+AS $$
+DECLARE
+    v_first bigint;
+    v_job   bigint;
+BEGIN
+    IF workers IS NULL OR workers NOT BETWEEN 1 AND 64 THEN
+        RAISE EXCEPTION 'workers must be between 1 and 64, got %', coalesce(workers::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'One worker per spare core is a good start.';
+    END IF;
+    FOR w IN workers + 1 .. 64 LOOP  -- fewer workers than before: the extra jobs go
+        PERFORM cogmem._cron_unschedule('cogmem-nightly-' || w);
+    END LOOP;
+    FOR w IN 1 .. workers LOOP
+        v_job := cogmem._cron_schedule(
+            CASE WHEN w = 1 THEN 'cogmem-nightly' ELSE 'cogmem-nightly-' || w END, cron,
+            CASE WHEN workers = 1 THEN 'CALL cogmem.consolidate_nightly()'
+                 ELSE format('CALL cogmem.consolidate_nightly(worker => %s, workers => %s)', w, workers) END);
+        v_first := coalesce(v_first, v_job);
+    END LOOP;
+    RETURN v_first;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.schedule_nightly(text, integer) IS
+'Schedules CALL cogmem.consolidate_nightly() with pg_cron (job "cogmem-nightly", and "cogmem-nightly-N" '
+'for more workers, each a share of the tenants); returns the first job id.';
 
 CREATE OR REPLACE FUNCTION cogmem.unschedule_nightly()
 RETURNS boolean
-LANGUAGE sql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
-RETURN cogmem._cron_unschedule('cogmem-nightly');
-COMMENT ON FUNCTION cogmem.unschedule_nightly() IS 'Removes the pg_cron job "cogmem-nightly"; false when there was none.';
+AS $$
+DECLARE
+    v_any boolean := false;
+BEGIN
+    IF to_regnamespace('cron') IS NULL THEN  -- checked first: cron.job does not even parse without it
+        RETURN false;
+    END IF;
+    FOR j IN 1 .. 64 LOOP
+        v_any := cogmem._cron_unschedule(CASE WHEN j = 1 THEN 'cogmem-nightly' ELSE 'cogmem-nightly-' || j END)
+                 OR v_any;
+    END LOOP;
+    RETURN v_any;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.unschedule_nightly() IS
+'Removes the pg_cron jobs "cogmem-nightly" (and its workers); false when there were none.';
 
 CREATE OR REPLACE FUNCTION cogmem.schedule_audit(seal_cron text DEFAULT '* * * * *')
 RETURNS bigint
 LANGUAGE sql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    SELECT cogmem._cron_schedule('cogmem-audit-partitions', '10 0 * * *', 'SELECT cogmem.audit_partitions_ensure()');
+    SELECT cogmem._cron_schedule('cogmem-audit-partitions', '10 0 * * *',
+                                 'SELECT cogmem.audit_partitions_ensure(), cogmem.audit_apply_retention()');
     SELECT cogmem._cron_schedule('cogmem-audit-seal', seal_cron, 'SELECT cogmem.seal_audit()');
 $$;
 COMMENT ON FUNCTION cogmem.schedule_audit(text) IS
 'Schedules the audit sealer (job "cogmem-audit-seal", every minute by default) and the monthly '
-'partition upkeep (job "cogmem-audit-partitions", daily); returns the sealer''s job id.';
+'partition upkeep and retention (job "cogmem-audit-partitions", daily); returns the sealer''s job id.';
 
 CREATE OR REPLACE FUNCTION cogmem.unschedule_audit()
 RETURNS boolean

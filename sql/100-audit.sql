@@ -161,7 +161,9 @@ RETURNS TABLE (tenant text, ok boolean, rows_checked bigint, first_bad_id bigint
 LANGUAGE sql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    WITH chain AS (
+    WITH archived AS (
+        SELECT a.range_from, a.range_to FROM cogmem.audit_archives AS a WHERE a.dropped_at IS NOT NULL
+    ), chain AS (
         SELECT c.tenant, c.seq, c.audit_id, c.logged_at, c.row_hash,
                lag(c.row_hash, 1, ''::bytea) OVER w AS previous_hash,
                lag(c.seq, 1, 0::bigint) OVER w AS previous_seq
@@ -170,12 +172,17 @@ AS $$
         WINDOW w AS (PARTITION BY c.tenant ORDER BY c.seq)
     ), checked AS (
         -- A sealed row is good when it is there, unchanged, in its place, with no link missing before it.
+        -- A row of a month that was exported and dropped is taken as archived: its successor is still
+        -- checked against its stored hash, so the chain after it verifies.
         SELECT ch.tenant, ch.seq, ch.audit_id,
-               l.audit_id IS NOT NULL
-               AND ch.seq = ch.previous_seq + 1
-               AND ch.row_hash = sha256(ch.previous_hash || cogmem._audit_bytes(
-                   l.tenant, l.audit_id, l.logged_at, l.at, l.level, l.event, l.memory_id, l.recall_id, l.actor,
-                   l.detail, l.xid)) AS good
+               ch.seq = ch.previous_seq + 1
+               AND (l.audit_id IS NULL
+                    AND EXISTS (SELECT FROM archived AS a WHERE ch.logged_at >= a.range_from AND ch.logged_at < a.range_to)
+                    OR
+                    l.audit_id IS NOT NULL
+                    AND ch.row_hash = sha256(ch.previous_hash || cogmem._audit_bytes(
+                        l.tenant, l.audit_id, l.logged_at, l.at, l.level, l.event, l.memory_id, l.recall_id, l.actor,
+                        l.detail, l.xid))) AS good
         FROM chain AS ch
         LEFT JOIN cogmem.audit_log AS l
           ON l.tenant = ch.tenant AND l.audit_id = ch.audit_id AND l.logged_at = ch.logged_at
@@ -206,6 +213,94 @@ $$;
 COMMENT ON FUNCTION cogmem.verify_audit(text) IS
 'Recomputes every tenant''s (or one tenant''s) audit hash chain: ok is false when a sealed row was '
 'altered, removed or reordered, or a row was slipped in unsealed; first_bad_id is the first such row.';
+
+CREATE OR REPLACE FUNCTION cogmem.audit_mark_exported(partition_name text, exported_to text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_bounds  text;
+    v_from    timestamptz;
+    v_to      timestamptz;
+    v_rows    bigint;
+    v_pending bigint;
+BEGIN
+    SELECT pg_get_expr(c.relpartbound, c.oid) INTO v_bounds
+    FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'cogmem.audit_log'::regclass AND c.relname = audit_mark_exported.partition_name;
+    IF v_bounds IS NULL OR v_bounds = 'DEFAULT' THEN
+        RAISE EXCEPTION 'no monthly audit partition named "%"', audit_mark_exported.partition_name
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'SELECT inhrelid::regclass FROM pg_inherits WHERE inhparent = ''cogmem.audit_log''::regclass;';
+    END IF;
+    IF audit_mark_exported.exported_to IS NULL OR btrim(audit_mark_exported.exported_to) = '' THEN
+        RAISE EXCEPTION 'exported_to must say where the export went'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'e.g. ''s3://audit-archive/2026-01/'' or a file path.';
+    END IF;
+    v_from := substring(v_bounds FROM 'FROM \(''([^'']+)''\)')::timestamptz;
+    v_to := substring(v_bounds FROM 'TO \(''([^'']+)''\)')::timestamptz;
+    IF v_to > now() THEN
+        RAISE EXCEPTION 'audit partition "%" is still being written (it ends %)', audit_mark_exported.partition_name, v_to
+            USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Export a month after it has ended.';
+    END IF;
+    EXECUTE format('SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT FROM cogmem.audit_chain AS c '
+                   'WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id)) FROM cogmem.%I AS l',
+                   audit_mark_exported.partition_name)
+    INTO v_rows, v_pending;
+    IF v_pending > 0 THEN
+        RAISE EXCEPTION 'audit partition "%" has % unsealed rows', audit_mark_exported.partition_name, v_pending
+            USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run SELECT cogmem.seal_audit(); and export again.';
+    END IF;
+    INSERT INTO cogmem.audit_archives AS a (partition_name, range_from, range_to, rows, exported_to)
+    VALUES (audit_mark_exported.partition_name, v_from, v_to, v_rows, audit_mark_exported.exported_to)
+    ON CONFLICT (partition_name) DO UPDATE SET exported_to = excluded.exported_to, exported_at = now(), rows = excluded.rows;
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+    VALUES ('*', 'governance', 'audit_exported',
+            jsonb_build_object('partition', audit_mark_exported.partition_name, 'rows', v_rows,
+                               'exported_to', audit_mark_exported.exported_to));
+    RETURN v_rows;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.audit_mark_exported(text, text) IS
+'Records that a finished, fully sealed month of the audit trail was exported (cogmem audit export does '
+'both); returns its rows. Only exported months are ever dropped.';
+
+CREATE OR REPLACE FUNCTION cogmem.audit_apply_retention()
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_keep    interval := (SELECT s.retention FROM cogmem.audit_settings AS s);
+    v_archive record;
+    v_dropped integer := 0;
+BEGIN
+    IF v_keep IS NULL THEN
+        RETURN 0;  -- keep everything online
+    END IF;
+    FOR v_archive IN
+        SELECT a.* FROM cogmem.audit_archives AS a
+        WHERE a.dropped_at IS NULL AND a.range_to < now() - v_keep
+          AND to_regclass(format('cogmem.%I', a.partition_name)) IS NOT NULL
+        ORDER BY a.range_from
+    LOOP
+        EXECUTE format('ALTER TABLE cogmem.audit_log DETACH PARTITION cogmem.%I', v_archive.partition_name);
+        EXECUTE format('DROP TABLE cogmem.%I', v_archive.partition_name);
+        UPDATE cogmem.audit_archives AS a SET dropped_at = now() WHERE a.partition_name = v_archive.partition_name;
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+        VALUES ('*', 'governance', 'audit_partition_dropped',
+                jsonb_build_object('partition', v_archive.partition_name, 'rows', v_archive.rows,
+                                   'exported_to', v_archive.exported_to, 'retention', v_keep::text));
+        v_dropped := v_dropped + 1;
+    END LOOP;
+    RETURN v_dropped;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.audit_apply_retention() IS
+'Drops the audit months older than audit_settings.retention that were sealed and exported; returns how '
+'many. Run daily by cogmem.schedule_audit().';
 
 CREATE OR REPLACE VIEW cogmem.audit_heads WITH (security_invoker = TRUE) AS
 SELECT DISTINCT ON (c.tenant)
@@ -302,10 +397,33 @@ COMMENT ON VIEW cogmem.audit_governance IS
 'Level 5: tenants and settings, topics, BIOS rules, access grants, vault use, erasure, schema upgrades.';
 
 CREATE OR REPLACE VIEW cogmem.memory_history WITH (security_invoker = TRUE) AS
-SELECT l.tenant, l.memory_id, l.audit_id, l.at, l.level, l.event, l.actor, l.detail
+SELECT
+    l.tenant,
+    l.memory_id,
+    l.audit_id,
+    l.at,
+    l.level,
+    l.event,
+    l.actor,
+    l.detail
 FROM cogmem.audit_log AS l
-WHERE l.memory_id IS NOT NULL;
-COMMENT ON VIEW cogmem.memory_history IS 'What happened to each memory, from the audit trail.';
+WHERE l.memory_id IS NOT NULL
+UNION ALL
+-- Consolidation logs one row per decision, listing the memories it touched.
+SELECT
+    l.tenant,
+    (e.item ->> 'memory_id')::bigint AS memory_id,
+    l.audit_id,
+    l.at,
+    l.level,
+    l.event,
+    l.actor,
+    (l.detail - 'memories') || (e.item - 'memory_id') AS detail
+FROM cogmem.audit_log AS l
+CROSS JOIN LATERAL jsonb_array_elements(l.detail -> 'memories') AS e (item)
+WHERE l.level = 'lifecycle' AND l.detail ? 'memories';
+COMMENT ON VIEW cogmem.memory_history IS
+'What happened to each memory, from the audit trail (lifecycle batches expanded per memory).';
 
 -- For cogmem_bi: aggregates only. These views run with their owner's rights, so a BI role needs no
 -- access to rows and gets counts, never contents; of the tenants it was granted (or all, with '*').
@@ -376,7 +494,7 @@ BEGIN
            (SELECT coalesce(jsonb_agg(jsonb_build_object('at', h.at, 'event', h.event, 'level', h.level,
                                                          'detail', h.detail, 'after_this_recall', h.at > v_recall.at)
                                       ORDER BY h.audit_id), '[]')
-            FROM cogmem.audit_log AS h
+            FROM cogmem.memory_history AS h
             WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id)
     FROM jsonb_to_recordset(v_recall.detail -> 'items')
         AS i (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)

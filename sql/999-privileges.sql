@@ -87,7 +87,7 @@ GRANT SELECT ON cogmem.audit_log, cogmem.audit_chain, cogmem.audit_seal_state, c
 cogmem.audit_trail, cogmem.audit_writes, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.audit_outcomes,
 cogmem.audit_lifecycle, cogmem.audit_governance, cogmem.memory_history, cogmem.consolidation_nights,
 cogmem.consolidation_decisions, cogmem.consolidation_report, cogmem.consolidation_runs, cogmem.bios_rules,
-cogmem.bios_rule_events, cogmem.tenant_access TO cogmem_auditor;
+cogmem.bios_rule_events, cogmem.tenant_access, cogmem.audit_settings, cogmem.audit_archives TO cogmem_auditor;
 GRANT EXECUTE ON FUNCTION
 cogmem.verify_audit(text),
 cogmem.explain_recall(uuid),

@@ -212,3 +212,45 @@ def test_bi_aggregates_and_partitions(db, tenant):
     assert one(db, "SELECT cogmem.audit_partitions_ensure(6)") == 0
     with pytest.raises(psycopg.errors.InvalidParameterValue):
         db.execute("SELECT cogmem.audit_partitions_ensure(0)")
+
+
+def test_a_month_is_dropped_only_after_it_was_sealed_and_exported(db, tenant, tmp_path):
+    from click.testing import CliRunner
+
+    from cogmem_pg.cli import main
+
+    activity(db, tenant)
+    db.execute(
+        "CREATE TABLE cogmem.audit_log_2026_01 PARTITION OF cogmem.audit_log"
+        " FOR VALUES FROM ('2026-01-01') TO ('2026-02-01')"
+    )
+    db.execute(  # an old month, written (as the superuser may) with its own timestamps
+        """INSERT INTO cogmem.audit_log (tenant, level, event, memory_id, logged_at, at)
+           SELECT %s, 'lifecycle', 'weakened', g, '2026-01-10'::timestamptz + g * interval '1 hour', '2026-01-10'
+           FROM generate_series(1, 20) AS g""",
+        (tenant,),
+    )
+    db.execute("UPDATE cogmem.audit_settings SET retention = '3 months'")
+    assert one(db, "SELECT cogmem.audit_apply_retention()") == 0  # not exported yet
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState):  # not sealed yet
+        db.execute("SELECT cogmem.audit_mark_exported('audit_log_2026_01', '/archive')")
+    db.execute("SELECT cogmem.seal_audit()")
+    result = CliRunner().invoke(main, ["--dsn", db.info.dsn, "audit", "export", "audit_log_2026_01", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert len((tmp_path / "audit_log_2026_01.jsonl").read_text().splitlines()) == 20
+    assert one(db, "SELECT cogmem.audit_apply_retention()") == 1
+    assert one(db, "SELECT to_regclass('cogmem.audit_log_2026_01')") is None
+    # The chain still verifies: the dropped month counts as archived, what follows is checked against it.
+    remember(db, tenant, "A memory after the archive")
+    db.execute("SELECT cogmem.seal_audit()")
+    assert db.execute("SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)).fetchall() == [(True,)]
+    assert {"audit_exported", "audit_partition_dropped"} <= {
+        r[0] for r in db.execute("SELECT event FROM cogmem.audit_governance WHERE tenant = '*'")
+    }
+    with pytest.raises(psycopg.errors.UndefinedObject):
+        db.execute("SELECT cogmem.audit_mark_exported('audit_log_default', '/x')")
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState):  # this month is still being written
+        db.execute(
+            "SELECT cogmem.audit_mark_exported(%s, '/x')",
+            (one(db, "SELECT 'audit_log_' || to_char(now(), 'YYYY_MM')"),),
+        )

@@ -11,9 +11,11 @@ GLOBAL_TABLES = {
     "bios_presets",
     "consolidation_runs",
     "audit_seal_state",
+    "audit_settings",
+    "audit_archives",
 }
 # Procedures that COMMIT cannot carry a SET clause (PostgreSQL forbids it); they qualify every name instead.
-COMMITTING_PROCEDURES = {"cogmem.consolidate_nightly(timestamp with time zone,text)"}
+COMMITTING_PROCEDURES = {"cogmem.consolidate_nightly(timestamp with time zone,text,integer,integer)"}
 
 
 def test_every_function_pins_search_path_and_has_a_comment(db):

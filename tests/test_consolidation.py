@@ -229,3 +229,20 @@ def test_consolidate_input_errors(db, tenant):
     assert err.value.diag.message_hint == "Pass the moment to consolidate up to, e.g. now()."
     with pytest.raises(psycopg.errors.UndefinedObject):
         db.execute("SELECT * FROM cogmem.consolidate(now(), 'ghost')")
+
+
+def test_nightly_workers_share_the_tenants(db, dsn):
+    tenants = [f"w{n:02d}" for n in range(12)]
+    for t in tenants:
+        db.execute("SELECT cogmem.create_tenant(%s)", (t,))
+        remember(db, t, STALE)
+    with psycopg.connect(dsn, autocommit=True) as one_, psycopg.connect(dsn, autocommit=True) as two:
+        one_.execute("CALL cogmem.consolidate_nightly(now() + interval '31 days', worker => 1, workers => 2)")
+        two.execute("CALL cogmem.consolidate_nightly(now() + interval '31 days', worker => 2, workers => 2)")
+    done = db.execute("SELECT worker, tenants_done, status FROM cogmem.consolidation_runs ORDER BY worker").fetchall()
+    assert [(w, s) for w, _, s in done] == [(1, "finished"), (2, "finished")]
+    assert sum(n for _, n, _ in done) == len(tenants) and all(n > 0 for _, n, _ in done)
+    assert one(db, "SELECT count(DISTINCT tenant) FROM cogmem.consolidation_nights") == len(tenants)
+    for bad in ["worker => 3, workers => 2", "worker => 0", "workers => 65, worker => 1", "workers => NULL"]:
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            db.execute(f"CALL cogmem.consolidate_nightly(now(), {bad})")

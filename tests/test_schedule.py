@@ -37,3 +37,30 @@ def test_pg_cron_runs_the_nightly_job():
             assert one(conn, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") >= 1
         finally:
             conn.execute("SELECT cogmem.unschedule_nightly()")
+
+
+def test_workers_and_the_audit_jobs():
+    dsn = CLUSTER.dsn("cogmem")
+    install(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            conn.execute("SELECT cogmem.schedule_nightly('0 3 * * *', workers => 2)")
+            jobs = dict(conn.execute("SELECT jobname, command FROM cron.job WHERE jobname LIKE 'cogmem-nightly%'"))
+            assert jobs == {
+                "cogmem-nightly": "CALL cogmem.consolidate_nightly(worker => 1, workers => 2)",
+                "cogmem-nightly-2": "CALL cogmem.consolidate_nightly(worker => 2, workers => 2)",
+            }
+            conn.execute("SELECT cogmem.schedule_nightly('0 3 * * *')")  # back to one worker
+            assert [
+                r[0] for r in conn.execute("SELECT jobname FROM cron.job WHERE jobname LIKE 'cogmem-nightly%'")
+            ] == ["cogmem-nightly"]
+            with pytest.raises(psycopg.errors.InvalidParameterValue):
+                conn.execute("SELECT cogmem.schedule_nightly('0 3 * * *', workers => 0)")
+            conn.execute("SELECT cogmem.schedule_audit()")
+            audit_jobs = dict(conn.execute("SELECT jobname, schedule FROM cron.job WHERE jobname LIKE 'cogmem-audit%'"))
+            assert audit_jobs == {"cogmem-audit-seal": "* * * * *", "cogmem-audit-partitions": "10 0 * * *"}
+            assert one(conn, "SELECT cogmem.unschedule_audit()") is True
+            assert one(conn, "SELECT cogmem.unschedule_nightly()") is True
+            assert one(conn, "SELECT count(*) FROM cron.job WHERE jobname LIKE 'cogmem-%'") == 0
+        finally:
+            conn.execute("SELECT cogmem.unschedule_nightly(), cogmem.unschedule_audit()")

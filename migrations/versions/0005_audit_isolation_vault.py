@@ -87,6 +87,34 @@ COMMENT ON TABLE cogmem.audit_seal_state IS
 'Global: every committed audit row written by a transaction older than horizon is sealed.';
 INSERT INTO cogmem.audit_seal_state (horizon) VALUES ('1');
 
+-- Nightly consolidation may run as several workers, each a share of the tenants.
+ALTER TABLE cogmem.consolidation_runs
+    ADD COLUMN worker integer NOT NULL DEFAULT 1,
+    ADD COLUMN workers integer NOT NULL DEFAULT 1;
+
+CREATE TABLE cogmem.audit_settings (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    retention interval CHECK (retention >= interval '1 month')
+);
+COMMENT ON TABLE cogmem.audit_settings IS
+'Global: how long audit partitions stay online (NULL = forever). Only sealed, exported months are dropped.';
+COMMENT ON COLUMN cogmem.audit_settings.retention IS
+'Months whose end is older than this are dropped once sealed and exported (cogmem.audit_apply_retention()).';
+INSERT INTO cogmem.audit_settings (retention) VALUES (NULL);
+
+CREATE TABLE cogmem.audit_archives (
+    partition_name text PRIMARY KEY,
+    range_from timestamptz NOT NULL,
+    range_to timestamptz NOT NULL,
+    rows bigint NOT NULL,
+    exported_to text NOT NULL CHECK (exported_to <> ''),
+    exported_at timestamptz NOT NULL DEFAULT now(),
+    dropped_at timestamptz
+);
+COMMENT ON TABLE cogmem.audit_archives IS
+'Global: audit partitions exported elsewhere (and, after the retention period, dropped). The chain rows '
+'of a dropped month stay, so the chain after it still verifies.';
+
 CREATE TABLE cogmem.tenant_access (
     tenant text NOT NULL CHECK (tenant <> ''),
     role_name name NOT NULL,
@@ -150,7 +178,8 @@ BEGIN
                                  '_granted_tenants', '_may_use_vault', 'grant_tenant', 'revoke_tenant',
                                  '_vault_key', '_vault_check', 'vault_put', 'vault_get', 'vault_list',
                                  'vault_delete', '_erase_memories', 'erase', 'erase_subject',
-                                 'schedule_audit', 'unschedule_audit') LOOP
+                                 'schedule_audit', 'unschedule_audit', 'audit_mark_exported',
+                                 'audit_apply_retention', '_lock_tenant') LOOP
         EXECUTE format('DROP FUNCTION %s', r.fn);
     END LOOP;
 END;
@@ -168,7 +197,10 @@ CREATE INDEX memory_events_memory_idx ON cogmem.memory_events (tenant, memory_id
 INSERT INTO cogmem.memory_events (tenant, memory_id, event, detail, at)
 SELECT l.tenant, l.memory_id, l.event, l.detail, l.at FROM cogmem.audit_log AS l
 WHERE l.memory_id IS NOT NULL AND l.level IN ('write', 'lifecycle') ORDER BY l.audit_id;
-DROP TABLE cogmem.audit_log, cogmem.audit_chain, cogmem.audit_seal_state, cogmem.tenant_access,
+DROP TABLE cogmem.audit_log, cogmem.audit_chain, cogmem.audit_seal_state, cogmem.audit_settings,
+    cogmem.audit_archives, cogmem.tenant_access,
     cogmem.vault_items, cogmem.vault_keys;
 ALTER TABLE cogmem.tenants DROP CONSTRAINT tenants_not_everyone;
+ALTER TABLE cogmem.consolidation_runs DROP COLUMN worker, DROP COLUMN workers;
+DROP PROCEDURE IF EXISTS cogmem.consolidate_nightly(timestamptz, text, integer, integer);
 """)
