@@ -148,9 +148,10 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
             "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)s LIMIT 10"
         ),
         "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)s)",
-        "cogmem.recall without its audit row": "SELECT * FROM pg_temp.recall_unaudited(%(t)s, %(m)s, %(v)s)",
+        "cogmem.recall without its audit row": "SELECT * FROM pg_temp.recall(%(t)s, %(m)s, %(v)s)",
     }
-    # The audit's cost on the hot path: the same function with its one audit INSERT cut out (bench only).
+    # The audit's cost on the hot path: the same function with its one audit INSERT cut out (bench only;
+    # same name in pg_temp, so its body's recall.parameter references still resolve).
     definition = conn.execute(
         "SELECT pg_get_functiondef('cogmem.recall(text, text, vector, text[], integer, text)'::regprocedure)"
     ).fetchone()[0]  # type: ignore[index]
@@ -161,7 +162,7 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
         flags=re.S,
     )
     assert cuts == 1, "recall's audit INSERT was not found"
-    conn.execute(unaudited.replace("FUNCTION cogmem.recall(", "FUNCTION pg_temp.recall_unaudited(", 1))
+    conn.execute(unaudited.replace("FUNCTION cogmem.recall(", "FUNCTION pg_temp.recall(", 1))
     timings: dict[str, list[float]] = {name: [] for name in queries}
     for _ in range(calls):
         params = {
@@ -209,7 +210,7 @@ def audit(conn: psycopg.Connection, rows: int = 1_000_000, tenants: int = 100) -
     sealed = conn.execute("SELECT cogmem.seal_audit(%s)", (rows * 2,)).fetchone()[0]  # type: ignore[index]
     seal_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    checked = conn.execute("SELECT sum(rows_checked), bool_and(ok) FROM cogmem.verify_audit()").fetchone()
+    checked = conn.execute("SELECT sum(rows_checked)::bigint, bool_and(ok) FROM cogmem.verify_audit()").fetchone()
     verify_s = time.perf_counter() - t0
     assert checked is not None and checked[1], "verify_audit failed on untouched chains"
     return [

@@ -155,6 +155,13 @@ def test_observe_vault_erasure_and_helpers(hostile_db, a, b, c, d, embedding):
         ("SELECT * FROM cogmem.siblings(%s, 1)", (a,)),
         ("SELECT * FROM cogmem.verify_audit(%s)", (a,)),
         ("SELECT * FROM cogmem.consolidate(now(), %s)", (a,)),
+        ("SELECT cogmem.set_topic(%s, %s, ARRAY[%s, %s])", (a, b, c, d)),
+        ("SELECT cogmem.retire_bios_rule(1, %s)", (a,)),
+        ("SELECT * FROM cogmem.vault_list(%s)", (a,)),
+        ("SELECT cogmem.vault_delete(%s, %s)", (a, b)),
+        ("SELECT cogmem.attention(%s, %s)", (a, b)),
+        ("SELECT cogmem.revoke_tenant(%s, %s)", (a, b)),
+        ("SELECT cogmem.audit_mark_exported(%s, %s)", (a, b)),
     ]
     for sql, params in calls:
         attempt(hostile_db, sql, params)
