@@ -59,6 +59,7 @@ DECLARE
     v_layers      cogmem.layer[] := '{}';
     v_memory_ids  bigint[] := '{}';
     v_sibling_note  text;
+    v_linked        bigint[];
     v_reason_tail   text;
     v_audit_reasons text[] := '{}';
     v_rule_ids    bigint[] := '{}';
@@ -69,6 +70,10 @@ DECLARE
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
+    -- The few memories that have siblings: only they need a sibling note (a lookup per injected
+    -- memory cost more than the ranking itself).
+    SELECT coalesce(array_agg(l.memory_id) || array_agg(l.sibling_id), '{}') INTO v_linked
+    FROM cogmem.memory_siblings AS l WHERE l.tenant = v_tenant;
     IF recall.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass what was said; '''' recalls by topics only.';
@@ -214,7 +219,7 @@ BEGIN
             tokens := c.tokens;
             score := c.score;
             -- Siblings are looked up for injected memories only, not for every candidate.
-            v_sibling_note := CASE WHEN c.memory_id IS NOT NULL THEN cogmem._sibling_note(v_tenant, c.memory_id) END;
+            v_sibling_note := CASE WHEN c.memory_id = ANY (v_linked) THEN cogmem._sibling_note(v_tenant, c.memory_id) END;
             v_reason_tail := c.reason_tail;
             IF c.never_cut AND v_used > c.cumulative THEN
                 v_reason_tail := concat_ws('; ', v_reason_tail,
