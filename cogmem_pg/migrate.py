@@ -92,10 +92,10 @@ def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
             config = alembic_config()
             config.attributes["connection"] = connection
             command.upgrade(config, revision)
+            current = context.get_current_revision()
             if apply_sql:
                 apply_sql_files(raw)  # type: ignore[arg-type]
-            current = context.get_current_revision()
-            if apply_sql:  # the audit trail exists from here on: the upgrade is a governance event
+                # The audit trail exists from here on: the upgrade is a governance event.
                 raw.execute(
                     "INSERT INTO cogmem.audit_log (tenant, level, event, detail)"
                     " VALUES ('*', 'governance', 'schema_upgraded',"

@@ -59,6 +59,7 @@ DECLARE
     v_layers      cogmem.layer[] := '{}';
     v_memory_ids  bigint[] := '{}';
     v_sibling_note  text;
+    v_message_sha256 bytea;
     v_linked        bigint[];
     v_reason_tail   text;
     v_audit_reasons text[] := '{}';
@@ -240,8 +241,9 @@ BEGIN
         END IF;
     END LOOP;
 
+    v_message_sha256 := sha256(convert_to(recall.message, 'UTF8'));
     INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used)
-    VALUES (v_tenant, v_recall_id, recall.conversation, sha256(convert_to(recall.message, 'UTF8')),
+    VALUES (v_tenant, v_recall_id, recall.conversation, v_message_sha256,
             v_topics, v_budget, v_used);
     INSERT INTO cogmem.recall_items (tenant, recall_id, position, layer, memory_id, rule_id, score, tokens, reason)
     SELECT v_tenant, v_recall_id, i.n, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason
@@ -250,7 +252,7 @@ BEGIN
     INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
     SELECT v_tenant, 'recall', 'recalled', v_recall_id,
            jsonb_build_object(
-               'message_sha256', encode(sha256(convert_to(recall.message, 'UTF8')), 'hex'),
+               'message_sha256', encode(v_message_sha256, 'hex'),
                'conversation', recall.conversation, 'topics', to_jsonb(v_topics), 'budget', v_budget,
                'tokens_used', v_used,
                'items', coalesce(jsonb_agg(jsonb_build_object(
@@ -279,9 +281,10 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_tenant   text;
-    v_previous real;
-    v_credited integer;
+    v_tenant     text;
+    v_previous   real;
+    v_credited   integer;
+    v_memory_ids bigint[];
 BEGIN
     IF feedback.recall_id IS NULL THEN
         RAISE EXCEPTION 'recall_id must not be NULL'
@@ -300,10 +303,11 @@ BEGIN
     END IF;
 
     PERFORM cogmem._lock_tenant(v_tenant, false);
+    SELECT coalesce(array_agg(i.memory_id), '{}') INTO v_memory_ids
+    FROM cogmem.recall_items AS i
+    WHERE i.tenant = v_tenant AND i.recall_id = feedback.recall_id AND i.memory_id IS NOT NULL;
     PERFORM FROM cogmem.memory_stats AS s
-    WHERE s.tenant = v_tenant
-      AND s.memory_id IN (SELECT i.memory_id FROM cogmem.recall_items AS i
-                          WHERE i.tenant = v_tenant AND i.recall_id = feedback.recall_id)
+    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids)
     ORDER BY s.memory_id
     FOR UPDATE;
     UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now()
@@ -312,9 +316,7 @@ BEGIN
     UPDATE cogmem.memory_stats AS s
     SET outcome_count = s.outcome_count + CASE WHEN v_previous IS NULL THEN 1 ELSE 0 END,
         outcome_sum = s.outcome_sum + feedback.outcome - coalesce(v_previous, 0)
-    WHERE s.tenant = v_tenant
-      AND s.memory_id IN (SELECT i.memory_id FROM cogmem.recall_items AS i
-                          WHERE i.tenant = v_tenant AND i.recall_id = feedback.recall_id);
+    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids);
     GET DIAGNOSTICS v_credited = ROW_COUNT;
     INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
     VALUES (v_tenant, 'outcome', 'feedback', feedback.recall_id,

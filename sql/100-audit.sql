@@ -13,10 +13,7 @@
 -- Which rows are final is decided by transaction ids, not by audit_id order: after a seal, every
 -- committed row written by a transaction older than audit_seal_state.horizon is in the chain.
 
-CREATE OR REPLACE FUNCTION cogmem._audit_bytes(
-    p_tenant text, p_audit_id bigint, p_logged_at timestamptz, p_at timestamptz, p_level text, p_event text,
-    p_memory_id bigint, p_recall_id uuid, p_actor text, p_detail jsonb, p_xid xid8
-)
+CREATE OR REPLACE FUNCTION cogmem._audit_bytes(r cogmem.audit_log)
 RETURNS bytea
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -24,15 +21,14 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 -- text form is canonical (keys sorted, no insignificant whitespace).
 RETURN convert_to(
     concat_ws(
-        E'\x1f', p_tenant, p_audit_id, extract(EPOCH FROM p_logged_at), extract(EPOCH FROM p_at), p_level,
-        p_event, coalesce(p_memory_id::text, ''), coalesce(p_recall_id::text, ''), p_actor, p_detail::text,
-        p_xid
+        E'\x1f', r.tenant, r.audit_id, extract(EPOCH FROM r.logged_at), extract(EPOCH FROM r.at), r.level,
+        r.event, coalesce(r.memory_id::text, ''), coalesce(r.recall_id::text, ''), r.actor, r.detail::text,
+        r.xid
     ),
     'UTF8'
 );
-COMMENT ON FUNCTION cogmem._audit_bytes(
-    text, bigint, timestamptz, timestamptz, text, text, bigint, uuid, text, jsonb, xid8
-) IS 'The canonical encoding of an audit row that the hash chain covers.';
+COMMENT ON FUNCTION cogmem._audit_bytes(cogmem.audit_log) IS
+'The canonical encoding of an audit row that the hash chain covers.';
 
 -- Append-only, for every role including the owner (cogmem._refuse_change is in sql/050-bios.sql).
 CREATE OR REPLACE TRIGGER audit_log_append_only
@@ -119,8 +115,7 @@ BEGIN
     END IF;
     FOR r IN
         SELECT l.tenant, l.audit_id, l.logged_at,
-               cogmem._audit_bytes(l.tenant, l.audit_id, l.logged_at, l.at, l.level, l.event, l.memory_id,
-                                   l.recall_id, l.actor, l.detail, l.xid) AS bytes
+               cogmem._audit_bytes(l) AS bytes
         FROM cogmem.audit_log AS l
         WHERE l.xid >= v_from
           AND NOT EXISTS (SELECT FROM cogmem.audit_chain AS c WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id)
@@ -180,9 +175,7 @@ AS $$
                     AND EXISTS (SELECT FROM archived AS a WHERE ch.logged_at >= a.range_from AND ch.logged_at < a.range_to)
                     OR
                     l.audit_id IS NOT NULL
-                    AND ch.row_hash = sha256(ch.previous_hash || cogmem._audit_bytes(
-                        l.tenant, l.audit_id, l.logged_at, l.at, l.level, l.event, l.memory_id, l.recall_id, l.actor,
-                        l.detail, l.xid))) AS good
+                    AND ch.row_hash = sha256(ch.previous_hash || cogmem._audit_bytes(l))) AS good
         FROM chain AS ch
         LEFT JOIN cogmem.audit_log AS l
           ON l.tenant = ch.tenant AND l.audit_id = ch.audit_id AND l.logged_at = ch.logged_at
@@ -470,7 +463,7 @@ BEGIN
         RAISE EXCEPTION 'recall_id must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
-    SELECT l.tenant, l.at, l.actor, l.detail INTO v_recall
+    SELECT l.tenant, l.at INTO v_recall
     FROM cogmem.audit_log AS l
     WHERE l.level = 'recall' AND l.recall_id = explain_recall.recall_id;
     IF NOT FOUND THEN
@@ -496,8 +489,8 @@ BEGIN
                                       ORDER BY h.audit_id), '[]')
             FROM cogmem.memory_history AS h
             WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id)
-    FROM jsonb_to_recordset(v_recall.detail -> 'items')
-        AS i (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)
+    FROM cogmem.audit_recall_items AS i
+    WHERE i.tenant = v_recall.tenant AND i.recall_id = explain_recall.recall_id
     ORDER BY i.item;
 END;
 $$;

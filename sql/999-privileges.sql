@@ -91,7 +91,7 @@ cogmem.bios_rule_events, cogmem.tenant_access, cogmem.audit_settings, cogmem.aud
 GRANT EXECUTE ON FUNCTION
 cogmem.verify_audit(text),
 cogmem.explain_recall(uuid),
-cogmem._audit_bytes(text, bigint, timestamptz, timestamptz, text, text, bigint, uuid, text, jsonb, xid8),
+cogmem._audit_bytes(cogmem.audit_log),
 cogmem._sees_every_tenant(),
 cogmem._granted_tenants()
 TO cogmem_auditor;
