@@ -2,7 +2,7 @@
 
 CREATE OR REPLACE FUNCTION cogmem._refuse_change()
 RETURNS trigger
-LANGUAGE plpgsql SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN

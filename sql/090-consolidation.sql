@@ -26,7 +26,7 @@
 -- per row: a night forgets hundreds of thousands of memories (see migration 0004).
 CREATE OR REPLACE FUNCTION cogmem._forget_sibling_links()
 RETURNS trigger
-LANGUAGE plpgsql SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN

@@ -102,7 +102,7 @@ DECLARE
 BEGIN
     IF max_rows IS NULL OR max_rows < 1 THEN
         RAISE EXCEPTION 'max_rows must be positive, got %', coalesce(max_rows::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The default, 1000000, seals a busy minute at once.';
     END IF;
     IF pg_is_in_recovery() THEN
         RETURN 0;
@@ -503,7 +503,7 @@ COMMENT ON FUNCTION cogmem.explain_recall(uuid) IS
 -- by triggers, so they are audited however they are made (API or plain SQL).
 CREATE OR REPLACE FUNCTION cogmem._audit_governance()
 RETURNS trigger
-LANGUAGE plpgsql SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
@@ -556,7 +556,7 @@ FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
 -- GRANT and REVOKE on cogmem objects: an event trigger, which only a superuser may create.
 CREATE OR REPLACE FUNCTION cogmem._audit_grants()
 RETURNS event_trigger
-LANGUAGE plpgsql SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
