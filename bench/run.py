@@ -135,7 +135,7 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
         for text in rng.sample(texts, per_tenant):
             vector = np.random.default_rng(rng.randint(0, 1 << 30)).standard_normal(384).astype(np.float32)
             conn.execute(
-                "SELECT cogmem.remember(%s, %s, 'fresh', NULL, %s)", (name, text, vector / np.linalg.norm(vector))
+                "SELECT cogmem.remember(%s, %s, 'fresh', NULL, %b)", (name, text, vector / np.linalg.norm(vector))
             )
     load_rate = tenants * per_tenant / (time.perf_counter() - start)
     conn.execute("ANALYZE cogmem.memories")
@@ -145,10 +145,10 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
             "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY created_at DESC LIMIT 50"
         ),
         "bare pgvector top-10": (
-            "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)s LIMIT 10"
+            "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)b LIMIT 10"
         ),
-        "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)s)",
-        "cogmem.recall without its audit row": "SELECT * FROM pg_temp.recall(%(t)s, %(m)s, %(v)s)",
+        "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
+        "cogmem.recall without its audit row": "SELECT * FROM pg_temp.recall(%(t)s, %(m)s, %(v)b)",
     }
     # The audit's cost on the hot path: the same function with its one audit INSERT cut out (bench only;
     # same name in pg_temp, so its body's recall.parameter references still resolve).

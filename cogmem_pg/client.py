@@ -36,6 +36,18 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class BatchMemory:
+    """One item of a remember_many batch: its position (from 1) and what became of it."""
+
+    item: int
+    memory_id: int
+    ring: str
+    topics: list[str]
+    action: str
+    redactions: list[str]
+
+
+@dataclass(frozen=True)
 class RecallItem:
     recall_id: UUID
     layer: str
@@ -198,10 +210,38 @@ class Client:
         (memory,) = self._rows(
             conn,
             Memory,
-            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %s, %s)",
+            # Vectors travel binary (%b): as text, formatting and parsing 384 floats costs more than the call.
+            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s)",
             (tenant, content, ring, list(topics) if topics is not None else None, vector, json.dumps(source or {})),
         )
         return memory
+
+    def remember_many(
+        self,
+        tenant: str,
+        items: Sequence[str | dict[str, Any]],
+        embeddings: Sequence[Sequence[float] | None] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[BatchMemory]:
+        """Stores a batch in one call. Items are texts or dicts with content and optionally ring, topics,
+        source. Without embeddings, the client's embedder (if any) embeds the whole batch at once."""
+        import numpy as np
+
+        if embeddings is None and self._embedder is not None and items:
+            texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
+            embeddings = self._embedder.embed(texts)
+        vectors = None
+        if embeddings is not None and any(e is not None for e in embeddings):
+            vectors = [None if e is None else np.asarray(e, np.float32) for e in embeddings]
+        elif embeddings is not None and len(embeddings) != len(items):
+            vectors = [None] * len(embeddings)  # let the server report the count mismatch
+        return self._rows(
+            conn,
+            BatchMemory,
+            "SELECT * FROM cogmem.remember_many(%s, %s, %b)",
+            (tenant, json.dumps(list(items)), vectors),
+        )
 
     def recall(
         self,
@@ -218,7 +258,7 @@ class Client:
         items = self._rows(
             conn,
             RecallItem,
-            "SELECT * FROM cogmem.recall(%s, %s, %s, %s, %s, %s)",
+            "SELECT * FROM cogmem.recall(%s, %s, %b, %s, %s, %s)",
             (tenant, message, vector, list(topics) if topics is not None else None, budget, conversation),
         )
         return Recall(recall_id=items[0].recall_id if items else None, items=items)

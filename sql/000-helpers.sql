@@ -50,13 +50,18 @@ COMMENT ON FUNCTION cogmem._lock_tenant(text, boolean) IS
 
 CREATE OR REPLACE FUNCTION cogmem.embedding_dimensions()
 RETURNS integer
-LANGUAGE sql STABLE SECURITY INVOKER PARALLEL SAFE
+LANGUAGE plpgsql STABLE SECURITY INVOKER PARALLEL SAFE
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- The column type is the single source of truth: the dimension is an install-time choice.
-RETURN (
-    SELECT a.atttypmod FROM pg_catalog.pg_attribute AS a
-    WHERE a.attrelid = 'cogmem.memories'::regclass AND a.attname = 'embedding'
-);
+-- PL/pgSQL, not SQL: it caches the plan of its query for the session, and remember calls it every time.
+AS $$
+BEGIN
+    RETURN (
+        SELECT a.atttypmod FROM pg_catalog.pg_attribute AS a
+        WHERE a.attrelid = 'cogmem.memories'::regclass AND a.attname = 'embedding'
+    );
+END;
+$$;
 COMMENT ON FUNCTION cogmem.embedding_dimensions() IS
 'Dimension of stored embeddings (384 for all-MiniLM-L6-v2), read from the memories.embedding column.';
 

@@ -79,15 +79,19 @@ COMMENT ON FUNCTION cogmem._refresh_topic_matchers(text) IS
 
 CREATE OR REPLACE FUNCTION cogmem._detect_topics(p_tenant text, p_message text, p_language regconfig)
 RETURNS text[]
-LANGUAGE sql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is planned on every call; this plan is cached.
 AS $$
-    WITH message AS MATERIALIZED (
-        SELECT to_tsvector('simple', p_message) || to_tsvector(p_language, p_message) AS words
-    )
-    SELECT coalesce(array_agg(t.topic ORDER BY t.topic), '{}')
-    FROM message, cogmem.topic_matchers AS t
-    WHERE t.tenant = p_tenant AND message.words @@ t.matcher;
+DECLARE
+    v_words tsvector := to_tsvector('simple', p_message) || to_tsvector(p_language, p_message);
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(t.topic ORDER BY t.topic), '{}')
+        FROM cogmem.topic_matchers AS t
+        WHERE t.tenant = p_tenant AND v_words @@ t.matcher
+    );
+END;
 $$;
 COMMENT ON FUNCTION cogmem._detect_topics(text, text, regconfig) IS
 'detect_topics without the input checks, for callers that already resolved the tenant language.';

@@ -6,8 +6,6 @@ CREATE OR REPLACE FUNCTION cogmem._remember(
 RETURNS TABLE (memory_id bigint, ring text, topics text[], action text, redactions text[])
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
--- The nearest neighbour must be this tenant's, found through a global HNSW index.
-SET "hnsw.iterative_scan" = 'strict_order'
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -137,6 +135,212 @@ COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jso
 'Stores a memory: redacts secrets, routes it to a ring (when ring is NULL), detects topics (when NULL), '
 'embeds it (when NULL and the server can). A near-duplicate rehearses the existing memory instead '
 '(action = duplicate). Returns the memory, its ring and topics, the action and what was redacted.';
+
+-- The batch path: many memories in one call, set-based (a loader, an import, a backfill). Same
+-- redaction, routing, topics and same-text de-duplication as remember(); near-duplicates by meaning
+-- are left to the nightly merge, since a nearest-neighbour search per item would cost more than the
+-- rest of the batch. A bad item rejects the whole batch, naming the item: nothing is half-stored.
+CREATE OR REPLACE FUNCTION cogmem.remember_many(
+    tenant text,
+    items jsonb,
+    embeddings public.vector[] DEFAULT NULL
+)
+RETURNS TABLE (
+    item integer, memory_id bigint, ring text, topics text[], action text, redactions text[]
+)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tenant     text := remember_many.tenant;
+    v_language   regconfig;
+    v_max_chars  integer;
+    v_count      integer;
+    v_dimensions integer := cogmem.embedding_dimensions();
+    v_bad        record;
+    v_items      cogmem._batch_item[];
+    v_new_ids    bigint[];
+    v_new_fingerprints text[];
+    v_ids        bigint[];
+    v_created    boolean[];
+BEGIN
+    v_language := cogmem._tenant_language(v_tenant);
+    PERFORM cogmem._lock_tenant(v_tenant, false);
+    SELECT t.max_content_chars INTO v_max_chars FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
+    IF remember_many.items IS NULL THEN
+        RAISE EXCEPTION 'items must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass a JSON array of texts or of {"content", "ring", "topics", "source"} objects.';
+    END IF;
+    IF jsonb_typeof(remember_many.items) <> 'array' THEN
+        RAISE EXCEPTION 'items must be a JSON array, got %', jsonb_typeof(remember_many.items)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass a JSON array of texts or of {"content", "ring", "topics", "source"} objects.';
+    END IF;
+    v_count := jsonb_array_length(remember_many.items);
+    IF v_count > 100000 THEN
+        RAISE EXCEPTION 'a batch holds at most 100000 items, got %', v_count
+            USING ERRCODE = 'program_limit_exceeded', HINT = 'Split it into batches of 1,000 to 10,000 items.';
+    END IF;
+    IF remember_many.embeddings IS NOT NULL AND cardinality(remember_many.embeddings) <> v_count THEN
+        RAISE EXCEPTION '% embeddings for % items', cardinality(remember_many.embeddings), v_count
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass one embedding per item, in the same order (a NULL element embeds that item here).';
+    END IF;
+
+    -- The first bad item, if any, with what is wrong with it.
+    SELECT i.n, CASE
+            WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN 'is neither a text nor an object'
+            WHEN jsonb_typeof(i.value) = 'object' AND EXISTS (
+                SELECT FROM jsonb_object_keys(i.value) AS k
+                WHERE k NOT IN ('content', 'ring', 'topics', 'source'))
+                THEN 'has unknown keys (known: content, ring, topics, source)'
+            WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
+            WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
+            WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > v_max_chars
+                THEN format('has %s characters, the limit is %s',
+                            length(coalesce(i.value ->> 'content', i.value #>> '{}')), v_max_chars)
+            WHEN jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
+              OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
+                THEN format('has unknown ring %s', i.value -> 'ring')
+            WHEN jsonb_typeof(i.value -> 'topics') NOT IN ('array', 'null')
+              OR EXISTS (SELECT FROM jsonb_array_elements(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
+                                                              THEN i.value -> 'topics' END) AS t
+                         WHERE jsonb_typeof(t) <> 'string')
+                THEN 'has topics that are not an array of texts'
+            WHEN jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null') THEN 'has a source that is not an object'
+            WHEN public.vector_dims(i.embedding) <> v_dimensions
+                THEN format('has an embedding of %s dimensions, expected %s',
+                            public.vector_dims(i.embedding), v_dimensions)
+        END AS problem
+    INTO v_bad
+    -- Zipped, not embeddings[n]: subscripting an array of vectors walks it from the start every time.
+    FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
+         WITH ORDINALITY AS i (value, embedding, n)
+    WHERE jsonb_typeof(i.value) NOT IN ('object', 'string')
+       OR jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string'
+       OR btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = ''
+       OR length(coalesce(i.value ->> 'content', i.value #>> '{}')) > v_max_chars
+       OR jsonb_typeof(i.value) = 'object' AND (
+              EXISTS (SELECT FROM jsonb_object_keys(i.value) AS k WHERE k NOT IN ('content', 'ring', 'topics', 'source'))
+              OR jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
+              OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
+              OR jsonb_typeof(i.value -> 'topics') NOT IN ('array', 'null')
+              OR EXISTS (SELECT FROM jsonb_array_elements(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
+                                                              THEN i.value -> 'topics' END) AS t
+                         WHERE jsonb_typeof(t) <> 'string')
+              OR jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null'))
+       OR public.vector_dims(i.embedding) <> v_dimensions
+    ORDER BY i.n LIMIT 1;
+    IF v_bad.n IS NOT NULL THEN
+        RAISE EXCEPTION 'item % %; nothing of this batch was stored', v_bad.n, v_bad.problem
+            USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters%' THEN 'string_data_right_truncation'
+                                 ELSE 'invalid_parameter_value' END,
+                  HINT = 'Items are texts or {"content", "ring", "topics", "source"} objects, numbered from 1.';
+    END IF;
+
+    -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret.
+    SELECT array_agg(ROW(p.n, r.redacted, coalesce(p.ring, cogmem.route(r.redacted))::cogmem.ring, p.ring IS NULL,
+                         coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(v_tenant, r.redacted, v_language)),
+                         coalesce(p.embedding, cogmem.embed(r.redacted)), p.source, r.redactions,
+                         -- Same expression as the generated column memories.fingerprint (migration 0001).
+                         md5(btrim(lower(regexp_replace(r.redacted, '[[:space:][:punct:]]+', ' ', 'g'))))
+                     )::cogmem._batch_item ORDER BY p.n)
+    INTO v_items
+    FROM (
+        SELECT i.n::integer AS n, coalesce(i.value ->> 'content', i.value #>> '{}') AS content,
+               i.value ->> 'ring' AS ring,
+               CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
+                    THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
+               i.embedding,
+               coalesce(CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END, '{}') AS source
+        FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
+             WITH ORDINALITY AS i (value, embedding, n)
+    ) AS p
+    CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r;
+    IF v_items IS NULL THEN
+        RETURN;
+    END IF;
+
+    -- The unique fingerprint index decides what is new, the first of equal items in the batch included.
+    WITH inserted AS (
+        INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source)
+        SELECT v_tenant, b.ring, b.content, b.topics, v_language, b.embedding, b.redactions, b.source
+        FROM unnest(v_items) AS b
+        ORDER BY b.item
+        ON CONFLICT (tenant, fingerprint) DO NOTHING
+        RETURNING m.memory_id, m.fingerprint
+    )
+    SELECT coalesce(array_agg(i.memory_id), '{}'), coalesce(array_agg(i.fingerprint), '{}')
+    INTO v_new_ids, v_new_fingerprints
+    FROM inserted AS i;
+    SELECT array_agg(n.id ORDER BY b.item), array_agg(b.first AND n.id IS NOT NULL ORDER BY b.item)
+    INTO v_ids, v_created
+    FROM (
+        SELECT x.item, x.fingerprint, x.item = min(x.item) OVER (PARTITION BY x.fingerprint) AS first
+        FROM unnest(v_items) AS x
+    ) AS b
+    LEFT JOIN unnest(v_new_ids, v_new_fingerprints) AS n (id, fingerprint) ON n.fingerprint = b.fingerprint;
+    IF array_position(v_ids, NULL) IS NOT NULL THEN
+        -- Texts stored before: a new statement also sees those a concurrent writer won the race for.
+        SELECT array_agg(coalesce(x.id, m.memory_id) ORDER BY x.ordinality) INTO v_ids
+        FROM unnest(v_ids, v_items) WITH ORDINALITY AS x (id, item, content, ring, routed, topics, embedding, source,
+                                                          redactions, fingerprint, ordinality)
+        LEFT JOIN cogmem.memories AS m ON x.id IS NULL AND m.tenant = v_tenant AND m.fingerprint = x.fingerprint;
+    END IF;
+    IF array_position(v_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'item % matched a memory that was erased meanwhile', array_position(v_ids, NULL)
+            USING ERRCODE = 'serialization_failure', HINT = 'Retry the batch.';
+    END IF;
+
+    INSERT INTO cogmem.memory_stats (tenant, memory_id) SELECT v_tenant, n.id FROM unnest(v_new_ids) AS n (id);
+    -- Hearing a text again is a rehearsal (as in remember()), locked in memory_id order like recall.
+    PERFORM FROM cogmem.memory_stats AS s
+    WHERE s.tenant = v_tenant
+      AND s.memory_id IN (SELECT i.id FROM unnest(v_ids, v_created) AS i (id, created) WHERE NOT i.created)
+    ORDER BY s.memory_id
+    FOR UPDATE;
+    UPDATE cogmem.memory_stats AS s
+    SET rehearsal_count = s.rehearsal_count + d.heard, last_recalled_at = now()
+    FROM (
+        SELECT i.id, count(*)::integer AS heard FROM unnest(v_ids, v_created) AS i (id, created)
+        WHERE NOT i.created GROUP BY i.id
+    ) AS d
+    WHERE s.tenant = v_tenant AND s.memory_id = d.id;
+
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    SELECT v_tenant, 'write', j.id, e.event, e.detail
+    FROM unnest(v_items) WITH ORDINALITY AS b
+    JOIN unnest(v_ids, v_created) WITH ORDINALITY AS j (id, created, ordinality) USING (ordinality)
+    CROSS JOIN LATERAL (
+        SELECT 'created' AS event,
+               jsonb_build_object('ring', b.ring, 'routed', b.routed, 'topics', to_jsonb(b.topics),
+                                  'embedded', b.embedding IS NOT NULL, 'batch_item', b.item,
+                                  'source_sha256', encode(sha256(convert_to(b.source::text, 'UTF8')), 'hex')) AS detail
+        WHERE j.created
+        UNION ALL
+        SELECT 'redacted', jsonb_build_object('kinds', to_jsonb(b.redactions))
+        WHERE j.created AND cardinality(b.redactions) > 0
+        UNION ALL
+        SELECT 'rehearsed', jsonb_build_object('match', 'same_text', 'batch_item', b.item)
+        WHERE NOT j.created
+    ) AS e;
+
+    RETURN QUERY
+    SELECT b.item, j.id, m.ring::text, m.topics, CASE WHEN j.created THEN 'created' ELSE 'duplicate' END,
+           b.redactions
+    FROM unnest(v_items) WITH ORDINALITY AS b
+    JOIN unnest(v_ids, v_created) WITH ORDINALITY AS j (id, created, ordinality) USING (ordinality)
+    JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = j.id
+    ORDER BY b.item;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[]) IS
+'Stores a batch of memories in one call: items is a JSON array of texts or {"content", "ring", "topics", '
+'"source"} objects, embeddings (optional) one vector per item. Same redaction, routing and topic '
+'detection as remember(); an item whose text is already stored rehearses it (action = duplicate). '
+'Returns one row per item, in order. A bad item rejects the whole batch.';
 
 CREATE OR REPLACE FUNCTION cogmem._rehearse(
     p_tenant text, p_memory_id bigint, p_redactions text[], p_detail jsonb

@@ -35,8 +35,6 @@ RETURNS TABLE (
 )
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
--- A global HNSW index filtered by tenant must keep scanning until it has enough of this tenant's rows.
-SET "hnsw.iterative_scan" = 'relaxed_order'
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -56,7 +56,6 @@ CREATE OR REPLACE FUNCTION cogmem._consolidate_tenant(p_tenant text, p_as_of tim
 RETURNS TABLE (decision text, memories integer)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
-SET "hnsw.iterative_scan" = 'strict_order'
 AS $$
 DECLARE
     v_night     date := (p_as_of AT TIME ZONE 'UTC')::date;

@@ -43,6 +43,7 @@ GRANT SELECT, INSERT ON cogmem.vault_keys TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb),
+cogmem.remember_many(text, jsonb, public.vector[]),
 cogmem.recall(text, text, public.vector, text[], integer, text),
 cogmem.feedback(uuid, real),
 cogmem.feedback(uuid, double precision),

@@ -1,0 +1,392 @@
+"""Speed at scale: load, remember, recall and the baselines, at 10k / 100k / 1M memories over 1,000 tenants.
+
+`python bench/scale.py [--scales 10000,100000,1000000] [--results bench/RESULTS.md]` prints a Markdown
+section ("## Speed at scale"); with --results it replaces that section of the file. For each scale a
+fresh database of a private cluster is loaded with the workload of bench/workload.py (seed 1) through
+`cogmem.remember_many`, the batch path users have, with random unit vectors. Then, on that database:
+
+- `cogmem.remember` one memory per call and per transaction (routing and topic detection on, the
+  vector given: no in-database embedding), one client;
+- `cogmem.recall` at the default 3,200-token budget against two baselines on the same rows, called
+  interleaved in random order with the same tenant, message and vector: the naive recency query a
+  flat table would use, and a bare top-10 vector query filtered by tenant (what recall's semantic
+  step is, and the floor for any semantic lookup); single client, then 8 clients in parallel;
+- where the scale allows, the same top-10 through a global pgvector HNSW index (iterative scan), to
+  show why recall does not use one;
+- the plans of the hot queries, captured with auto_explain (ANALYZE, BUFFERS) inside recall itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+from bench.workload import memories, tenant_language, tenant_names, unit_vectors
+from cogmem_pg.migrate import install
+
+TENANTS = 1000
+BATCH = 1000
+SEED = 1
+MESSAGES = [
+    "Can we restart web-1 tonight or is there a rule against it?",
+    "Who is the billing contact for Globex and when do they pay?",
+    "The DNS of the shop looks wrong, which nameservers do we use?",
+    "How do I restore the database from last night's backup?",
+    "Deploy the new nginx config today, anything I should know?",
+    "What happened the last time a kernel update took a server down?",
+    "Müşteri faturaları kime gönderiliyor?",
+    "Sunucuyu gece yeniden başlatabilir miyiz?",
+]
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def load(dsn: str, total: int, loaders: int = 2) -> tuple[float, int]:
+    """Loads the workload through remember_many with `loaders` parallel clients; returns (seconds, rows)."""
+    rows = list(memories(total, TENANTS, SEED))
+    vectors = unit_vectors(len(rows), SEED)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for index, tenant in enumerate(tenant_names(TENANTS)):
+            conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, tenant_language(index)))
+    # Batches of one tenant each, at most BATCH items; loader k takes every k-th batch.
+    batches: list[tuple[int, int]] = []
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and end - start < BATCH and rows[end].tenant == rows[start].tenant:
+            end += 1
+        batches.append((start, end))
+        start = end
+
+    def work(k: int) -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = off")
+            for first, end in batches[k::loaders]:
+                items = [{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in rows[first:end]]
+                conn.execute(
+                    "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b)",
+                    (rows[first].tenant, json.dumps(items), list(vectors[first:end])),
+                )
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(loaders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - started
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        stored = conn.execute("SELECT count(*) FROM cogmem.memories").fetchone()[0]  # type: ignore[index]
+        assert stored == len(rows), f"loaded {stored} of {len(rows)} memories"
+        conn.execute("VACUUM (ANALYZE)")
+    return seconds, len(rows)
+
+
+def batch_rate(dsn: str, rows: int = 5000) -> float:
+    """remember_many on one client into the loaded database: one tenant's backfill, rings and topics given."""
+    items = list(memories(rows, 1, SEED + 7))  # one tenant (team-0001), texts of another seed
+    vectors = unit_vectors(len(items), SEED + 7)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET cogmem.embed = off")
+        started = time.perf_counter()
+        for first in range(0, len(items), BATCH):
+            payload = [
+                {"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in items[first : first + BATCH]
+            ]
+            conn.execute(
+                "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b)",
+                (items[first].tenant, json.dumps(payload), list(vectors[first : first + BATCH])),
+            )
+        return len(items) / (time.perf_counter() - started)
+
+
+def single_remember_rate(dsn: str, calls: int = 2000) -> float:
+    """remember, one memory per call and transaction: routing and topic detection on, the vector given."""
+    items = list(memories(calls, TENANTS, SEED + 3))
+    vectors = unit_vectors(calls, SEED + 3)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET cogmem.embed = off")
+        started = time.perf_counter()
+        for m, v in zip(items, vectors):
+            conn.execute("SELECT * FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (m.tenant, m.content, v))
+        return calls / (time.perf_counter() - started)
+
+
+QUERIES = {
+    "naive recency (LIMIT 50)": (
+        "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY created_at DESC LIMIT 50"
+    ),
+    "bare vector top-10 of the tenant": (
+        "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)b LIMIT 10"
+    ),
+    "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
+}
+
+
+def params(rng: random.Random) -> dict:
+    vector = np.random.default_rng(rng.randint(0, 1 << 30)).standard_normal(384).astype(np.float32)
+    return {
+        "t": tenant_names(TENANTS)[rng.randrange(TENANTS)],
+        "m": rng.choice(MESSAGES),
+        "v": vector / np.linalg.norm(vector),
+    }
+
+
+def single_client(dsn: str, queries: dict[str, str], calls: int) -> dict[str, list[float]]:
+    rng = random.Random(SEED)
+    timings: dict[str, list[float]] = {name: [] for name in queries}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET cogmem.embed = off")
+        for _ in range(20):  # warm the session's plan caches
+            for sql in queries.values():
+                conn.execute(sql, params(rng)).fetchall()
+        for _ in range(calls):
+            p = params(rng)
+            for name, sql in rng.sample(list(queries.items()), len(queries)):
+                t0 = time.perf_counter()
+                conn.execute(sql, p).fetchall()
+                timings[name].append((time.perf_counter() - t0) * 1000)
+    return timings
+
+
+def many_clients(dsn: str, sql: str, clients: int, calls: int) -> tuple[list[float], float]:
+    """`clients` sessions each making `calls` calls; returns all latencies (ms) and calls per second."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    ready = threading.Barrier(clients + 1)
+
+    def work(k: int) -> None:
+        rng = random.Random(SEED * 100 + k)
+        mine = []
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = off")
+            for _ in range(10):
+                conn.execute(sql, params(rng)).fetchall()
+            ready.wait()
+            for _ in range(calls):
+                p = params(rng)
+                t0 = time.perf_counter()
+                conn.execute(sql, p).fetchall()
+                mine.append((time.perf_counter() - t0) * 1000)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    started = time.perf_counter()
+    for t in threads:
+        t.join()
+    return latencies, clients * calls / (time.perf_counter() - started)
+
+
+def hnsw_baseline(dsn: str, calls: int) -> tuple[float, float, float]:
+    """Builds a global HNSW index, times a tenant-filtered top-10 through it; returns (build s, p50, recall@10)."""
+    rng = random.Random(SEED + 1)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET maintenance_work_mem = '2GB'")
+        started = time.perf_counter()
+        conn.execute("CREATE INDEX bench_hnsw ON cogmem.memories USING hnsw (embedding vector_cosine_ops)")
+        build = time.perf_counter() - started
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        sql = QUERIES["bare vector top-10 of the tenant"]
+        times, overlap = [], []
+        for _ in range(calls):
+            p = params(rng)
+            t0 = time.perf_counter()
+            found = {r[0] for r in conn.execute(sql, p).fetchall()}
+            times.append((time.perf_counter() - t0) * 1000)
+            with conn.transaction():
+                conn.execute("SET LOCAL enable_indexscan = off")  # the exact answer, for recall@10
+                exact = {r[0] for r in conn.execute(sql, p).fetchall()}
+            overlap.append(len(found & exact) / max(1, len(exact)))
+        conn.execute("DROP INDEX cogmem.bench_hnsw")
+    return build, statistics.median(times), statistics.mean(overlap)
+
+
+def plans(dsn: str) -> list[str]:
+    """The plans of recall's own statements for one call, from auto_explain sent to the client."""
+    captured: list[str] = []
+    rng = random.Random(SEED + 2)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET cogmem.embed = off")
+        for _ in range(10):
+            conn.execute(QUERIES["cogmem.recall (3,200 tokens)"], params(rng)).fetchall()
+        conn.execute("LOAD 'auto_explain'")
+        for setting, value in {
+            "auto_explain.log_min_duration": "0",
+            "auto_explain.log_analyze": "on",
+            "auto_explain.log_buffers": "on",
+            "auto_explain.log_timing": "on",
+            "auto_explain.log_nested_statements": "on",
+            "auto_explain.log_level": "notice",
+            "client_min_messages": "notice",
+        }.items():
+            conn.execute(f"SET {setting} = {value}")
+        conn.add_notice_handler(lambda d: captured.append(d.message_primary or ""))
+        conn.execute(QUERIES["naive recency (LIMIT 50)"], params(rng)).fetchall()
+        conn.execute(QUERIES["bare vector top-10 of the tenant"], params(rng)).fetchall()
+        conn.execute(QUERIES["cogmem.recall (3,200 tokens)"], params(rng)).fetchall()
+    # The slowest statements matter; vectors in the query text are abbreviated.
+    kept = []
+    for text in captured:
+        if "Query Text:" not in text:
+            continue
+        duration = float(text.split("duration: ", 1)[1].split(" ms", 1)[0]) if "duration: " in text else 0.0
+        kept.append((duration, text))
+    kept.sort(key=lambda x: -x[0])
+    lines = []
+    for _, text in kept[:4]:
+        text = "\n".join(line[:160] + (" …" if len(line) > 160 else "") for line in text.splitlines())
+        lines += ["```", text, "```", ""]
+    return lines
+
+
+def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: int, hnsw_up_to: int) -> dict:
+    name = f"bench_scale_{total}"
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {name}")
+    dsn = dsn_for(name)
+    try:
+        install(dsn)
+        result: dict = {"total": total}
+        result["load_s"], rows = load(dsn, total)
+        result["load_rate"] = rows / result["load_s"]
+        result["single"] = single_client(dsn, QUERIES, calls)
+        result["clients8"], result["clients8_rate"] = many_clients(
+            dsn, QUERIES["cogmem.recall (3,200 tokens)"], 8, max(20, calls // 4)
+        )
+        result["remember_rate"] = single_remember_rate(dsn)
+        result["batch_given"] = batch_rate(dsn)
+        if total <= hnsw_up_to:
+            result["hnsw"] = hnsw_baseline(dsn, max(50, calls // 4))
+        if total == max(hnsw_up_to, total):
+            result["plans"] = plans(dsn)
+        return result
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def section(results: list[dict], calls: int) -> list[str]:
+    lines = [
+        f"{TENANTS:,} tenants (log-normal sizes, one in five writing Turkish), the workload of `bench/workload.py` "
+        "(rules, incidents, procedures, facts, changed facts, distractors) with random unit vectors. Loaded "
+        f"through `cogmem.remember_many` (batches of up to {BATCH:,}, one tenant each, rings and topics given, "
+        "2 clients). Recall and the baselines: "
+        f"{calls} calls each, interleaved in random order with the same random tenant, message and vector, "
+        "single client over a Unix socket, vectors sent in binary; then 8 clients calling recall at once.",
+        "",
+        "| memories | query | p50 ms | p95 ms | p99 ms | p50 / bare vector |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        bare = statistics.median(r["single"]["bare vector top-10 of the tenant"])
+        for name, values in r["single"].items():
+            lines.append(
+                f"| {r['total']:,} | {name} | {statistics.median(values):.2f} | {percentile(values, 95):.2f} | "
+                f"{percentile(values, 99):.2f} | {statistics.median(values) / bare:.1f}× |"
+            )
+        c8 = r["clients8"]
+        lines.append(
+            f"| {r['total']:,} | cogmem.recall, 8 clients ({r['clients8_rate']:,.0f} calls/s) | "
+            f"{statistics.median(c8):.2f} | {percentile(c8, 95):.2f} | {percentile(c8, 99):.2f} | "
+            f"{statistics.median(c8) / bare:.1f}× |"
+        )
+    lines += [
+        "",
+        "Writes, on the loaded database (one client unless said):",
+        "",
+        "| memories | load: remember_many, 2 clients | remember_many, 1 client | remember, 1 client |",
+        "|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['total']:,} | {r['load_rate']:,.0f}/s ({r['load_s']:.0f} s) | {r['batch_given']:,.0f}/s | "
+            f"{r['remember_rate']:,.0f}/s |"
+        )
+    hnsw = [r for r in results if "hnsw" in r]
+    if hnsw:
+        lines += [
+            "",
+            "The same tenant-filtered top-10 through a global HNSW index (pgvector, m 16, ef_construction 64, "
+            "`hnsw.iterative_scan = relaxed_order`), built for this comparison only:",
+            "",
+            "| memories | index build s | p50 ms | exact top-10 vs HNSW p50 | share of the exact top-10 found |",
+            "|---:|---:|---:|---:|---:|",
+        ]
+        for r in hnsw:
+            build, p50, overlap = r["hnsw"]
+            bare = statistics.median(r["single"]["bare vector top-10 of the tenant"])
+            lines.append(f"| {r['total']:,} | {build:.0f} | {p50:.2f} | {bare / p50:.2f}× | {100 * overlap:.0f}% |")
+    with_plans = [r for r in results if "plans" in r]
+    if with_plans:
+        lines += [
+            "",
+            f"Plans at {with_plans[-1]['total']:,} memories (auto_explain inside one recall call, the slowest "
+            "statements first):",
+            "",
+            *with_plans[-1]["plans"],
+        ]
+    return lines
+
+
+if __name__ == "__main__":
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from cogmem_pg.cluster import Cluster
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scales", default="10000,100000,1000000")
+    parser.add_argument("--calls", type=int, default=400)
+    parser.add_argument("--hnsw-up-to", type=int, default=100000, help="largest scale to build an HNSW index at")
+    parser.add_argument("--results", type=Path, help="Markdown file whose '## Speed at scale' section to replace")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="cogmem-bench-"))
+    os.chmod(home, 0o755)
+    cluster = Cluster(
+        home=home / "cluster",
+        port=5449,
+        settings={"shared_buffers": "'6GB'", "maintenance_work_mem": "'1GB'", "max_wal_size": "'8GB'"},
+    )
+    cluster.start()
+    try:
+        results = [
+            measure(cluster.dsn("postgres"), cluster.dsn, int(s), args.calls, args.hnsw_up_to)
+            for s in args.scales.split(",")
+        ]
+        lines = section(results, args.calls)
+        print("\n".join(lines))
+        if args.results:
+            text = args.results.read_text(encoding="utf-8") if args.results.exists() else ""
+            head, _, rest = text.partition("\n## Speed at scale\n")
+            tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
+            body = "\n## Speed at scale\n\n" + "\n".join(lines) + "\n"
+            args.results.write_text(head.rstrip("\n") + "\n" + body + tail, encoding="utf-8")
+    finally:
+        cluster.stop()
+        shutil.rmtree(home, ignore_errors=True)
