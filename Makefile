@@ -33,4 +33,5 @@ clean:
 
 bench: setup
 	$(BIN)/python bench/run.py
+	PYTHONPATH=. $(BIN)/python bench/scale.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/consolidation.py --results bench/RESULTS.md

@@ -28,6 +28,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.quality import run as memory_quality_scenarios
 from bench.scenarios import PAIRS, distractors
 from cogmem_pg.cluster import Cluster
 from cogmem_pg.embed import default_embedder
@@ -66,11 +67,12 @@ def quality(conn: psycopg.Connection) -> list[str]:
     conn.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
     facts = [fact for fact, _ in PAIRS]
     texts = facts + distractors(400)
+    random.Random(5).shuffle(texts)  # facts arrive among the rest, so recency is a fair baseline
     vectors = embedder.embed(texts)
     ids: dict[str, int] = {}
     for text, vector in zip(texts, vectors, strict=True):
         row = conn.execute(
-            "SELECT memory_id FROM cogmem.remember(%s, %s, 'fresh', NULL, %s)",
+            "SELECT memory_id FROM cogmem.remember(%s, %s, 'fresh', NULL, %b)",
             (tenant, text, np.asarray(vector, dtype=np.float32)),
         ).fetchone()
         assert row is not None
@@ -79,7 +81,7 @@ def quality(conn: psycopg.Connection) -> list[str]:
         "SELECT fusion_k, lexical_weight, vector_weight FROM cogmem.tenants WHERE tenant = %s", (tenant,)
     ).fetchone()  # type: ignore[misc]
     shipped = f"weighted RRF as shipped (k={k}, lexical {w_lexical:g}, vector {w_vector:g})"
-    methods = ["full text only", "vector only", "RRF k=60, equal weights", shipped, "cogmem.recall"]
+    methods = ["naive recency", "full text only", "vector only", "RRF k=60, equal weights", shipped, "cogmem.recall"]
     found = {(m, b): 0 for m in methods for b in BUDGETS}
     for fact, question in PAIRS:
         q = np.asarray(embedder.embed([question])[0], dtype=np.float32)
@@ -95,6 +97,11 @@ def quality(conn: psycopg.Connection) -> list[str]:
                ORDER BY embedding <=> %s, memory_id LIMIT 100""",
             (tenant, q),
         ).fetchall()
+        newest = conn.execute(
+            "SELECT memory_id, token_estimate FROM cogmem.memories WHERE tenant = %s ORDER BY created_at DESC, "
+            "memory_id DESC",
+            (tenant,),
+        ).fetchall()
         for budget in BUDGETS:
             product = {
                 r[0]
@@ -103,6 +110,7 @@ def quality(conn: psycopg.Connection) -> list[str]:
                 )
             }
             selections = {
+                "naive recency": fill(newest, budget),
                 "full text only": fill(lexical, budget),
                 "vector only": fill(semantic, budget),
                 "RRF k=60, equal weights": fill(rrf([lexical, semantic], [1.0, 1.0], 60), budget),
@@ -223,6 +231,61 @@ def audit(conn: psycopg.Connection, rows: int = 1_000_000, tenants: int = 100) -
     ]
 
 
+def memory_quality(conn: psycopg.Connection) -> list[str]:
+    embedder = default_embedder()
+    if embedder is None:
+        return ["Skipped: the [embed] extra is not installed."]
+
+    def embed(texts: list[str]) -> list[np.ndarray]:
+        return [np.asarray(v, dtype=np.float32) for v in embedder.embed(texts)]
+
+    return memory_quality_scenarios(conn, embed)
+
+
+def embedding_cost(conn: psycopg.Connection, calls: int = 60) -> list[str]:
+    """One text embedded per call: by PL/Python in the server, by the client, and in client batches of 32."""
+    embedder = default_embedder()
+    if embedder is None:
+        return ["Skipped: the [embed] extra is not installed."]
+    texts = distractors(calls, seed=13)
+    server = conn.execute("SELECT cogmem.server_can_embed()").fetchone()[0]  # type: ignore[index]
+    rows = []
+    client = []
+    for text in texts:
+        t0 = time.perf_counter()
+        embedder.embed([text])
+        client.append((time.perf_counter() - t0) * 1000)
+    t0 = time.perf_counter()
+    for first in range(0, calls, 32):
+        embedder.embed(texts[first : first + 32])
+    batched = (time.perf_counter() - t0) * 1000 / calls
+    rows.append(f"| client, one text per call (MiniLM, onnxruntime) | {statistics.median(client):.2f} |")
+    rows.append(f"| client, batches of 32 (per text) | {batched:.2f} |")
+    if server:
+        conn.execute("RESET cogmem.embed")
+        conn.execute("SELECT cogmem.embed('warm up: loads the model in this backend')")
+        inside = []
+        for text in texts:
+            t0 = time.perf_counter()
+            conn.execute("SELECT cogmem.embed(%s)", (text,)).fetchone()
+            inside.append((time.perf_counter() - t0) * 1000)
+        conn.execute("SET cogmem.embed = 'off'")
+        rows.append(f"| in the database, `SELECT cogmem.embed(text)` (PL/Python) | {statistics.median(inside):.2f} |")
+    else:
+        rows.append("| in the database | not available: the server's Python cannot import cogmem_pg[embed] |")
+    return [
+        f"Median milliseconds to embed one short text ({calls} texts), same machine, same model files:",
+        "",
+        "| where | ms per text |",
+        "|---|---:|",
+        *rows,
+        "",
+        "In-database embedding is what makes `remember(tenant, text)` work from plain SQL; an application "
+        "that can embed on its side (or in batches) saves the server that CPU. The first call in a backend "
+        "also loads the model (about a second), so pooled connections matter.",
+    ]
+
+
 def machine() -> str:
     cpu = next(
         (
@@ -253,6 +316,8 @@ if __name__ == "__main__":
             register_vector(conn)
             conn.execute("SET cogmem.embed = 'off'")  # vectors come from the client in both sections
             quality_lines = quality(conn)
+            memory_quality_lines = memory_quality(conn)
+            embedding_lines = embedding_cost(conn)
             latency_lines = latency(conn)
             audit_lines = audit(conn)
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -264,9 +329,17 @@ if __name__ == "__main__":
                 f"{time.strftime('%Y-%m-%d')}; machine: {machine()}. Shared, noisy machines: compare ratios "
                 "within one run, not absolute numbers across runs.",
                 "",
-                "## Ranking quality at equal budget",
+                "## Memory quality at equal budget",
+                "",
+                *memory_quality_lines,
+                "",
+                "### Evidence recall",
                 "",
                 *quality_lines,
+                "",
+                "## Embedding: in the database or on the client",
+                "",
+                *embedding_lines,
                 "",
                 "## Recall latency",
                 "",

@@ -117,10 +117,12 @@ RETURN (
 COMMENT ON FUNCTION cogmem._details(text) IS
 'Discriminating details of a text (numbers, IPs, versions, numbered hosts, environments, OS names).';
 
+-- No SET search_path here, on purpose: it would stop PostgreSQL from inlining this expression into
+-- recall's ranking query, where it runs for every candidate. It names only pg_catalog functions, which
+-- are found first whatever the caller's search_path.
 CREATE OR REPLACE FUNCTION cogmem.strength(age interval, half_life interval)
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
 RETURN CASE
     WHEN half_life IS NULL THEN 1.0
     ELSE exp(-ln(2) * greatest(extract(EPOCH FROM age), 0) / extract(EPOCH FROM half_life))

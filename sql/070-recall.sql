@@ -54,25 +54,33 @@ DECLARE
     v_total_alloc bigint;
     v_protected   cogmem.ring[];
     v_used        integer := 0;
-    v_layers      cogmem.layer[] := '{}';
-    v_memory_ids  bigint[] := '{}';
-    v_sibling_note  text;
     v_message_sha256 bytea;
-    v_linked        bigint[];
-    v_reason_tail   text;
-    v_audit_reasons text[] := '{}';
-    v_rule_ids    bigint[] := '{}';
-    v_scores      real[] := '{}';
-    v_tokens      integer[] := '{}';
-    v_reasons     text[] := '{}';
-    c             record;
+    v_linked      bigint[];
+    -- Every candidate in injection order (c_*), then the positions of those that fit.
+    c_layers      cogmem.layer[];
+    c_memory_ids  bigint[];
+    c_rule_ids    bigint[];
+    c_tokens      integer[];
+    c_cumulative  integer[];
+    c_never_cut   boolean[];
+    c_scores      real[];
+    c_contents    text[];
+    c_heads       text[];
+    c_tails       text[];
+    v_picked      integer[] := '{}';
+    v_over        integer[] := '{}';
+    -- What was injected, in order.
+    v_layers      cogmem.layer[];
+    v_memory_ids  bigint[];
+    v_rule_ids    bigint[];
+    v_scores      real[];
+    v_tokens      integer[];
+    v_contents    text[];
+    v_reasons     text[];
+    v_audit_reasons text[];
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    -- The few memories that have siblings: only they need a sibling note (a lookup per injected
-    -- memory cost more than the ranking itself).
-    SELECT coalesce(array_agg(l.memory_id) || array_agg(l.sibling_id), '{}') INTO v_linked
-    FROM cogmem.memory_siblings AS l WHERE l.tenant = v_tenant;
     IF recall.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass what was said; '''' recalls by topics only.';
@@ -96,148 +104,161 @@ BEGIN
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, recall.message)), '{}');
     v_query := cogmem._or_query(v_lexemes);
 
-    FOR c IN
-        WITH scaled AS (
-            SELECT l.layer, l.priority, l.never_cut, l.half_life,
-                   floor(l.token_allocation::numeric * v_budget / greatest(v_total_alloc, 3200))::integer
-                       AS allocation
-            FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant
-        ),
-        layers AS (
-            -- Cumulative allocation up to each layer. What no layer is allocated (the default split
-            -- allocates 2,700 of 3,200 tokens) is a reserve open to every layer in priority order.
-            SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
-                         + v_budget - sum(s.allocation) OVER ())::integer AS cumulative
-            FROM scaled AS s
-        ),
-        -- Three rankings of at most 100 candidates each, plus every memory of a never-cut ring.
-        lexical AS (
-            SELECT m.memory_id, row_number() OVER (ORDER BY ts_rank_cd(m.search, v_query) DESC, m.memory_id) AS r
-            FROM cogmem.memories AS m
-            WHERE m.tenant = v_tenant AND v_query IS NOT NULL AND m.search @@ v_query
-            ORDER BY r LIMIT 100
-        ),
-        semantic AS (
-            SELECT n.memory_id, n.similarity, row_number() OVER (ORDER BY n.distance, n.memory_id) AS r
-            FROM (
-                SELECT m.memory_id, m.embedding OPERATOR(public.<=>) v_embedding AS distance,
-                       1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity
-                FROM cogmem.memories AS m
-                WHERE m.tenant = v_tenant AND v_embedding IS NOT NULL AND m.embedding IS NOT NULL
-                ORDER BY m.embedding OPERATOR(public.<=>) v_embedding LIMIT 100
-            ) AS n
-        ),
-        topical AS (
-            SELECT m.memory_id, row_number() OVER (
-                       ORDER BY cardinality(ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics))) DESC,
-                                m.created_at DESC, m.memory_id) AS r
-            FROM cogmem.memories AS m
-            WHERE m.tenant = v_tenant AND m.topics && v_topics
-            ORDER BY r LIMIT 100
-        ),
-        pool AS (
-            SELECT c.memory_id, min(c.lexical_rank) AS lexical_rank, min(c.semantic_rank) AS semantic_rank,
-                   max(c.similarity) AS similarity, min(c.topic_rank) AS topic_rank
-            FROM (
-                SELECT x.memory_id, x.r AS lexical_rank, NULL::bigint AS semantic_rank,
-                       NULL::double precision AS similarity, NULL::bigint AS topic_rank
-                FROM lexical AS x
-                UNION ALL SELECT x.memory_id, NULL, x.r, x.similarity, NULL FROM semantic AS x
-                UNION ALL SELECT x.memory_id, NULL, NULL, NULL, x.r FROM topical AS x
-                UNION ALL SELECT m.memory_id, NULL, NULL, NULL, NULL FROM cogmem.memories AS m
-                WHERE m.tenant = v_tenant AND m.ring = ANY (v_protected)
-            ) AS c
-            GROUP BY c.memory_id
-        ),
-        scored AS (
-            SELECT m.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, m.content, m.token_estimate,
-                   p.lexical_rank, p.semantic_rank, p.similarity, p.topic_rank,
-                   m.topics && v_topics AS on_topic,
-                   CASE WHEN m.topics && v_topics THEN
-                       ARRAY(SELECT unnest(m.topics) INTERSECT SELECT unnest(v_topics) ORDER BY 1) END AS shared_topics,
-                   cardinality(m.topics) = 0 OR cardinality(v_topics) = 0 AS untopical,
-                   -- How much of the message an off-topic memory matches (only needed for those).
-                   CASE WHEN p.lexical_rank IS NOT NULL AND NOT m.topics && v_topics THEN cardinality(ARRAY(
-                       SELECT unnest(tsvector_to_array(m.search)) INTERSECT SELECT unnest(v_lexemes))) END AS matched,
-                   cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at),
-                                   CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
-                   coalesce(v_w_lexical / (v_k + p.lexical_rank), 0) + coalesce(v_w_vector / (v_k + p.semantic_rank), 0)
-                   + coalesce(v_w_topic / (v_k + p.topic_rank), 0) AS fused,
-                   s.confidence
-            FROM pool AS p
-            JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = p.memory_id
-            JOIN cogmem.memory_stats AS s ON s.tenant = v_tenant AND s.memory_id = p.memory_id
-            JOIN layers AS l ON l.layer::text = m.ring::text
-        ),
-        qualified AS (
-            SELECT sc.*,
-                   CASE
-                       WHEN sc.never_cut THEN 'never cut'
-                       WHEN sc.on_topic THEN 'topic ' || array_to_string(sc.shared_topics, ',')
-                       WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
-                           THEN 'related, no topic to filter on'
-                       WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'
-                       WHEN sc.matched >= 2 AND sc.matched >= 0.5 * cardinality(v_lexemes)
-                           THEN 'off-topic but matches most of the message'
-                   END AS why
-            FROM scored AS sc
-        )
+    -- The candidates, ranked, as arrays; the budget is then filled by a loop over integers.
+    WITH scaled AS (
+        SELECT l.layer, l.priority, l.never_cut, l.half_life,
+               floor(l.token_allocation::numeric * v_budget / greatest(v_total_alloc, 3200))::integer AS allocation
+        FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant
+    ),
+    layers AS (
+        -- Cumulative allocation up to each layer. What no layer is allocated (the default split
+        -- allocates 2,700 of 3,200 tokens) is a reserve open to every layer in priority order.
+        SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
+                     + v_budget - sum(s.allocation) OVER ())::integer AS cumulative
+        FROM scaled AS s
+    ),
+    -- One pass over the tenant's memories yields all three signals. Vector search is exact within a
+    -- tenant (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
+    signals AS MATERIALIZED (
+        SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content,
+               CASE WHEN m.search @@ v_query THEN ts_rank_cd(m.search, v_query) END AS lexical_score,
+               m.embedding OPERATOR(public.<=>) v_embedding AS distance,
+               -- Topics are few: a filtered unnest costs a fifth of an INTERSECT subquery here.
+               CASE WHEN m.topics && v_topics THEN (SELECT count(*) FROM unnest(m.topics) AS t
+                                                    WHERE t = ANY (v_topics)) END AS shared
+        FROM cogmem.memories AS m
+        WHERE m.tenant = v_tenant
+    ),
+    -- Three rankings of at most 100 candidates each, plus every memory of a never-cut ring.
+    pool AS (
+        SELECT c.memory_id, min(c.lexical_rank) AS lexical_rank, min(c.semantic_rank) AS semantic_rank,
+               min(c.topic_rank) AS topic_rank
+        FROM (
+            (SELECT x.memory_id, row_number() OVER (ORDER BY x.lexical_score DESC, x.memory_id) AS lexical_rank,
+                    NULL::bigint AS semantic_rank, NULL::bigint AS topic_rank
+             FROM signals AS x WHERE x.lexical_score IS NOT NULL
+             ORDER BY x.lexical_score DESC, x.memory_id LIMIT 100)
+            UNION ALL
+            (SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL
+             FROM signals AS x WHERE x.distance IS NOT NULL
+             ORDER BY x.distance, x.memory_id LIMIT 100)
+            UNION ALL
+            (SELECT x.memory_id, NULL, NULL,
+                    row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id)
+             FROM signals AS x WHERE x.shared IS NOT NULL
+             ORDER BY x.shared DESC, x.created_at DESC, x.memory_id LIMIT 100)
+            UNION ALL
+            SELECT x.memory_id, NULL, NULL, NULL FROM signals AS x WHERE x.ring = ANY (v_protected)
+        ) AS c
+        GROUP BY c.memory_id
+    ),
+    -- Materialized: otherwise the planner, which cannot see how few rows the pool holds, looks up the
+    -- statistics of every memory of the tenant before joining the pool.
+    pooled AS MATERIALIZED (
+        SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank
+        FROM pool AS p JOIN signals AS x ON x.memory_id = p.memory_id
+    ),
+    scored AS (
+        SELECT x.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, x.token_estimate, x.content, x.topics,
+               x.lexical_rank, x.semantic_rank, x.shared IS NOT NULL AS on_topic,
+               CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
+               cardinality(x.topics) = 0 OR cardinality(v_topics) = 0 AS untopical,
+               cogmem.strength(now() - coalesce(s.last_recalled_at, x.created_at),
+                               CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
+               coalesce(v_w_lexical / (v_k + x.lexical_rank), 0) + coalesce(v_w_vector / (v_k + x.semantic_rank), 0)
+               + coalesce(v_w_topic / (v_k + x.topic_rank), 0) AS fused,
+               s.confidence
+        FROM pooled AS x
+        JOIN cogmem.memory_stats AS s ON s.tenant = v_tenant AND s.memory_id = x.memory_id
+        JOIN layers AS l ON l.layer::text = x.ring::text
+    ),
+    qualified AS (
+        SELECT sc.*,
+               CASE
+                   WHEN sc.never_cut THEN 'never cut'
+                   WHEN sc.on_topic THEN 'topic ' || array_to_string(ARRAY(
+                       SELECT DISTINCT t FROM unnest(sc.topics) AS t WHERE t = ANY (v_topics) ORDER BY t), ',')
+                   WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
+                       THEN 'related, no topic to filter on'
+                   WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'
+                   -- How much of the message an off-topic memory matches (computed for those only).
+                   WHEN sc.lexical_rank IS NOT NULL
+                        AND (SELECT count(*) FROM cogmem.memories AS m,
+                                    unnest(tsvector_to_array(m.search)) AS w
+                             WHERE m.tenant = v_tenant AND m.memory_id = sc.memory_id AND w = ANY (v_lexemes))
+                            >= greatest(2, 0.5 * cardinality(v_lexemes))
+                       THEN 'off-topic but matches most of the message'
+               END AS why
+        FROM scored AS sc
+    ),
+    candidates AS (
         SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
-               q.content, q.token_estimate AS tokens,
-               (q.fused * q.confidence * q.strength)::real AS score,
-               concat_ws('; ', q.why,
-                         'lexical #' || q.lexical_rank,
-                         'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')') AS reason,
-               'strength ' || round(q.strength::numeric, 2) AS reason_tail
+               q.token_estimate AS tokens, (q.fused * q.confidence * q.strength)::real AS score, q.content, q.why,
+               nullif(concat_ws('; ', 'lexical #' || q.lexical_rank,
+                                'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')'), '')
+                   AS details,
+               'strength ' || round(q.strength::numeric, 2) AS tail
         FROM qualified AS q
         WHERE q.why IS NOT NULL
         UNION ALL
-        SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.rule, r.token_estimate,
+        SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.token_estimate,
                ((CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)
-                * (1 + coalesce(ts_rank_cd(to_tsvector(v_language, r.rule), v_query), 0)))::real,
-               concat_ws('; ',
-                         CASE WHEN r.always_on THEN 'always-on BIOS rule'
-                              ELSE 'BIOS ' || r.category || ' rule for topic '
-                                   || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
-                                                            INTERSECT SELECT unnest(v_topics) ORDER BY 1), ',') END,
-                         r.severity::text, r.requirement, 'never cut'),
+                * (1 + coalesce(ts_rank_cd(to_tsvector(v_language, r.rule), v_query), 0)))::real, r.rule,
+               CASE WHEN r.always_on THEN 'always-on BIOS rule'
+                    ELSE 'BIOS ' || r.category || ' rule for topic '
+                         || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
+                                                  INTERSECT SELECT unnest(v_topics) ORDER BY 1), ',') END,
+               concat_ws('; ', r.severity::text, r.requirement, 'never cut'),
                NULL
         FROM cogmem.active_bios_rules AS r
         JOIN layers AS l ON l.layer = 'bios'
         WHERE (r.tenant IS NULL OR r.tenant = v_tenant)
           AND (r.always_on OR r.category = ANY (v_topics) OR r.topics && v_topics)
-        ORDER BY 2, 9 DESC, 5, 6
-    LOOP
-        IF c.never_cut OR v_used + c.tokens <= c.cumulative THEN
-            v_used := v_used + c.tokens;
-            recall_id := v_recall_id;
-            layer := c.layer::text;
-            memory_id := c.memory_id;
-            rule_id := c.rule_id;
-            content := c.content;
-            tokens := c.tokens;
-            score := c.score;
-            -- Siblings are looked up for injected memories only, not for every candidate.
-            v_sibling_note := CASE WHEN c.memory_id = ANY (v_linked) THEN cogmem._sibling_note(v_tenant, c.memory_id) END;
-            v_reason_tail := c.reason_tail;
-            IF c.never_cut AND v_used > c.cumulative THEN
-                v_reason_tail := concat_ws('; ', v_reason_tail,
-                    format('over the budget up to this layer by %s tokens, taken from later layers',
-                           v_used - c.cumulative));
-            END IF;
-            reason := concat_ws('; ', c.reason, v_sibling_note, v_reason_tail);
-            -- The audit says that siblings were mentioned, not their details (which quote content).
-            v_audit_reasons := v_audit_reasons || concat_ws('; ', c.reason,
-                CASE WHEN v_sibling_note IS NOT NULL THEN 'siblings mentioned' END, v_reason_tail);
-            v_layers := v_layers || c.layer;
-            v_memory_ids := v_memory_ids || c.memory_id;
-            v_rule_ids := v_rule_ids || c.rule_id;
-            v_scores := v_scores || c.score;
-            v_tokens := v_tokens || c.tokens;
-            v_reasons := v_reasons || reason;
-            RETURN NEXT;
+    )
+    -- One sort, then aggregates in that order (nine ORDER BY clauses would sort nine times).
+    SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id), array_agg(c.tokens),
+           array_agg(c.cumulative), array_agg(c.never_cut), array_agg(c.score), array_agg(c.content),
+           array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail)
+    INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents, c_heads,
+         c_tails
+    FROM (SELECT * FROM candidates ORDER BY priority, score DESC, memory_id, rule_id) AS c;
+
+    -- Greedy, in priority and score order: never-cut items always, the rest when they fit.
+    FOR i IN 1 .. coalesce(cardinality(c_tokens), 0) LOOP
+        IF c_never_cut[i] OR v_used + c_tokens[i] <= c_cumulative[i] THEN
+            v_used := v_used + c_tokens[i];
+            v_picked := v_picked || i;
+            v_over := v_over || CASE WHEN c_never_cut[i] AND v_used > c_cumulative[i]
+                                     THEN v_used - c_cumulative[i] END;
         END IF;
     END LOOP;
+
+    -- The few memories that have siblings: only they need a sibling note.
+    SELECT coalesce(array_agg(l.memory_id) || array_agg(l.sibling_id), '{}') INTO v_linked
+    FROM cogmem.memory_siblings AS l WHERE l.tenant = v_tenant;
+    WITH picked AS (
+        SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,
+               c_tokens[p.i] AS tokens, c_scores[p.i] AS score, c_contents[p.i] AS content, c_heads[p.i] AS head,
+               CASE WHEN c_memory_ids[p.i] = ANY (v_linked)
+                   THEN cogmem._sibling_note(v_tenant, c_memory_ids[p.i]) END AS sibling_note,
+               nullif(concat_ws('; ', c_tails[p.i], CASE WHEN p.over IS NOT NULL THEN format(
+                   'over the budget up to this layer by %s tokens, taken from later layers', p.over) END), '') AS tail
+        FROM unnest(v_picked, v_over) WITH ORDINALITY AS p (i, over, n)
+    )
+    SELECT array_agg(p.layer), array_agg(p.memory_id), array_agg(p.rule_id), array_agg(p.score), array_agg(p.tokens),
+           array_agg(p.content), array_agg(concat_ws('; ', p.head, p.sibling_note, p.tail)),
+           -- The audit says that siblings were mentioned, not their details (which quote content).
+           array_agg(concat_ws('; ', p.head, CASE WHEN p.sibling_note IS NOT NULL THEN 'siblings mentioned' END, p.tail))
+    INTO v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_contents, v_reasons, v_audit_reasons
+    FROM (SELECT * FROM picked ORDER BY n) AS p;
+    v_layers := coalesce(v_layers, '{}');
+    v_memory_ids := coalesce(v_memory_ids, '{}');
+
+    RETURN QUERY
+    SELECT v_recall_id, i.layer::text, i.memory_id, i.content, i.tokens, i.score, i.reason, i.rule_id
+    FROM unnest(v_layers, v_memory_ids, v_contents, v_tokens, v_scores, v_reasons, v_rule_ids)
+         WITH ORDINALITY AS i (layer, memory_id, content, tokens, score, reason, rule_id, n)
+    ORDER BY i.n;
 
     v_message_sha256 := sha256(convert_to(recall.message, 'UTF8'));
     INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used)
@@ -248,29 +269,57 @@ BEGIN
     FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_reasons)
          WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, n);
     INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
-    SELECT v_tenant, 'recall', 'recalled', v_recall_id,
+    VALUES (v_tenant, 'recall', 'recalled', v_recall_id,
            jsonb_build_object(
                'message_sha256', encode(v_message_sha256, 'hex'),
                'conversation', recall.conversation, 'topics', to_jsonb(v_topics), 'budget', v_budget,
                'tokens_used', v_used,
-               'items', coalesce(jsonb_agg(jsonb_build_object(
-                   'item', i.n, 'layer', i.layer, 'memory_id', i.memory_id, 'rule_id', i.rule_id,
-                   'score', i.score, 'tokens', i.tokens, 'reason', i.reason) ORDER BY i.n), '[]'))
-    FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_audit_reasons)
-         WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, n);
+               -- A record per item becomes an object keyed by its column names: cheaper than building one.
+               'items', coalesce((SELECT jsonb_agg(i) FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores,
+                                                                 v_tokens, v_audit_reasons)
+                                      WITH ORDINALITY AS i (layer, memory_id, rule_id, score, tokens, reason, item)),
+                                 '[]')));
     -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
-    PERFORM FROM cogmem.memory_stats AS s
-    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids)
-    ORDER BY s.memory_id
-    FOR UPDATE;
+    -- Rows are locked in memory_id order first, as everywhere (no deadlocks between concurrent recalls).
     UPDATE cogmem.memory_stats AS s
     SET recall_count = s.recall_count + 1, last_recalled_at = now()
-    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids);
+    FROM (SELECT l.memory_id FROM cogmem.memory_stats AS l
+          WHERE l.tenant = v_tenant AND l.memory_id = ANY (v_memory_ids)
+          ORDER BY l.memory_id FOR UPDATE) AS locked
+    WHERE s.tenant = v_tenant AND s.memory_id = locked.memory_id;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], integer, text) IS
 'Budgeted, ring-structured, topic-filtered recall. Returns what to inject, with layer, tokens, score and '
 'reason; logs the cycle under recall_id for cogmem.feedback() and audit.';
+
+-- recall_items has no foreign key to recalls (its per-row check cost ~200 lookups per recall, migration
+-- 0006); deleting recalls deletes their items here, once per statement.
+CREATE OR REPLACE FUNCTION cogmem._forget_recall_items()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF tg_op = 'TRUNCATE' THEN
+        DELETE FROM cogmem.recall_items;
+        RETURN NULL;
+    END IF;
+    DELETE FROM cogmem.recall_items AS i USING gone AS g
+    WHERE i.tenant = g.tenant AND i.recall_id = g.recall_id;
+    RETURN NULL;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._forget_recall_items() IS
+'Trigger function: removes the items of deleted (or truncated) recalls.';
+
+CREATE OR REPLACE TRIGGER recalls_forget_items
+AFTER DELETE ON cogmem.recalls
+REFERENCING OLD TABLE AS gone
+FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_recall_items();
+CREATE OR REPLACE TRIGGER recalls_truncate_items
+AFTER TRUNCATE ON cogmem.recalls
+FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_recall_items();
 
 CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome real)
 RETURNS integer

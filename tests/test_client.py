@@ -51,6 +51,17 @@ def test_client_embeds_on_the_client_side(client, db):
     assert db.execute("SELECT embedding IS NOT NULL FROM cogmem.memories").fetchone() == (True,)
 
 
+def test_remember_many_embeds_the_batch_on_the_client(client, db):
+    client.create_tenant("acme")
+    rows = client.remember_many(
+        "acme", ["Never restart the servers at night", {"content": "Invoices go out on the 1st", "ring": "long_term"}]
+    )
+    assert [(r.item, r.ring, r.action) for r in rows] == [(1, "dos_and_donts", "created"), (2, "long_term", "created")]
+    embedded = db.execute("SELECT count(*) FILTER (WHERE embedding IS NOT NULL) FROM cogmem.memories").fetchone()
+    assert embedded == (2 if default_embedder() is not None else 0,)
+    assert [r.action for r in client.remember_many("acme", ["never restart the servers at night!"])] == ["duplicate"]
+
+
 def test_joins_the_callers_transaction(client, dsn):
     client.create_tenant("acme")
     with psycopg.connect(dsn) as conn:

@@ -149,3 +149,90 @@ def test_concurrent_remembers_of_the_same_text_store_it_once(db, dsn, tenant):
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 40
     assert sorted(action for _, action in results).count("created") == 40
     assert len(results) == 120 and len({memory_id for memory_id, _ in results}) == 40
+
+
+def remember_many(db, tenant, items, embeddings=None):
+    vectors = None if embeddings is None else [np.asarray(e, dtype=np.float32) for e in embeddings]
+    return db.execute(
+        "SELECT * FROM cogmem.remember_many(%s, %s, %b)", (tenant, json.dumps(items), vectors)
+    ).fetchall()
+
+
+def test_remember_many_stores_a_batch_in_order(db, tenant):
+    before = remember(db, tenant, "The billing contact at Globex is Maria.")
+    rows = remember_many(
+        db,
+        tenant,
+        [
+            RULE,
+            {"content": "The nameservers of shop.example are at Cloudflare.", "topics": ["DNS", "dns"]},
+            "don't restart the server at night -- last time everything went sideways",  # same text as item 1
+            {"content": "db-1 password=hunter2, ask Ali", "ring": "long_term", "source": {"who": "ali"}},
+            "The billing contact at Globex is Maria.",  # stored before this batch
+        ],
+        [unit_vector(1), unit_vector(2), unit_vector(3), unit_vector(4), unit_vector(5)],
+    )
+    assert [r[0] for r in rows] == [1, 2, 3, 4, 5]
+    assert [r[2:] for r in rows] == [
+        ("dos_and_donts", ["server"], "created", []),
+        ("fresh", ["dns"], "created", []),
+        ("dos_and_donts", ["server"], "duplicate", []),
+        ("long_term", ["database", "security"], "created", ["password"]),
+        ("fresh", ["billing"], "duplicate", []),
+    ]
+    assert rows[2][1] == rows[0][1] and rows[4][1] == before[0]
+    stored = db.execute(
+        "SELECT content, embedding = %b, source FROM cogmem.memories WHERE tenant = %s AND memory_id = %s",
+        (np.asarray(unit_vector(4), dtype=np.float32), tenant, rows[3][1]),
+    ).fetchone()
+    assert stored == ("db-1 password=[REDACTED], ask Ali", True, {"who": "ali"})
+    events = db.execute(
+        "SELECT memory_id, event, detail ->> 'batch_item' FROM cogmem.audit_log "
+        "WHERE tenant = %s AND level = 'write' AND detail ? 'batch_item' OR event = 'redacted' AND tenant = %s "
+        "ORDER BY audit_id",
+        (tenant, tenant),
+    ).fetchall()
+    assert sorted(events, key=lambda e: (e[2] or "9", e[1])) == sorted(
+        [
+            (rows[0][1], "created", "1"),
+            (rows[1][1], "created", "2"),
+            (rows[0][1], "rehearsed", "3"),
+            (rows[3][1], "created", "4"),
+            (rows[3][1], "redacted", None),
+            (before[0], "rehearsed", "5"),
+        ],
+        key=lambda e: (e[2] or "9", e[1]),
+    )
+    heard = dict(
+        db.execute("SELECT memory_id, rehearsal_count FROM cogmem.memory_stats WHERE tenant = %s", (tenant,)).fetchall()
+    )
+    assert heard == {before[0]: 1, rows[0][1]: 1, rows[1][1]: 0, rows[3][1]: 0}
+
+
+@pytest.mark.parametrize(
+    ("items", "embeddings", "sqlstate", "message"),
+    [
+        ([RULE, 3], None, "22023", "item 2 is neither a text nor an object"),
+        ([RULE, {"content": "x", "rign": "fresh"}], None, "22023", "item 2 has unknown keys"),
+        ([{"content": "  "}], None, "22023", "item 1 has empty content"),
+        ([RULE, {"content": "x", "ring": "attic"}], None, "22023", 'item 2 has unknown ring "attic"'),
+        ([{"content": "x", "topics": "dns"}], None, "22023", "item 1 has topics that are not an array"),
+        ([{"content": "x", "source": []}], None, "22023", "item 1 has a source that is not an object"),
+        (["x" * 9000], None, "22001", "item 1 has 9000 characters"),
+        (["a", "b"], [[0.1] * 384], "22023", "1 embeddings for 2 items"),
+        (["a", "b"], [[0.1] * 384, [0.1] * 3], "22023", "item 2 has an embedding of 3 dimensions"),
+    ],
+)
+def test_remember_many_refuses_a_bad_item_and_stores_nothing(db, tenant, items, embeddings, sqlstate, message):
+    with pytest.raises(psycopg.Error) as caught:
+        remember_many(db, tenant, items, embeddings)
+    assert caught.value.sqlstate == sqlstate and message in str(caught.value)
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,)) == 0
+
+
+def test_remember_many_refuses_what_is_not_a_batch(db, tenant):
+    for items, sqlstate in ((None, "22004"), ({"content": "x"}, "22023")):
+        with pytest.raises(psycopg.Error) as caught:
+            db.execute("SELECT * FROM cogmem.remember_many(%s, %s)", (tenant, None if items is None else json.dumps(items)))
+        assert caught.value.sqlstate == sqlstate
+    assert remember_many(db, tenant, []) == []

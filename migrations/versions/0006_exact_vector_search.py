@@ -1,4 +1,4 @@
-"""Vector search is exact within a tenant (the global HNSW index goes); batch remember's working row.
+"""Speed at scale: exact vector search per tenant, no per-row checks on recall's hot path, batch remember.
 
 Every vector query is filtered by tenant. With 1,000 tenants a global HNSW graph holds about a thousand
 other tenants' rows for each row of the one asked about, so an iterative index scan must walk ~1,000x
@@ -6,6 +6,13 @@ the candidates to fill a top-k (and stops at hnsw.max_scan_tuples with fewer), w
 tenant's own rows through memories_tenant_ring_idx is exact and reads only those rows. The index also
 cost ~6 ms per INSERT on random 384-dimension vectors (bench/run.py), capping remember near 150/s.
 A tenant that outgrows exact search gets its own partial index (docs/scaling.md).
+
+Recall now reads the tenant's rows once for all three signals (sql/070-recall.sql), so the global GIN
+indexes on memories.search and memories.topics serve no query; they only slowed every write.
+
+recall_items loses its foreign key to recalls: recall writes both rows itself, and the key's per-row
+check was ~200 lookups per recall (a 3,200-token budget holds ~200 short memories). A statement-level
+trigger (sql/070-recall.sql) keeps the cascade: deleting recalls deletes their items.
 
 cogmem._batch_item is one prepared item of cogmem.remember_many() (sql/060-remember.sql), carried
 between its statements as an array.
@@ -30,6 +37,9 @@ depends_on = None
 def upgrade() -> None:
     execute(r"""
 DROP INDEX IF EXISTS cogmem.memories_embedding_idx;
+DROP INDEX IF EXISTS cogmem.memories_search_idx;
+DROP INDEX IF EXISTS cogmem.memories_topics_idx;
+ALTER TABLE cogmem.recall_items DROP CONSTRAINT recall_items_tenant_recall_id_fkey;
 CREATE TYPE cogmem._batch_item AS (
     item integer,
     content text,
@@ -48,4 +58,14 @@ COMMENT ON TYPE cogmem._batch_item IS 'One prepared item of cogmem.remember_many
 def downgrade() -> None:
     execute("DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);")
     execute("DROP TYPE IF EXISTS cogmem._batch_item;")
+    execute(r"""
+DROP TRIGGER IF EXISTS recalls_forget_items ON cogmem.recalls;
+DROP TRIGGER IF EXISTS recalls_truncate_items ON cogmem.recalls;
+DROP FUNCTION IF EXISTS cogmem._forget_recall_items();
+DELETE FROM cogmem.recall_items AS i
+WHERE NOT EXISTS (SELECT FROM cogmem.recalls AS r WHERE r.tenant = i.tenant AND r.recall_id = i.recall_id);
+ALTER TABLE cogmem.recall_items ADD FOREIGN KEY (tenant, recall_id) REFERENCES cogmem.recalls ON DELETE CASCADE;
+CREATE INDEX memories_search_idx ON cogmem.memories USING gin (search);
+CREATE INDEX memories_topics_idx ON cogmem.memories USING gin (topics);
+""")
     execute("CREATE INDEX memories_embedding_idx ON cogmem.memories USING hnsw (embedding public.vector_cosine_ops);")
