@@ -188,6 +188,31 @@ def run(conn: psycopg.Connection, embed) -> list[str]:
         "",
     ]
 
+    # Stale-fact suppression first: every recall rehearses what it injects.
+    suppressed = {m: 0 for m in METHODS}
+    current = {m: 0 for m in METHODS}
+    for old, new, question in CHANGED:
+        (vector,) = embed([question])
+        got = answers(conn, table, question, vector)
+        for m in METHODS:
+            suppressed[m] += key_of[old] not in got[m]
+            current[m] += key_of[new] in got[m]
+    lines += [
+        "### Stale-fact suppression",
+        "",
+        f"{len(CHANGED)} questions about facts that changed. The old version was stored 45 days ago and not used "
+        "since; the new one 2 days ago and heard again. The background memories are in use (recalled in the "
+        "last ten days). One night of consolidation ran before the questions:",
+        "",
+        "| method | old version kept out | new version present |",
+        "|---|---:|---:|",
+        *[
+            f"| {m} | {100 * suppressed[m] / len(CHANGED):.0f}% | {100 * current[m] / len(CHANGED):.0f}% |"
+            for m in METHODS
+        ],
+        "",
+    ]
+
     # Safety-critical recall.
     share = {m: [] for m in METHODS}
     applicable_counts = []
@@ -222,31 +247,6 @@ def run(conn: psycopg.Connection, embed) -> list[str]:
         "| method | applicable rules present |",
         "|---|---:|",
         *[f"| {m} | {100 * np.mean(share[m]):.0f}% ({100 * min(share[m]):.0f}%) |" for m in METHODS],
-        "",
-    ]
-
-    # Stale-fact suppression.
-    suppressed = {m: 0 for m in METHODS}
-    current = {m: 0 for m in METHODS}
-    for old, new, question in CHANGED:
-        (vector,) = embed([question])
-        got = answers(conn, table, question, vector)
-        for m in METHODS:
-            suppressed[m] += key_of[old] not in got[m]
-            current[m] += key_of[new] in got[m]
-    lines += [
-        "### Stale-fact suppression",
-        "",
-        f"{len(CHANGED)} questions about facts that changed. The old version was stored 45 days ago and not used "
-        "since; the new one 2 days ago and heard again. The background memories are in use (recalled in the "
-        "last ten days). One night of consolidation ran before the questions:",
-        "",
-        "| method | old version kept out | new version present |",
-        "|---|---:|---:|",
-        *[
-            f"| {m} | {100 * suppressed[m] / len(CHANGED):.0f}% | {100 * current[m] / len(CHANGED):.0f}% |"
-            for m in METHODS
-        ],
         "",
     ]
 

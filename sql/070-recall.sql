@@ -43,6 +43,7 @@ DECLARE
     v_recall_id   uuid := gen_random_uuid();
     v_language    regconfig;
     v_bypass      real;
+    v_min_strength real;
     v_k           integer;
     v_w_lexical   real;
     v_w_vector    real;
@@ -91,8 +92,9 @@ BEGIN
     END IF;
     PERFORM cogmem._check_embedding(recall.embedding);
 
-    SELECT t.topic_bypass_similarity, t.fusion_k, t.lexical_weight, t.vector_weight, t.topic_weight
-    INTO v_bypass, v_k, v_w_lexical, v_w_vector, v_w_topic
+    SELECT t.topic_bypass_similarity, t.fusion_k, t.lexical_weight, t.vector_weight, t.topic_weight,
+           t.recall_min_strength
+    INTO v_bypass, v_k, v_w_lexical, v_w_vector, v_w_topic, v_min_strength
     FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
     SELECT sum(l.token_allocation),
            coalesce(array_agg(l.layer::text::cogmem.ring) FILTER (WHERE l.never_cut AND l.layer NOT IN ('bios', 'gut')), '{}')
@@ -199,7 +201,8 @@ BEGIN
                    AS details,
                'strength ' || round(q.strength::numeric, 2) AS tail
         FROM qualified AS q
-        WHERE q.why IS NOT NULL
+        -- A memory faded below the floor is out of attention (never-cut rings do not decay).
+        WHERE q.why IS NOT NULL AND q.strength >= v_min_strength
         UNION ALL
         SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.token_estimate,
                ((CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)

@@ -16,6 +16,9 @@ GLOBAL_TABLES = {
 }
 # Procedures that COMMIT cannot carry a SET clause (PostgreSQL forbids it); they qualify every name instead.
 COMMITTING_PROCEDURES = {"cogmem.consolidate_nightly(timestamp with time zone,text,integer,integer)"}
+# Pure expressions over pg_catalog functions, inlined into the queries that call them (a SET clause would
+# stop the inlining); inlining also means the caller's search_path never reaches them.
+INLINED_EXPRESSIONS = {"cogmem.strength(interval,interval)"}
 
 
 def test_every_function_pins_search_path_and_has_a_comment(db):
@@ -26,8 +29,19 @@ def test_every_function_pins_search_path_and_has_a_comment(db):
            FROM pg_proc AS p WHERE p.pronamespace = 'cogmem'::regnamespace ORDER BY 1"""
     ).fetchall()
     assert len(rows) >= 25
-    assert [r[0] for r in rows if not r[1] and r[0] not in COMMITTING_PROCEDURES] == []
+    assert [r[0] for r in rows if not r[1] and r[0] not in COMMITTING_PROCEDURES | INLINED_EXPRESSIONS] == []
     assert [r[0] for r in rows if not r[2]] == []
+
+
+def test_inlined_expressions_are_pure_sql_over_the_catalog(db):
+    for signature in INLINED_EXPRESSIONS:
+        language, volatility, body = db.execute(
+            "SELECT l.lanname, p.provolatile, pg_get_functiondef(p.oid) FROM pg_proc AS p "
+            "JOIN pg_language AS l ON l.oid = p.prolang WHERE p.oid = %s::regprocedure",
+            (signature,),
+        ).fetchone()
+        assert (language, volatility) == ("sql", "i")
+        assert "cogmem." not in body.split("RETURN", 1)[1] and "SELECT" not in body.split("RETURN", 1)[1]
 
 
 def test_no_function_is_security_definer_without_reason(db):

@@ -130,6 +130,26 @@ def test_ebbinghaus_decay_lowers_old_fresh_memories(db, tenant):
     assert rows[old][5] < rows[new][5]
 
 
+def test_memories_faded_below_the_floor_are_not_injected(db, tenant):
+    stale = add(db, tenant, "web-7 has the IP address 10.20.0.5.", "fresh", ["server"])
+    current = add(db, tenant, "web-7 has the IP address 10.20.8.41.", "fresh", ["server"])
+    rule = add(db, tenant, "Never change the IP of a server without a DNS update.", "dos_and_donts", ["server"])
+    db.execute(
+        "UPDATE cogmem.memories SET created_at = now() - interval '45 days' WHERE memory_id IN (%s, %s)", (stale, rule)
+    )  # 45 days of a 7-day half-life: strength 0.01, below the default floor of 0.05
+    assert [r[2] for r in recall(db, tenant, "What is the IP address of server web-7?")] == [rule, current]
+    assert one(db, "SELECT recall_count FROM cogmem.memory_stats WHERE memory_id = %s", (stale,)) == 0  # not rehearsed
+    db.execute("UPDATE cogmem.tenants SET recall_min_strength = 0 WHERE tenant = %s", (tenant,))
+    assert {r[2] for r in recall(db, tenant, "What is the IP address of server web-7?")} == {rule, current, stale}
+
+
+def test_deleting_a_recall_deletes_its_items(db, tenant):
+    add(db, tenant, "Never restart the servers at night.", "dos_and_donts", ["server"])
+    recall_id = recall(db, tenant, SERVER_MSG)[0][0]
+    db.execute("DELETE FROM cogmem.recalls WHERE recall_id = %s", (recall_id,))
+    assert one(db, "SELECT count(*) FROM cogmem.recall_items WHERE recall_id = %s", (recall_id,)) == 0
+
+
 def test_protected_rings_do_not_decay(db, tenant):
     rule = add(db, tenant, "Never restart the servers at night.", "dos_and_donts", ["server"])
     db.execute("UPDATE cogmem.memories SET created_at = now() - interval '400 days' WHERE memory_id = %s", (rule,))

@@ -14,6 +14,10 @@ recall_items loses its foreign key to recalls: recall writes both rows itself, a
 check was ~200 lookups per recall (a 3,200-token budget holds ~200 short memories). A statement-level
 trigger (sql/070-recall.sql) keeps the cascade: deleting recalls deletes their items.
 
+tenants.recall_min_strength: a learned memory whose Ebbinghaus strength has fallen below it is no longer
+injected (it stays stored until the night forgets it). Without it a fact superseded weeks ago still
+filled the budget whenever it matched, and each such recall rehearsed it, so it never faded.
+
 cogmem._batch_item is one prepared item of cogmem.remember_many() (sql/060-remember.sql), carried
 between its statements as an array.
 
@@ -40,6 +44,10 @@ DROP INDEX IF EXISTS cogmem.memories_embedding_idx;
 DROP INDEX IF EXISTS cogmem.memories_search_idx;
 DROP INDEX IF EXISTS cogmem.memories_topics_idx;
 ALTER TABLE cogmem.recall_items DROP CONSTRAINT recall_items_tenant_recall_id_fkey;
+ALTER TABLE cogmem.tenants
+    ADD COLUMN recall_min_strength real NOT NULL DEFAULT 0.05 CHECK (recall_min_strength BETWEEN 0 AND 1);
+COMMENT ON COLUMN cogmem.tenants.recall_min_strength IS
+'Learned memories weaker than this (Ebbinghaus strength) are not injected; never-cut rings always are.';
 CREATE TYPE cogmem._batch_item AS (
     item integer,
     content text,
@@ -57,6 +65,7 @@ COMMENT ON TYPE cogmem._batch_item IS 'One prepared item of cogmem.remember_many
 
 def downgrade() -> None:
     execute("DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);")
+    execute("ALTER TABLE cogmem.tenants DROP COLUMN IF EXISTS recall_min_strength;")
     execute("DROP TYPE IF EXISTS cogmem._batch_item;")
     execute(r"""
 DROP TRIGGER IF EXISTS recalls_forget_items ON cogmem.recalls;
