@@ -72,12 +72,15 @@ BEGIN
         WHERE m.tenant = v_tenant AND m.embedding IS NOT NULL
         ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
         LIMIT 1;
-        IF v_near_id IS NOT NULL AND v_near_sim >= v_dup_sim
-           AND cogmem._details(v_content) = (SELECT cogmem._details(m.content) FROM cogmem.memories AS m
-                                              WHERE m.tenant = v_tenant AND m.memory_id = v_near_id) THEN
-            RETURN QUERY SELECT * FROM cogmem._rehearse(v_tenant, v_near_id, v_redactions,
-                jsonb_build_object('match', 'similar', 'similarity', round(v_near_sim::numeric, 4)));
-            RETURN;
+        -- Nested, not one AND: the details are compared only for a near neighbour (an AND in one
+        -- expression let the planner compute them on every call, 0.7 ms).
+        IF v_near_id IS NOT NULL AND v_near_sim >= v_dup_sim THEN
+            IF cogmem._details(v_content) = (SELECT cogmem._details(m.content) FROM cogmem.memories AS m
+                                             WHERE m.tenant = v_tenant AND m.memory_id = v_near_id) THEN
+                RETURN QUERY SELECT * FROM cogmem._rehearse(v_tenant, v_near_id, v_redactions,
+                    jsonb_build_object('match', 'similar', 'similarity', round(v_near_sim::numeric, 4)));
+                RETURN;
+            END IF;
         END IF;
     END IF;
 
