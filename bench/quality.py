@@ -105,9 +105,7 @@ def setup(conn: psycopg.Connection, embed) -> None:
     texts = [m.content for m in background]
     vectors = embed(texts)
     items = [{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in background]
-    conn.execute(
-        "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b)", (TENANT, json.dumps(items), list(vectors))
-    )
+    conn.execute("SELECT count(*) FROM cogmem.remember_many(%s, %s, %b)", (TENANT, json.dumps(items), list(vectors)))
     # History: the background was written over the past 90 days and is in use (recalled in the last ten
     # days, mostly helpfully), as a working team's memory is.
     conn.execute(
@@ -122,13 +120,17 @@ def setup(conn: psycopg.Connection, embed) -> None:
     )
     olds = embed([old for old, _, _ in CHANGED])
     news = embed([new for _, new, _ in CHANGED])
-    for (old, new, _), vo, vn in zip(CHANGED, olds, news):
-        (old_id,) = conn.execute("SELECT memory_id FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, old, vo)).fetchone()  # type: ignore[misc]
+    for (old, new, _), vo, vn in zip(CHANGED, olds, news, strict=True):
+        (old_id,) = conn.execute(
+            "SELECT memory_id FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, old, vo)
+        ).fetchone()  # type: ignore[misc]
         conn.execute(
             "UPDATE cogmem.memories SET created_at = now() - interval '45 days' WHERE tenant = %s AND memory_id = %s",
             (TENANT, old_id),
         )
-        (new_id,) = conn.execute("SELECT memory_id FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, new, vn)).fetchone()  # type: ignore[misc]
+        (new_id,) = conn.execute(
+            "SELECT memory_id FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, new, vn)
+        ).fetchone()  # type: ignore[misc]
         conn.execute(
             "UPDATE cogmem.memories SET created_at = now() - interval '2 days' WHERE tenant = %s AND memory_id = %s",
             (TENANT, new_id),
@@ -143,7 +145,14 @@ def night(conn: psycopg.Connection) -> None:
 def flat_table(conn: psycopg.Connection, embed) -> list[dict]:
     """What a flat-table user holds: the same memories and BIOS rules as rows, and it never forgets."""
     rows = [
-        {"key": f"m{r[0]}", "content": r[1], "tokens": r[2], "topics": set(r[3]), "at": r[4], "vector": np.asarray(r[5])}
+        {
+            "key": f"m{r[0]}",
+            "content": r[1],
+            "tokens": r[2],
+            "topics": set(r[3]),
+            "at": r[4],
+            "vector": np.asarray(r[5]),
+        }
         for r in conn.execute(
             "SELECT memory_id, content, token_estimate, topics, created_at, embedding::real[] "
             "FROM cogmem.memories WHERE tenant = %s",
@@ -156,13 +165,15 @@ def flat_table(conn: psycopg.Connection, embed) -> list[dict]:
     vectors = embed([r[1] for r in rules])
     rows += [
         {"key": f"r{r[0]}", "content": r[1], "tokens": r[2], "topics": set(r[3]), "at": r[4], "vector": np.asarray(v)}
-        for r, v in zip(rules, vectors)
+        for r, v in zip(rules, vectors, strict=True)
     ]
     return rows
 
 
 def answers(conn: psycopg.Connection, table: list[dict], question: str, vector) -> dict[str, list[str]]:
-    got = conn.execute("SELECT memory_id, rule_id FROM cogmem.recall(%s, %s, %b)", (TENANT, question, vector)).fetchall()
+    got = conn.execute(
+        "SELECT memory_id, rule_id FROM cogmem.recall(%s, %s, %b)", (TENANT, question, vector)
+    ).fetchall()
     recency = sorted(table, key=lambda r: (r["at"], r["key"]), reverse=True)
     similar = sorted(table, key=lambda r: -float(np.dot(r["vector"], vector)))
     return {
@@ -218,7 +229,9 @@ def run(conn: psycopg.Connection, embed) -> list[str]:
     applicable_counts = []
     for question, topics in RISKY:
         (vector,) = embed([question])
-        detected = set(conn.execute("SELECT cogmem.detect_topics(%s, %s)", (TENANT, question)).fetchone()[0]) | set(topics)  # type: ignore[index]
+        detected = set(conn.execute("SELECT cogmem.detect_topics(%s, %s)", (TENANT, question)).fetchone()[0]) | set(
+            topics
+        )  # type: ignore[index]
         applicable = {
             f"m{r[0]}"
             for r in conn.execute(

@@ -351,6 +351,10 @@ if __name__ == "__main__":
                 "",
             ]
         )
+        # The sections other scripts write (bench/scale.py, bench/consolidation.py) are kept.
+        previous = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+        kept = [previous.find(h) for h in ("\n## Speed at scale\n", "\n## Consolidation\n") if h in previous]
+        report = report.rstrip("\n") + "\n" + (previous[min(kept) :] if kept else "")
         RESULTS.write_text(report, encoding="utf-8")
         print(report)
     finally:

@@ -50,7 +50,7 @@ MESSAGES = [
 
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def load(dsn: str, total: int, loaders: int = 2) -> tuple[float, int]:
@@ -122,7 +122,7 @@ def single_remember_rate(dsn: str, calls: int = 2000) -> float:
         register_vector(conn)
         conn.execute("SET cogmem.embed = off")
         started = time.perf_counter()
-        for m, v in zip(items, vectors):
+        for m, v in zip(items, vectors, strict=True):
             conn.execute("SELECT * FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (m.tenant, m.content, v))
         return calls / (time.perf_counter() - started)
 
@@ -383,8 +383,12 @@ if __name__ == "__main__":
         print("\n".join(lines))
         if args.results:
             text = args.results.read_text(encoding="utf-8") if args.results.exists() else ""
-            head, _, rest = text.partition("\n## Speed at scale\n")
-            tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
+            if "\n## Speed at scale\n" in text:
+                head, _, rest = text.partition("\n## Speed at scale\n")
+                tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
+            else:  # first time: before the consolidation section, if there is one
+                head, marker, rest = text.partition("\n## Consolidation\n")
+                tail = marker + rest
             body = "\n## Speed at scale\n\n" + "\n".join(lines) + "\n"
             args.results.write_text(head.rstrip("\n") + "\n" + body + tail, encoding="utf-8")
     finally:

@@ -96,7 +96,7 @@ _TEMPLATES: dict[str, list[tuple[str, tuple[str, ...], str, str]]] = {
         (
             "procedures",
             ("server", "security"),
-            "To renew the certificate on {host}: 1. run certbot renew 2. then reload nginx 3. finally check the expiry.",
+            "To renew the certificate on {host}: 1. run certbot renew 2. then reload nginx 3. check the expiry.",
             "{host} sertifikasını yenilemek için önce certbot renew çalıştırın, sonra nginx'i yeniden yükleyin.",
         ),
         (
@@ -259,7 +259,7 @@ def memories(total: int, tenants: int = 1000, seed: int = 1) -> Iterator[Memory]
     """`total` memories over `tenants` tenants; same arguments, same rows. Texts are unique per tenant."""
     kinds = list(_WEIGHTS)
     weights = [_WEIGHTS[k] for k in kinds]
-    for index, (tenant, size) in enumerate(zip(tenant_names(tenants), tenant_sizes(total, tenants, seed))):
+    for index, (tenant, size) in enumerate(zip(tenant_names(tenants), tenant_sizes(total, tenants, seed), strict=True)):
         rng = random.Random(f"{seed}:{tenant}")
         world = _world(index, rng)
         turkish = tenant_language(index) == "turkish"

@@ -22,6 +22,8 @@ DECLARE
     v_near_id    bigint;
     v_near_sim   double precision;
     v_inserted   boolean;
+    v_bits_radius integer := cogmem.embedding_dimensions() / 4;
+    v_bits       bit(384);
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
@@ -66,10 +68,18 @@ BEGIN
 
     -- A near-duplicate by meaning is rehearsed, unless its discriminating details differ (siblings).
     IF v_embedding IS NOT NULL THEN
+        v_bits := public.binary_quantize(v_embedding)::bit(384);  -- once, not per compared row
+        -- Full vectors are compared only for memories within a quarter of the sign bits (cosine 0.92,
+        -- the default threshold, is ~50 of 384 bits apart): those bits come from an index-only scan. A
+        -- near-duplicate beyond that radius would still be merged by the nightly consolidation.
         SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding)
         INTO v_near_id, v_near_sim
         FROM cogmem.memories AS m
         WHERE m.tenant = v_tenant AND m.embedding IS NOT NULL
+          AND m.memory_id IN (
+              SELECT b.memory_id FROM cogmem.memories AS b
+              WHERE b.tenant = v_tenant
+                AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius)
         ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
         LIMIT 1;
         -- Nested, not one AND: the details are compared only for a near neighbour (an AND in one

@@ -339,7 +339,7 @@ SELECT
     t.actor,
     t.detail ->> 'message_sha256' AS message_sha256,
     t.detail ->> 'conversation' AS conversation,
-    ARRAY(SELECT jsonb_array_elements_text(t.detail -> 'topics')) AS topics,
+    array(SELECT jsonb_array_elements_text(t.detail -> 'topics')) AS topics,
     (t.detail ->> 'budget')::integer AS budget,
     (t.detail ->> 'tokens_used')::integer AS tokens_used,
     jsonb_array_length(t.detail -> 'items') AS items,
@@ -360,8 +360,7 @@ SELECT
     i.tokens,
     i.reason
 FROM cogmem.audit_log AS l
-CROSS JOIN LATERAL jsonb_to_recordset(l.detail -> 'items')
-    AS i (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)
+CROSS JOIN LATERAL jsonb_to_recordset(l.detail -> 'items') AS i (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)
 WHERE l.level = 'recall';
 COMMENT ON VIEW cogmem.audit_recall_items IS 'Level 2, item by item: what each recall injected and why.';
 
@@ -429,7 +428,7 @@ SELECT
     count(*) AS events
 FROM cogmem.audit_log AS l
 WHERE (SELECT cogmem._sees_every_tenant()) OR l.tenant IN (SELECT unnest(cogmem._granted_tenants()))
-GROUP BY 1, 2, 3, 4;
+GROUP BY l.tenant, (l.at AT TIME ZONE 'UTC')::date, l.level, l.event;
 COMMENT ON VIEW cogmem.audit_daily IS 'Events per tenant, day (UTC), level and event. Aggregates only.';
 
 CREATE OR REPLACE VIEW cogmem.memory_census AS
@@ -444,7 +443,7 @@ SELECT
 FROM cogmem.memories AS m
 INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
 WHERE (SELECT cogmem._sees_every_tenant()) OR m.tenant IN (SELECT unnest(cogmem._granted_tenants()))
-GROUP BY 1, 2;
+GROUP BY m.tenant, m.ring;
 COMMENT ON VIEW cogmem.memory_census IS 'Memories per tenant and ring with mean confidence. Aggregates only.';
 
 CREATE OR REPLACE FUNCTION cogmem.explain_recall(recall_id uuid)

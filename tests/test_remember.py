@@ -153,9 +153,7 @@ def test_concurrent_remembers_of_the_same_text_store_it_once(db, dsn, tenant):
 
 def remember_many(db, tenant, items, embeddings=None):
     vectors = None if embeddings is None else [np.asarray(e, dtype=np.float32) for e in embeddings]
-    return db.execute(
-        "SELECT * FROM cogmem.remember_many(%s, %s, %b)", (tenant, json.dumps(items), vectors)
-    ).fetchall()
+    return db.execute("SELECT * FROM cogmem.remember_many(%s, %s, %b)", (tenant, json.dumps(items), vectors)).fetchall()
 
 
 def test_remember_many_stores_a_batch_in_order(db, tenant):
@@ -233,6 +231,8 @@ def test_remember_many_refuses_a_bad_item_and_stores_nothing(db, tenant, items, 
 def test_remember_many_refuses_what_is_not_a_batch(db, tenant):
     for items, sqlstate in ((None, "22004"), ({"content": "x"}, "22023")):
         with pytest.raises(psycopg.Error) as caught:
-            db.execute("SELECT * FROM cogmem.remember_many(%s, %s)", (tenant, None if items is None else json.dumps(items)))
+            db.execute(
+                "SELECT * FROM cogmem.remember_many(%s, %s)", (tenant, None if items is None else json.dumps(items))
+            )
         assert caught.value.sqlstate == sqlstate
     assert remember_many(db, tenant, []) == []

@@ -14,6 +14,11 @@ recall_items loses its foreign key to recalls: recall writes both rows itself, a
 check was ~200 lookups per recall (a 3,200-token budget holds ~200 short memories). A statement-level
 trigger (sql/070-recall.sql) keeps the cascade: deleting recalls deletes their items.
 
+memories.embedding_bits, the sign bits of the embedding (pgvector's binary_quantize), is covered by an
+index on (tenant, memory_id): remember's near-duplicate check reads those 48-byte entries with an
+index-only scan and compares full vectors only for the few within a Hamming radius, instead of
+reading every row of the tenant (~2 us each).
+
 tenants.recall_min_strength: a learned memory whose Ebbinghaus strength has fallen below it is no longer
 injected (it stays stored until the night forgets it). Without it a fact superseded weeks ago still
 filled the budget whenever it matched, and each such recall rehearsed it, so it never faded.
@@ -44,6 +49,9 @@ DROP INDEX IF EXISTS cogmem.memories_embedding_idx;
 DROP INDEX IF EXISTS cogmem.memories_search_idx;
 DROP INDEX IF EXISTS cogmem.memories_topics_idx;
 ALTER TABLE cogmem.recall_items DROP CONSTRAINT recall_items_tenant_recall_id_fkey;
+ALTER TABLE cogmem.memories ADD COLUMN embedding_bits bit(384)
+    GENERATED ALWAYS AS (public.binary_quantize(embedding)::bit(384)) STORED;
+CREATE INDEX memories_tenant_bits_idx ON cogmem.memories (tenant, memory_id) INCLUDE (embedding_bits);
 ALTER TABLE cogmem.tenants
     ADD COLUMN recall_min_strength real NOT NULL DEFAULT 0.05 CHECK (recall_min_strength BETWEEN 0 AND 1);
 COMMENT ON COLUMN cogmem.tenants.recall_min_strength IS
@@ -66,6 +74,7 @@ COMMENT ON TYPE cogmem._batch_item IS 'One prepared item of cogmem.remember_many
 def downgrade() -> None:
     execute("DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);")
     execute("ALTER TABLE cogmem.tenants DROP COLUMN IF EXISTS recall_min_strength;")
+    execute("ALTER TABLE cogmem.memories DROP COLUMN IF EXISTS embedding_bits;")
     execute("DROP TYPE IF EXISTS cogmem._batch_item;")
     execute(r"""
 DROP TRIGGER IF EXISTS recalls_forget_items ON cogmem.recalls;
