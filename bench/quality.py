@@ -121,21 +121,20 @@ def setup(conn: psycopg.Connection, embed) -> None:
     olds = embed([old for old, _, _ in CHANGED])
     news = embed([new for _, new, _ in CHANGED])
     for (old, new, _), vo, vn in zip(CHANGED, olds, news, strict=True):
-        (old_id,) = conn.execute(
-            "SELECT memory_id FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, old, vo)
-        ).fetchone()  # type: ignore[misc]
-        conn.execute(
-            "UPDATE cogmem.memories SET created_at = now() - interval '45 days' WHERE tenant = %s AND memory_id = %s",
-            (TENANT, old_id),
-        )
-        (new_id,) = conn.execute(
-            "SELECT memory_id FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, new, vn)
-        ).fetchone()  # type: ignore[misc]
-        conn.execute(
-            "UPDATE cogmem.memories SET created_at = now() - interval '2 days' WHERE tenant = %s AND memory_id = %s",
-            (TENANT, new_id),
-        )
+        _remember_written(conn, old, vo, "45 days")
+        _remember_written(conn, new, vn, "2 days")
         conn.execute("SELECT cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, new, vn))  # confirmed: heard again
+
+
+def _remember_written(conn: psycopg.Connection, text: str, vector, ago: str) -> None:
+    """Remembers a text as if it had been written `ago` (history the scenario assumes)."""
+    (memory_id,) = conn.execute(
+        "SELECT memory_id FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (TENANT, text, vector)
+    ).fetchone()  # type: ignore[misc]
+    conn.execute(
+        "UPDATE cogmem.memories SET created_at = now() - %s::interval WHERE tenant = %s AND memory_id = %s",
+        (ago, TENANT, memory_id),
+    )
 
 
 def night(conn: psycopg.Connection) -> None:

@@ -164,7 +164,7 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
         "SELECT pg_get_functiondef('cogmem.recall(text, text, vector, text[], integer, text)'::regprocedure)"
     ).fetchone()[0]  # type: ignore[index]
     unaudited, cuts = re.subn(
-        r"INSERT INTO cogmem\.audit_log .*?AS i \(layer, memory_id, rule_id, score, tokens, reason, n\);",
+        r"INSERT INTO cogmem\.audit_log \(tenant, level, event, recall_id, detail\).*?'\[\]'\)\)\);",
         "",
         definition,
         flags=re.S,
@@ -315,11 +315,18 @@ if __name__ == "__main__":
         with psycopg.connect(DSN, autocommit=True) as conn:
             register_vector(conn)
             conn.execute("SET cogmem.embed = 'off'")  # vectors come from the client in both sections
-            quality_lines = quality(conn)
-            memory_quality_lines = memory_quality(conn)
-            embedding_lines = embedding_cost(conn)
-            latency_lines = latency(conn)
-            audit_lines = audit(conn)
+            sections = {}
+            for name, measure in (
+                ("quality", quality),
+                ("memory quality", memory_quality),
+                ("embedding", embedding_cost),
+                ("latency", latency),
+                ("audit", audit),
+            ):
+                started = time.perf_counter()
+                sections[name] = measure(conn)
+                print(f"{name}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            quality_lines, memory_quality_lines, embedding_lines, latency_lines, audit_lines = sections.values()
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         report = "\n".join(
             [

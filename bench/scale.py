@@ -353,12 +353,10 @@ def section(results: list[dict], calls: int) -> list[str]:
 
 
 if __name__ == "__main__":
-    import os
     import shutil
-    import tempfile
     from pathlib import Path
 
-    from cogmem_pg.cluster import Cluster
+    from bench.server import tuned_cluster
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--scales", default="10000,100000,1000000")
@@ -366,14 +364,7 @@ if __name__ == "__main__":
     parser.add_argument("--hnsw-up-to", type=int, default=100000, help="largest scale to build an HNSW index at")
     parser.add_argument("--results", type=Path, help="Markdown file whose '## Speed at scale' section to replace")
     args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="cogmem-bench-"))
-    os.chmod(home, 0o755)
-    cluster = Cluster(
-        home=home / "cluster",
-        port=5449,
-        settings={"shared_buffers": "'6GB'", "maintenance_work_mem": "'1GB'", "max_wal_size": "'8GB'"},
-    )
-    cluster.start()
+    cluster, home = tuned_cluster(5449)
     try:
         results = [
             measure(cluster.dsn("postgres"), cluster.dsn, int(s), args.calls, args.hnsw_up_to)
