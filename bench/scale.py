@@ -135,6 +135,8 @@ QUERIES = {
         "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)b LIMIT 10"
     ),
     "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
+    # A quarter of the budget: what part of the cost is per injected item (log, audit, rehearsal).
+    "cogmem.recall (800 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b, budget => 800)",
 }
 
 

@@ -27,6 +27,7 @@ DECLARE
     v_inserted   boolean;
     v_bits_radius integer := cogmem.embedding_dimensions() / 4;
     v_bits       bit(384);
+    v_close      bigint[];
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
@@ -74,17 +75,19 @@ BEGIN
         v_bits := public.binary_quantize(v_embedding)::bit(384);  -- once, not per compared row
         -- Full vectors are compared only for memories within a quarter of the sign bits (cosine 0.92,
         -- the default threshold, is ~50 of 384 bits apart): those bits come from an index-only scan. A
-        -- near-duplicate beyond that radius would still be merged by the nightly consolidation.
-        SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding)
-        INTO v_near_id, v_near_sim
-        FROM cogmem.memories AS m
-        WHERE m.tenant = v_tenant AND m.embedding IS NOT NULL
-          AND m.memory_id IN (
-              SELECT b.memory_id FROM cogmem.memories AS b
-              WHERE b.tenant = v_tenant
-                AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius)
-        ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
-        LIMIT 1;
+        -- near-duplicate beyond that radius would still be merged by the nightly consolidation. Two
+        -- statements, so that no plan can compare bits once per row of the tenant.
+        SELECT array_agg(b.memory_id) INTO v_close
+        FROM cogmem.memories AS b
+        WHERE b.tenant = v_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius;
+        IF v_close IS NOT NULL THEN
+            SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding)
+            INTO v_near_id, v_near_sim
+            FROM cogmem.memories AS m
+            WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.embedding IS NOT NULL
+            ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
+            LIMIT 1;
+        END IF;
         -- Nested, not one AND: the details are compared only for a near neighbour (an AND in one
         -- expression let the planner compute them on every call, 0.7 ms).
         IF v_near_id IS NOT NULL AND v_near_sim >= v_dup_sim THEN

@@ -242,14 +242,34 @@ BEGIN
     -- The few memories that have siblings: only they need a sibling note.
     SELECT coalesce(array_agg(l.memory_id) || array_agg(l.sibling_id), '{}') INTO v_linked
     FROM cogmem.memory_siblings AS l WHERE l.tenant = v_tenant;
-    WITH picked AS (
+    -- One query for all sibling notes (as cogmem._sibling_note words them): a call per memory cost
+    -- ~1 ms each where consolidation had linked many look-alikes.
+    WITH notes AS (
+        SELECT x.memory_id,
+               'sibling ' || string_agg('#' || o.memory_id || ' for ' || array_to_string(ARRAY(
+                   SELECT unnest(cogmem._details(o.content)) EXCEPT SELECT unnest(cogmem._details(x.content))
+                   ORDER BY 1), ','), ', ' ORDER BY o.memory_id) AS note
+        FROM (
+            SELECT m.memory_id, m.content
+            FROM unnest(v_picked) AS p (i)
+            JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = c_memory_ids[p.i]
+            WHERE c_memory_ids[p.i] = ANY (v_linked)
+        ) AS x
+        JOIN cogmem.memory_siblings AS l
+          ON l.tenant = v_tenant AND (l.memory_id = x.memory_id OR l.sibling_id = x.memory_id)
+        JOIN cogmem.memories AS o
+          ON o.tenant = v_tenant
+         AND o.memory_id = CASE WHEN l.memory_id = x.memory_id THEN l.sibling_id ELSE l.memory_id END
+        GROUP BY x.memory_id
+    ),
+    picked AS (
         SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,
                c_tokens[p.i] AS tokens, c_scores[p.i] AS score, c_contents[p.i] AS content, c_heads[p.i] AS head,
-               CASE WHEN c_memory_ids[p.i] = ANY (v_linked)
-                   THEN cogmem._sibling_note(v_tenant, c_memory_ids[p.i]) END AS sibling_note,
+               n.note AS sibling_note,
                nullif(concat_ws('; ', c_tails[p.i], CASE WHEN p.over IS NOT NULL THEN format(
                    'over the budget up to this layer by %s tokens, taken from later layers', p.over) END), '') AS tail
         FROM unnest(v_picked, v_over) WITH ORDINALITY AS p (i, over, n)
+        LEFT JOIN notes AS n ON n.memory_id = c_memory_ids[p.i]
     )
     SELECT array_agg(p.layer), array_agg(p.memory_id), array_agg(p.rule_id), array_agg(p.score), array_agg(p.tokens),
            array_agg(p.content), array_agg(concat_ws('; ', p.head, p.sibling_note, p.tail)),
