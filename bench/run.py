@@ -248,6 +248,7 @@ def embedding_cost(conn: psycopg.Connection, calls: int = 60) -> list[str]:
     if embedder is None:
         return ["Skipped: the [embed] extra is not installed."]
     texts = distractors(calls, seed=13)
+    conn.execute("RESET cogmem.embed")  # the rest of the run switches it off; server_can_embed() honours that
     server = conn.execute("SELECT cogmem.server_can_embed()").fetchone()[0]  # type: ignore[index]
     rows = []
     client = []
@@ -262,17 +263,16 @@ def embedding_cost(conn: psycopg.Connection, calls: int = 60) -> list[str]:
     rows.append(f"| client, one text per call (MiniLM, onnxruntime) | {statistics.median(client):.2f} |")
     rows.append(f"| client, batches of 32 (per text) | {batched:.2f} |")
     if server:
-        conn.execute("RESET cogmem.embed")
         conn.execute("SELECT cogmem.embed('warm up: loads the model in this backend')")
         inside = []
         for text in texts:
             t0 = time.perf_counter()
             conn.execute("SELECT cogmem.embed(%s)", (text,)).fetchone()
             inside.append((time.perf_counter() - t0) * 1000)
-        conn.execute("SET cogmem.embed = 'off'")
         rows.append(f"| in the database, `SELECT cogmem.embed(text)` (PL/Python) | {statistics.median(inside):.2f} |")
     else:
         rows.append("| in the database | not available: the server's Python cannot import cogmem_pg[embed] |")
+    conn.execute("SET cogmem.embed = 'off'")
     return [
         f"Median milliseconds to embed one short text ({calls} texts), same machine, same model files:",
         "",

@@ -38,6 +38,9 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Every statement here reads one tenant's rows through an index. A session keeps its plans, and a
 -- plan made while the table was nearly empty scans all of it; on a grown table that cost 28 ms a call.
 SET enable_seqscan = off
+-- One plan per statement for the session: re-planning the ranking query for each call's tenant cost
+-- 4 ms (bench/scale.py), more than running it.
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
