@@ -1,11 +1,11 @@
 """Speed at scale: exact vector search per tenant, no per-row checks on recall's hot path, batch remember.
 
-Every vector query is filtered by tenant. With 1,000 tenants a global HNSW graph holds about a thousand
-other tenants' rows for each row of the one asked about, so an iterative index scan must walk ~1,000x
-the candidates to fill a top-k (and stops at hnsw.max_scan_tuples with fewer), while a scan of the
-tenant's own rows through memories_tenant_ring_idx is exact and reads only those rows. The index also
-cost ~6 ms per INSERT on random 384-dimension vectors (bench/run.py), capping remember near 150/s.
-A tenant that outgrows exact search gets its own partial index (docs/scaling.md).
+Every vector query is filtered by tenant. The global HNSW index cost ~6 ms per INSERT on random
+384-dimension vectors (bench/run.py), capping remember near 150/s, and with 1,000 tenants its graph
+holds ~1,000 other tenants' rows for each row asked about, so a filtered (iterative) scan walks more
+candidates the more the table grows. A scan of the tenant's own rows through memories_tenant_ring_idx
+is exact and reads only those rows.
+What a tenant that outgrows exact search would need is in docs/scaling.md.
 
 Recall now reads the tenant's rows once for all three signals (sql/070-recall.sql), so the global GIN
 indexes on memories.search and memories.topics serve no query; they only slowed every write.
