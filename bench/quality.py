@@ -151,9 +151,10 @@ def flat_table(conn: psycopg.Connection, embed) -> list[dict]:
             "topics": set(r[3]),
             "at": r[4],
             "vector": np.asarray(r[5]),
+            "ring": r[6],
         }
         for r in conn.execute(
-            "SELECT memory_id, content, token_estimate, topics, created_at, embedding::real[] "
+            "SELECT memory_id, content, token_estimate, topics, created_at, embedding::real[], ring::text "
             "FROM cogmem.memories WHERE tenant = %s",
             (TENANT,),
         )
@@ -163,7 +164,15 @@ def flat_table(conn: psycopg.Connection, embed) -> list[dict]:
     ).fetchall()
     vectors = embed([r[1] for r in rules])
     rows += [
-        {"key": f"r{r[0]}", "content": r[1], "tokens": r[2], "topics": set(r[3]), "at": r[4], "vector": np.asarray(v)}
+        {
+            "key": f"r{r[0]}",
+            "content": r[1],
+            "tokens": r[2],
+            "topics": set(r[3]),
+            "at": r[4],
+            "vector": np.asarray(v),
+            "ring": "bios",
+        }
         for r, v in zip(rules, vectors, strict=True)
     ]
     return rows
@@ -273,7 +282,7 @@ def run(conn: psycopg.Connection, embed) -> list[str]:
             total = sum(i["tokens"] for i in items)
             on = sum(i["tokens"] for i in items if i["topics"] & set(topics))
             precision[m].append(on / max(1, total))
-            learned = [i for i in items if i["key"].startswith("m") and not _never_cut(conn, i["key"])]
+            learned = [i for i in items if i["ring"] not in ("bios", "shocks", "dos_and_donts")]
             total = sum(i["tokens"] for i in learned)
             precision_learned[m].append(sum(i["tokens"] for i in learned if i["topics"] & set(topics)) / max(1, total))
     lines += [
@@ -290,15 +299,3 @@ def run(conn: psycopg.Connection, embed) -> list[str]:
         ],
     ]
     return lines
-
-
-_RINGS: dict[str, str] = {}
-
-
-def _never_cut(conn: psycopg.Connection, key: str) -> bool:
-    if not _RINGS:
-        _RINGS.update(
-            (f"m{r[0]}", r[1])
-            for r in conn.execute("SELECT memory_id, ring::text FROM cogmem.memories WHERE tenant = %s", (TENANT,))
-        )
-    return _RINGS.get(key) in ("shocks", "dos_and_donts")

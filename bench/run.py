@@ -1,9 +1,11 @@
-"""`make bench`: ranking quality and recall latency, measured in one run, written to bench/RESULTS.md.
+"""`make bench`, first part: quality, embedding cost, recall latency and the audit, written to bench/RESULTS.md.
+
+Memory quality: the scenarios of bench/quality.py. Embedding: one text in the server and on the client.
 
 Quality: for 30 questions, each needing one fact hidden among distractors, the share whose fact makes it
 into an equal token budget when memories are ranked by full text alone, by MiniLM cosine alone, by
 reciprocal-rank fusion of both (what cogmem.recall uses), and by cogmem.recall end to end (fusion plus
-topic filter). Latency: cogmem.recall against the naive recency query and a bare pgvector HNSW top-k on
+topic filter). Latency: cogmem.recall against the naive recency query and a bare vector top-k on
 the same rows, interleaved, medians and ratios from the same run.
 
 Runs on a private cluster it starts (or on BENCH_DATABASE_URL, a database it may fill).
@@ -29,6 +31,7 @@ from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.quality import run as memory_quality_scenarios
+from bench.scale import QUERIES as SCALE_QUERIES
 from bench.scenarios import PAIRS, distractors
 from cogmem_pg.cluster import Cluster
 from cogmem_pg.embed import default_embedder
@@ -149,13 +152,10 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
     conn.execute("ANALYZE cogmem.memories")
 
     queries = {
-        "naive recency (LIMIT 50)": (
-            "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY created_at DESC LIMIT 50"
-        ),
-        "bare pgvector top-10": (
-            "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY embedding <=> %(v)b LIMIT 10"
-        ),
-        "cogmem.recall (3,200 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
+        **{
+            name: SCALE_QUERIES[name]
+            for name in ("naive recency (LIMIT 50)", "bare vector top-10 of the tenant", "cogmem.recall (3,200 tokens)")
+        },
         "cogmem.recall without its audit row": "SELECT * FROM pg_temp.recall(%(t)s, %(m)s, %(v)b)",
     }
     # The audit's cost on the hot path: the same function with its one audit INSERT cut out (bench only;

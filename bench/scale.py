@@ -283,7 +283,7 @@ def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: in
         result["batch_given"] = batch_rate(dsn)
         if total <= hnsw_up_to:
             result["hnsw"] = hnsw_baseline(dsn, max(50, calls // 4))
-        if total == max(hnsw_up_to, total):
+        if total >= hnsw_up_to:
             result["plans"] = plans(dsn)
         return result
     finally:

@@ -9,8 +9,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Every statement here reads one tenant's rows through an index. A session keeps its plans, and a
 -- plan made while the table was nearly empty scans all of it; on a grown table that cost 28 ms a call.
 SET enable_seqscan = off
--- One plan per statement for the session: re-planning the ranking query for each call's tenant cost
--- 4 ms (bench/scale.py), more than running it.
+-- One plan per statement for the session, not one per call's tenant (see cogmem.recall).
 SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
@@ -172,7 +171,7 @@ RETURNS TABLE (
 )
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
--- Statements keyed by tenant: index plans only, one plan per statement for the session (see remember).
+-- Statements keyed by tenant: index plans only, one plan per statement for the session (see recall).
 SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -215,49 +214,38 @@ BEGIN
     END IF;
 
     -- The first bad item, if any, with what is wrong with it.
-    SELECT i.n, CASE
-            WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN 'is neither a text nor an object'
-            WHEN jsonb_typeof(i.value) = 'object' AND EXISTS (
-                SELECT FROM jsonb_object_keys(i.value) AS k
-                WHERE k NOT IN ('content', 'ring', 'topics', 'source'))
-                THEN 'has unknown keys (known: content, ring, topics, source)'
-            WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
-            WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
-            WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > v_max_chars
-                THEN format('has %s characters, the limit is %s',
-                            length(coalesce(i.value ->> 'content', i.value #>> '{}')), v_max_chars)
-            WHEN jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
-              OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
-                THEN format('has unknown ring %s', i.value -> 'ring')
-            WHEN jsonb_typeof(i.value -> 'topics') NOT IN ('array', 'null')
-              OR EXISTS (SELECT FROM jsonb_array_elements(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
-                                                              THEN i.value -> 'topics' END) AS t
-                         WHERE jsonb_typeof(t) <> 'string')
-                THEN 'has topics that are not an array of texts'
-            WHEN jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null') THEN 'has a source that is not an object'
-            WHEN public.vector_dims(i.embedding) <> v_dimensions
-                THEN format('has an embedding of %s dimensions, expected %s',
-                            public.vector_dims(i.embedding), v_dimensions)
-        END AS problem
-    INTO v_bad
-    -- Zipped, not embeddings[n]: subscripting an array of vectors walks it from the start every time.
-    FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
-         WITH ORDINALITY AS i (value, embedding, n)
-    WHERE jsonb_typeof(i.value) NOT IN ('object', 'string')
-       OR jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string'
-       OR btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = ''
-       OR length(coalesce(i.value ->> 'content', i.value #>> '{}')) > v_max_chars
-       OR jsonb_typeof(i.value) = 'object' AND (
-              EXISTS (SELECT FROM jsonb_object_keys(i.value) AS k WHERE k NOT IN ('content', 'ring', 'topics', 'source'))
-              OR jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
-              OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
-              OR jsonb_typeof(i.value -> 'topics') NOT IN ('array', 'null')
-              OR EXISTS (SELECT FROM jsonb_array_elements(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
-                                                              THEN i.value -> 'topics' END) AS t
-                         WHERE jsonb_typeof(t) <> 'string')
-              OR jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null'))
-       OR public.vector_dims(i.embedding) <> v_dimensions
-    ORDER BY i.n LIMIT 1;
+    SELECT c.n, c.problem INTO v_bad
+    FROM (
+        SELECT i.n, CASE
+                WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN 'is neither a text nor an object'
+                WHEN jsonb_typeof(i.value) = 'object' AND EXISTS (
+                    SELECT FROM jsonb_object_keys(i.value) AS k
+                    WHERE k NOT IN ('content', 'ring', 'topics', 'source'))
+                    THEN 'has unknown keys (known: content, ring, topics, source)'
+                WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
+                WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
+                WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > v_max_chars
+                    THEN format('has %s characters, the limit is %s',
+                                length(coalesce(i.value ->> 'content', i.value #>> '{}')), v_max_chars)
+                WHEN jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
+                  OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
+                    THEN format('has unknown ring %s', i.value -> 'ring')
+                WHEN jsonb_typeof(i.value -> 'topics') NOT IN ('array', 'null')
+                  OR EXISTS (SELECT FROM jsonb_array_elements(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
+                                                                  THEN i.value -> 'topics' END) AS t
+                             WHERE jsonb_typeof(t) <> 'string')
+                    THEN 'has topics that are not an array of texts'
+                WHEN jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null') THEN 'has a source that is not an object'
+                WHEN public.vector_dims(i.embedding) <> v_dimensions
+                    THEN format('has an embedding of %s dimensions, expected %s',
+                                public.vector_dims(i.embedding), v_dimensions)
+            END AS problem
+        -- Zipped, not embeddings[n]: subscripting an array of vectors walks it from the start every time.
+        FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
+             WITH ORDINALITY AS i (value, embedding, n)
+    ) AS c
+    WHERE c.problem IS NOT NULL
+    ORDER BY c.n LIMIT 1;
     IF v_bad.n IS NOT NULL THEN
         RAISE EXCEPTION 'item % %; nothing of this batch was stored', v_bad.n, v_bad.problem
             USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters%' THEN 'string_data_right_truncation'

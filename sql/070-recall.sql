@@ -245,25 +245,9 @@ BEGIN
     -- The few memories that have siblings: only they need a sibling note.
     SELECT coalesce(array_agg(l.memory_id) || array_agg(l.sibling_id), '{}') INTO v_linked
     FROM cogmem.memory_siblings AS l WHERE l.tenant = v_tenant;
-    -- One query for all sibling notes (as cogmem._sibling_note words them): a call per memory cost
-    -- ~1 ms each where consolidation had linked many look-alikes.
     WITH notes AS (
-        SELECT x.memory_id,
-               'sibling ' || string_agg('#' || o.memory_id || ' for ' || array_to_string(ARRAY(
-                   SELECT unnest(cogmem._details(o.content)) EXCEPT SELECT unnest(cogmem._details(x.content))
-                   ORDER BY 1), ','), ', ' ORDER BY o.memory_id) AS note
-        FROM (
-            SELECT m.memory_id, m.content
-            FROM unnest(v_picked) AS p (i)
-            JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = c_memory_ids[p.i]
-            WHERE c_memory_ids[p.i] = ANY (v_linked)
-        ) AS x
-        JOIN cogmem.memory_siblings AS l
-          ON l.tenant = v_tenant AND (l.memory_id = x.memory_id OR l.sibling_id = x.memory_id)
-        JOIN cogmem.memories AS o
-          ON o.tenant = v_tenant
-         AND o.memory_id = CASE WHEN l.memory_id = x.memory_id THEN l.sibling_id ELSE l.memory_id END
-        GROUP BY x.memory_id
+        SELECT * FROM cogmem._sibling_notes(v_tenant, ARRAY(
+            SELECT c_memory_ids[p.i] FROM unnest(v_picked) AS p (i) WHERE c_memory_ids[p.i] = ANY (v_linked)))
     ),
     picked AS (
         SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,
