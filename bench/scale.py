@@ -6,7 +6,8 @@ fresh database of a private cluster is loaded with the workload of bench/workloa
 `cogmem.remember_many`, the batch path users have, with random unit vectors. Then, on that database:
 
 - `cogmem.remember` one memory per call and per transaction (routing and topic detection on, the
-  vector given: no in-database embedding), one client;
+  vector given: no in-database embedding), from 1 and from 4 clients, against the floor for a durable
+  one-row write: an INSERT of the same text and vector into a flat table, also one per transaction;
 - `cogmem.recall` at the default 3,200-token budget against two baselines on the same rows, called
   interleaved in random order with the same tenant, message and vector: the naive recency query a
   flat table would use, and a bare top-10 vector query filtered by tenant (what recall's semantic
@@ -114,17 +115,49 @@ def batch_rate(dsn: str, rows: int = 5000) -> float:
         return len(items) / (time.perf_counter() - started)
 
 
-def single_remember_rate(dsn: str, calls: int = 2000) -> float:
-    """remember, one memory per call and transaction: routing and topic detection on, the vector given."""
-    items = list(memories(calls, TENANTS, SEED + 3))
-    vectors = unit_vectors(calls, SEED + 3)
+# The floor for a durable single-row write: the same text and vector into a flat table, one row per
+# transaction, each commit waiting for its WAL flush as remember's does.
+FLAT_TABLE = """
+CREATE TABLE IF NOT EXISTS bench_flat (
+    id bigserial PRIMARY KEY, tenant text NOT NULL, content text NOT NULL, embedding vector(384),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS bench_flat_tenant_idx ON bench_flat (tenant, created_at);
+"""
+SINGLE_WRITES = {
+    "remember": "SELECT * FROM cogmem.remember(%s, %s, NULL, NULL, %b)",
+    "flat INSERT": "INSERT INTO bench_flat (tenant, content, embedding) VALUES (%s, %s, %b)",
+}
+
+
+def single_row_rates(dsn: str, clients: int, calls: int = 2000) -> dict[str, float]:
+    """Rows per second of one-row transactions from `clients` sessions, for remember (routing and topic
+    detection on, the vector given) and for the flat-table baseline, on the same texts."""
+    items = list(memories(calls, TENANTS, SEED + 3 + clients))
+    vectors = unit_vectors(calls, SEED + 3 + clients)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        register_vector(conn)
-        conn.execute("SET cogmem.embed = off")
+        conn.execute(FLAT_TABLE)
+    rates = {}
+    for name, sql in SINGLE_WRITES.items():
+        ready = threading.Barrier(clients + 1)
+
+        def work(k: int, sql: str = sql, ready: threading.Barrier = ready) -> None:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                register_vector(conn)
+                conn.execute("SET cogmem.embed = off")
+                ready.wait()
+                for i in range(k, calls, clients):
+                    conn.execute(sql, (items[i].tenant, items[i].content, vectors[i]))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
+        for t in threads:
+            t.start()
+        ready.wait()
         started = time.perf_counter()
-        for m, v in zip(items, vectors, strict=True):
-            conn.execute("SELECT * FROM cogmem.remember(%s, %s, NULL, NULL, %b)", (m.tenant, m.content, v))
-        return calls / (time.perf_counter() - started)
+        for t in threads:
+            t.join()
+        rates[name] = calls / (time.perf_counter() - started)
+    return rates
 
 
 QUERIES = {
@@ -279,7 +312,7 @@ def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: in
         result["clients8"], result["clients8_rate"] = many_clients(
             dsn, QUERIES["cogmem.recall (3,200 tokens)"], 8, max(20, calls // 4)
         )
-        result["remember_rate"] = single_remember_rate(dsn)
+        result["single_rows"] = {n: single_row_rates(dsn, n) for n in (1, 4)}
         result["batch_given"] = batch_rate(dsn)
         if total <= hnsw_up_to:
             result["hnsw"] = hnsw_baseline(dsn, max(50, calls // 4))
@@ -318,15 +351,20 @@ def section(results: list[dict], calls: int) -> list[str]:
         )
     lines += [
         "",
-        "Writes, on the loaded database (one client unless said):",
+        "Writes, on the loaded database. Single-row writes are one transaction each, every commit waiting "
+        "for its WAL flush (`synchronous_commit = on`); the flat INSERT of the same text and vector into a "
+        "table with a primary key and a (tenant, created_at) index is the floor for such a write on this disk.",
         "",
-        "| memories | load: remember_many, 2 clients | remember_many, 1 client | remember, 1 client |",
-        "|---:|---:|---:|---:|",
+        "| memories | load: remember_many, 2 clients | remember_many, 1 client | remember, 1 client "
+        "| flat INSERT, 1 client | remember, 4 clients | flat INSERT, 4 clients |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
+        one, four = r["single_rows"][1], r["single_rows"][4]
         lines.append(
             f"| {r['total']:,} | {r['load_rate']:,.0f}/s ({r['load_s']:.0f} s) | {r['batch_given']:,.0f}/s | "
-            f"{r['remember_rate']:,.0f}/s |"
+            f"{one['remember']:,.0f}/s | {one['flat INSERT']:,.0f}/s | {four['remember']:,.0f}/s | "
+            f"{four['flat INSERT']:,.0f}/s |"
         )
     hnsw = [r for r in results if "hnsw" in r]
     if hnsw:

@@ -342,7 +342,8 @@ SELECT
     array(SELECT jsonb_array_elements_text(t.detail -> 'topics')) AS topics,
     (t.detail ->> 'budget')::integer AS budget,
     (t.detail ->> 'tokens_used')::integer AS tokens_used,
-    jsonb_array_length(t.detail -> 'items') AS items,
+    -- Items are an object of arrays (an array of objects before migration 0007).
+    coalesce(jsonb_array_length(t.detail -> 'items' -> 'layer'), jsonb_array_length(t.detail -> 'items')) AS items,
     t.sealed
 FROM cogmem.audit_trail AS t WHERE t.level = 'recall';
 COMMENT ON VIEW cogmem.audit_recalls IS 'Level 2: one row per recall cycle.';
@@ -360,7 +361,31 @@ SELECT
     i.tokens,
     i.reason
 FROM cogmem.audit_log AS l
-CROSS JOIN LATERAL jsonb_to_recordset(l.detail -> 'items') AS i (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)
+CROSS JOIN
+    LATERAL (
+        -- Recalls log their items as an object of arrays, one per field, read here by position.
+        SELECT
+            e.item::integer AS item,
+            e.layer,
+            (l.detail -> 'items' -> 'memory_id' ->> (e.item - 1)::integer)::bigint AS memory_id,
+            (l.detail -> 'items' -> 'rule_id' ->> (e.item - 1)::integer)::bigint AS rule_id,
+            (l.detail -> 'items' -> 'score' ->> (e.item - 1)::integer)::real AS score,
+            (l.detail -> 'items' -> 'tokens' ->> (e.item - 1)::integer)::integer AS tokens,
+            l.detail -> 'items' -> 'reason' ->> (e.item - 1)::integer AS reason
+        FROM jsonb_array_elements_text(l.detail -> 'items' -> 'layer') WITH ORDINALITY AS e (layer, item)
+        UNION ALL
+        -- Rows written before migration 0007 hold an array of objects (the audit is immutable: they stay so).
+        SELECT
+            r.item,
+            r.layer,
+            r.memory_id,
+            r.rule_id,
+            r.score,
+            r.tokens,
+            r.reason
+        FROM jsonb_to_recordset(CASE WHEN jsonb_typeof(l.detail -> 'items') = 'array' THEN l.detail -> 'items' END)
+            AS r (item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text)
+    ) AS i
 WHERE l.level = 'recall';
 COMMENT ON VIEW cogmem.audit_recall_items IS 'Level 2, item by item: what each recall injected and why.';
 

@@ -43,7 +43,7 @@ def test_every_level_is_recorded(db, tenant):
     assert changed["changed"] == {"max_content_chars": 4000} and changed["previous"] == {"max_content_chars": 8000}
     recalled = one(db, "SELECT detail FROM cogmem.audit_log WHERE recall_id = %s AND level = 'recall'", (recall_id,))
     assert recalled["budget"] == 3200 and len(recalled["message_sha256"]) == 64
-    assert [i["layer"] for i in recalled["items"]][:1] == ["bios"]
+    assert recalled["items"]["layer"][:1] == ["bios"]
     # Global acts are filed under '*': the BIOS rule, the schema upgrade that installed cogmem.
     assert {"bios_rules_added", "schema_upgraded"} <= {
         r[0] for r in db.execute("SELECT event FROM cogmem.audit_governance WHERE tenant = '*'")
@@ -51,6 +51,37 @@ def test_every_level_is_recorded(db, tenant):
     # The trail holds no memory text and no secrets.
     everything = one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.audit_log AS t")
     assert "192.168.1.50" not in everything and "4111" not in everything
+
+
+def test_recall_items_read_back_item_by_item_in_either_format(db, tenant):
+    _memory, recall_id = activity(db, tenant)
+    logged = db.execute(
+        """SELECT item, layer, memory_id, rule_id, score, tokens, reason FROM cogmem.audit_recall_items
+           WHERE recall_id = %s ORDER BY item""",
+        (recall_id,),
+    ).fetchall()
+    kept = db.execute(
+        """SELECT position, layer::text, memory_id, rule_id, score, tokens, reason FROM cogmem.recall_items
+           WHERE recall_id = %s ORDER BY position""",
+        (recall_id,),
+    ).fetchall()
+    assert logged == kept and [r[1] for r in logged] == ["bios", "fresh"]
+    assert one(db, "SELECT items FROM cogmem.audit_recalls WHERE recall_id = %s", (recall_id,)) == 2
+    # A row logged before migration 0007 (an array of objects) still reads the same way.
+    old = "00000000-0000-4000-8000-000000000007"
+    db.execute(
+        """INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
+           VALUES (%s, 'recall', 'recalled', %s, jsonb_build_object('items', jsonb_build_array(
+               jsonb_build_object('item', 1, 'layer', 'fresh', 'memory_id', 7, 'rule_id', NULL,
+                                  'score', 0.5, 'tokens', 9, 'reason', 'topic server'))))""",
+        (tenant, old),
+    )
+    assert db.execute(
+        """SELECT item, layer, memory_id, rule_id, score, tokens, reason FROM cogmem.audit_recall_items
+           WHERE recall_id = %s""",
+        (old,),
+    ).fetchall() == [(1, "fresh", 7, None, 0.5, 9, "topic server")]
+    assert one(db, "SELECT items FROM cogmem.audit_recalls WHERE recall_id = %s", (old,)) == 1
 
 
 @pytest.mark.parametrize(
