@@ -164,10 +164,9 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
         "SELECT pg_get_functiondef('cogmem.recall(text, text, vector, text[], integer, text)'::regprocedure)"
     ).fetchone()[0]  # type: ignore[index]
     unaudited, cuts = re.subn(
-        r"INSERT INTO cogmem\.audit_log \(tenant, level, event, recall_id, detail\).*?'\[\]'\)\)\);",
+        r"INSERT INTO cogmem\.audit_log \(tenant, level, event, recall_id, detail\)[^;]*;",  # to its end
         "",
         definition,
-        flags=re.S,
     )
     assert cuts == 1, "recall's audit INSERT was not found"
     conn.execute(unaudited.replace("FUNCTION cogmem.recall(", "FUNCTION pg_temp.recall(", 1))
