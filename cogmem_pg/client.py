@@ -28,11 +28,52 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Memory:
-    memory_id: int
+    """What remember did. action is created, duplicate or conflict; a conflict stores nothing (memory_id
+    is None) until resolve_conflict(conflict_id, ...) decides, and names the memories it contradicts."""
+
+    memory_id: int | None
     ring: str
     topics: list[str]
     action: str
     redactions: list[str]
+    conflict_id: int | None = None
+    conflicts_with: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class GuardItem:
+    kind: str
+    memory_id: int | None
+    content: str
+    strength: float
+    times_referenced: int
+    blocking: bool
+
+
+@dataclass(frozen=True)
+class ErrorReport:
+    learning_id: int
+    errors: int
+    repeats_since_ack: int
+    blocking: bool
+    repeated: bool
+
+
+@dataclass(frozen=True)
+class Conflict:
+    conflict_id: int
+    content: str
+    conflicts_with: list[int]
+    established: list[str]
+    verdict: str
+    opened_at: datetime
+
+
+@dataclass(frozen=True)
+class Resolution:
+    status: str
+    memory_id: int | None
+    weakened: list[int]
 
 
 @dataclass(frozen=True)
@@ -203,16 +244,27 @@ class Client:
         topics: Sequence[str] | None = None,
         embedding: Sequence[float] | None = None,
         source: dict[str, Any] | None = None,
+        contradicts: Sequence[int] | None = None,
         *,
         conn: psycopg.Connection | None = None,
     ) -> Memory:
+        """contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
+        None lets cogmem detect them."""
         vector = self._vector(content, embedding)
         (memory,) = self._rows(
             conn,
             Memory,
             # Vectors travel binary (%b): as text, formatting and parsing 384 floats costs more than the call.
-            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s)",
-            (tenant, content, ring, list(topics) if topics is not None else None, vector, json.dumps(source or {})),
+            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[])",
+            (
+                tenant,
+                content,
+                ring,
+                list(topics) if topics is not None else None,
+                vector,
+                json.dumps(source or {}),
+                list(contradicts) if contradicts is not None else None,
+            ),
         )
         return memory
 
@@ -262,6 +314,76 @@ class Client:
             (tenant, message, vector, list(topics) if topics is not None else None, budget, conversation),
         )
         return Recall(recall_id=items[0].recall_id if items else None, items=items)
+
+    # -- metacognition -------------------------------------------------------------------------------
+    def guard_check(
+        self,
+        tenant: str,
+        area: str,
+        action: str,
+        embedding: Sequence[float] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[GuardItem]:
+        """What applies before a risky action; any item with blocking=True means: stop and ask."""
+        vector = self._vector(f"{area}: {action}", embedding) if action.strip() else None
+        return self._rows(
+            conn, GuardItem, "SELECT * FROM cogmem.guard_check(%s, %s, %s, %b)", (tenant, area, action, vector)
+        )
+
+    def report_error(
+        self,
+        tenant: str,
+        area: str,
+        description: str,
+        action: str | None = None,
+        repeat_of: int | None = None,
+        embedding: Sequence[float] | None = None,
+        source: dict[str, Any] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> ErrorReport:
+        vector = self._vector(description, embedding) if repeat_of is None else None
+        (report,) = self._rows(
+            conn,
+            ErrorReport,
+            "SELECT * FROM cogmem.report_error(%s, %s, %s, %s, %s, %b, %s)",
+            (tenant, area, description, action, repeat_of, vector, json.dumps(source or {})),
+        )
+        return report
+
+    def acknowledge(
+        self, tenant: str, learning_id: int, note: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> None:
+        with self.connection(conn) as c:
+            c.execute("SELECT * FROM cogmem.acknowledge(%s, %s, %s)", (tenant, learning_id, note))
+
+    def open_conflicts(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[Conflict]:
+        return self._rows(conn, Conflict, "SELECT * FROM cogmem.open_conflicts(%s)", (tenant,))
+
+    def resolve_conflict(
+        self, conflict_id: int, resolution: str, note: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> Resolution:
+        """resolution: paradigm_shift, exception or override."""
+        (resolved,) = self._rows(
+            conn, Resolution, "SELECT * FROM cogmem.resolve_conflict(%s, %s, %s)", (conflict_id, resolution, note)
+        )
+        return resolved
+
+    def trust(self, tenant: str, *, conn: psycopg.Connection | None = None) -> float:
+        return float(self._scalar(conn, "SELECT cogmem.trust(%s)", (tenant,)))
+
+    def trust_event(
+        self,
+        tenant: str,
+        kind: str,
+        cause: str | None = None,
+        memory_id: int | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> float:
+        """kind: praise, delegation, caught_error or correction; returns the new score."""
+        return float(self._scalar(conn, "SELECT cogmem.trust_event(%s, %s, %s, %s)", (tenant, kind, cause, memory_id)))
 
     def feedback(self, recall_id: UUID, outcome: float, *, conn: psycopg.Connection | None = None) -> int:
         return int(self._scalar(conn, "SELECT cogmem.feedback(%s, %s::real)", (recall_id, outcome)))

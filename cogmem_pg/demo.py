@@ -52,7 +52,8 @@ def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
         echo(f"\nMonday, tenant {TENANT!r} hears:")
         for text, source in MONDAY:
             memory = client.remember(TENANT, text, source=source)
-            echo(f"  {memory.action:9} #{memory.memory_id:<4} {memory.ring:14} {','.join(memory.topics):22} {text}")
+            held = f"conflict #{memory.conflict_id}" if memory.memory_id is None else f"#{memory.memory_id:<4}"
+            echo(f"  {memory.action:9} {held} {memory.ring:14} {','.join(memory.topics):22} {text}")
 
         echo(f"\nWednesday, someone else says: {WEDNESDAY!r}\n")
         result = client.recall(TENANT, WEDNESDAY, conversation="ops-wednesday")

@@ -1,9 +1,19 @@
 -- remember: the inbound path. Redact, route, tag, de-duplicate, store; never silently drop.
 
+-- Before 0008 remember took no verdict on conflicts and returned none: those signatures go.
+DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb);
+DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb);
+
+-- p_contradicts: NULL to detect conflicts (sql/160-dissonance.sql), '{}' for none, or the caller's
+-- verdict; p_unlike: memories the text must not be merged into as a near-duplicate (it contradicts them).
 CREATE OR REPLACE FUNCTION cogmem._remember(
-    p_tenant text, p_content text, p_ring text, p_topics text[], p_embedding public.vector, p_source jsonb
+    p_tenant text, p_content text, p_ring text, p_topics text[], p_embedding public.vector, p_source jsonb,
+    p_contradicts bigint[], p_unlike bigint[] DEFAULT '{}'
 )
-RETURNS TABLE (memory_id bigint, ring text, topics text[], action text, redactions text[])
+RETURNS TABLE (
+    memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
+    conflicts_with bigint[]
+)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Every statement here reads one tenant's rows through an index. A session keeps its plans, and a
@@ -27,13 +37,19 @@ DECLARE
     v_near_id    bigint;
     v_near_sim   double precision;
     v_inserted   boolean;
-    v_bits_radius integer := cogmem.embedding_dimensions() / 4;
+    v_dimensions integer := cogmem.embedding_dimensions();
+    v_diss_sim   real;
+    v_bits_radius integer;
     v_bits       bit(384);
     v_close      bigint[];
+    v_conflicts  bigint[];
+    v_words      text[];
+    v_verdict    text;
+    v_conflict_id bigint;
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    SELECT t.max_content_chars, t.duplicate_similarity INTO v_max_chars, v_dup_sim
+    SELECT t.max_content_chars, t.duplicate_similarity, t.dissonance_similarity INTO v_max_chars, v_dup_sim, v_diss_sim
     FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
 
     IF p_content IS NULL THEN
@@ -64,6 +80,16 @@ BEGIN
                   HINT = 'Pass provenance as an object, e.g. {"who": "ayse", "channel": "slack"}.';
     END IF;
     PERFORM cogmem._check_embedding(p_embedding);
+    IF cardinality(p_contradicts) > 0 THEN
+        SELECT array_agg(DISTINCT c.id ORDER BY c.id) INTO v_conflicts FROM unnest(p_contradicts) AS c (id);
+        IF (SELECT count(*) FROM cogmem.memories AS m WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_conflicts))
+           < cardinality(v_conflicts) THEN
+            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have', v_tenant
+                USING ERRCODE = 'no_data_found',
+                      HINT = 'Pass ids of the tenant''s memories the text contradicts, ''{}'' for none, or NULL to detect.';
+        END IF;
+        v_verdict := 'caller';
+    END IF;
 
     -- Redact first: nothing below, including the duplicate check, sees a secret.
     SELECT r.redacted, r.redactions INTO v_content, v_redactions FROM cogmem.redact(btrim(p_content)) AS r;
@@ -72,31 +98,82 @@ BEGIN
                          cogmem._detect_topics(v_tenant, v_content, v_language));
     v_embedding := coalesce(p_embedding, cogmem.embed(v_content));
 
-    -- A near-duplicate by meaning is rehearsed, unless its discriminating details differ (siblings).
-    IF v_embedding IS NOT NULL THEN
+    -- Full vectors are compared only for memories within a radius of sign bits (cosine 0.92, the
+    -- near-duplicate default, is ~50 of 384 bits apart; cosine 0.4, the dissonance default, ~142): those
+    -- bits come from an index-only scan. The radius is the expected distance plus dims/16 bits (~2.5
+    -- standard deviations), at least a quarter of the bits. A near-duplicate beyond it would still be
+    -- merged by the nightly consolidation. Two statements, so that no plan compares bits per row pair.
+    v_bits_radius := v_dimensions / 4;
+    -- An incident is what happened, not an instruction: it neither contradicts nor is contradicted.
+    IF p_contradicts IS NULL AND v_ring = 'shocks' THEN
+        p_contradicts := '{}';
+    END IF;
+    IF p_contradicts IS NULL THEN
+        v_bits_radius := greatest(v_bits_radius, ceil(v_dimensions * acos(v_diss_sim) / pi())::integer + v_dimensions / 16);
+    END IF;
+    IF v_embedding IS NOT NULL AND v_conflicts IS NULL THEN
         v_bits := public.binary_quantize(v_embedding)::bit(384);  -- once, not per compared row
-        -- Full vectors are compared only for memories within a quarter of the sign bits (cosine 0.92,
-        -- the default threshold, is ~50 of 384 bits apart): those bits come from an index-only scan. A
-        -- near-duplicate beyond that radius would still be merged by the nightly consolidation. Two
-        -- statements, so that no plan can compare bits once per row of the tenant.
         SELECT array_agg(b.memory_id) INTO v_close
         FROM cogmem.memories AS b
         WHERE b.tenant = v_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius;
-        IF v_close IS NOT NULL THEN
-            SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding)
-            INTO v_near_id, v_near_sim
+        -- Dissonance (sql/160-dissonance.sql): close in meaning to an established memory, about the
+        -- same things, and contradicting it.
+        IF v_close IS NOT NULL AND p_contradicts IS NULL THEN
+            v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
+            SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
             FROM cogmem.memories AS m
-            WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.embedding IS NOT NULL
-            ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
-            LIMIT 1;
+            WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.ring NOT IN ('fresh', 'shocks')
+              AND 1 - (m.embedding OPERATOR(public.<=>) v_embedding) >= v_diss_sim
+              AND (SELECT count(*) FROM unnest(tsvector_to_array(m.search)) AS w WHERE w = ANY (v_words))
+                  >= greatest(2, 0.4 * cardinality(v_words))
+              AND cogmem.contradicts(m.content, v_content);
         END IF;
+    ELSIF p_contradicts IS NULL THEN
+        -- No embedding: the wording alone decides closeness (the same test of words in common).
+        v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
+        SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
+        FROM cogmem.memories AS m
+        WHERE m.tenant = v_tenant AND m.ring NOT IN ('fresh', 'shocks')
+          AND m.search @@ cogmem._or_query(v_words)
+          AND (SELECT count(*) FROM unnest(tsvector_to_array(m.search)) AS w WHERE w = ANY (v_words))
+              >= greatest(2, 0.4 * cardinality(v_words))
+          AND cogmem.contradicts(m.content, v_content);
+    END IF;
+
+    -- Held, not stored and not merged: a person (or the caller's judge) resolves it.
+    IF v_conflicts IS NOT NULL THEN
+        v_verdict := coalesce(v_verdict, 'detected');
+        INSERT INTO cogmem.conflicts AS c (tenant, content, ring, topics, embedding, source, redactions,
+                                           conflicts_with, verdict)
+        VALUES (v_tenant, v_content, v_ring, v_topics, v_embedding, v_source, v_redactions, v_conflicts, v_verdict)
+        RETURNING c.conflict_id INTO v_conflict_id;
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+        VALUES (v_tenant, 'metacognition', 'conflict_opened',
+                jsonb_build_object('conflict_id', v_conflict_id, 'conflicts_with', to_jsonb(v_conflicts),
+                                   'verdict', v_verdict, 'ring', v_ring, 'topics', to_jsonb(v_topics),
+                                   'redactions', to_jsonb(v_redactions)));
+        RETURN QUERY SELECT NULL::bigint, v_ring::text, v_topics, 'conflict'::text, v_redactions, v_conflict_id,
+                            v_conflicts;
+        RETURN;
+    END IF;
+
+    -- A near-duplicate by meaning is rehearsed, unless its discriminating details differ (siblings).
+    IF v_close IS NOT NULL THEN
+        SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding)
+        INTO v_near_id, v_near_sim
+        FROM cogmem.memories AS m
+        WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.embedding IS NOT NULL
+          AND NOT m.memory_id = ANY (coalesce(p_unlike, '{}'))
+        ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
+        LIMIT 1;
         -- Nested, not one AND: the details are compared only for a near neighbour (an AND in one
         -- expression let the planner compute them on every call, 0.7 ms).
         IF v_near_id IS NOT NULL AND v_near_sim >= v_dup_sim THEN
             IF cogmem._details(v_content) = (SELECT cogmem._details(m.content) FROM cogmem.memories AS m
                                              WHERE m.tenant = v_tenant AND m.memory_id = v_near_id) THEN
-                RETURN QUERY SELECT * FROM cogmem._rehearse(v_tenant, v_near_id, v_redactions,
-                    jsonb_build_object('match', 'similar', 'similarity', round(v_near_sim::numeric, 4)));
+                RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(v_tenant, v_near_id,
+                    v_redactions, jsonb_build_object('match', 'similar', 'similarity', round(v_near_sim::numeric, 4)))
+                    AS r;
                 RETURN;
             END IF;
         END IF;
@@ -114,8 +191,8 @@ BEGIN
         SELECT m.memory_id INTO v_near_id FROM cogmem.memories AS m
         WHERE m.tenant = v_tenant
           AND m.fingerprint = md5(btrim(lower(regexp_replace(v_content, '[[:space:][:punct:]]+', ' ', 'g'))));
-        RETURN QUERY SELECT * FROM cogmem._rehearse(v_tenant, v_near_id, v_redactions,
-            jsonb_build_object('match', 'same_text'));
+        RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(v_tenant, v_near_id,
+            v_redactions, jsonb_build_object('match', 'same_text')) AS r;
         RETURN;
     END IF;
 
@@ -130,10 +207,11 @@ BEGIN
         INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
         VALUES (v_tenant, 'write', v_near_id, 'redacted', jsonb_build_object('kinds', to_jsonb(v_redactions)));
     END IF;
-    RETURN QUERY SELECT v_near_id, v_ring::text, v_topics, 'created'::text, v_redactions;
+    RETURN QUERY SELECT v_near_id, v_ring::text, v_topics, 'created'::text, v_redactions, NULL::bigint,
+                        NULL::bigint[];
 END;
 $$;
-COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb) IS
+COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]) IS
 'Implementation of cogmem.remember() (PL/pgSQL cannot name an input and an output column alike).';
 
 -- The public signature is a contract; its output columns reuse input names (ring, topics), which only
@@ -144,18 +222,25 @@ CREATE OR REPLACE FUNCTION cogmem.remember(
     ring text DEFAULT NULL,
     topics text[] DEFAULT NULL,
     embedding public.vector DEFAULT NULL,
-    source jsonb DEFAULT '{}'
+    source jsonb DEFAULT '{}',
+    contradicts bigint[] DEFAULT NULL
 )
-RETURNS TABLE (memory_id bigint, ring text, topics text[], action text, redactions text[])
+RETURNS TABLE (
+    memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
+    conflicts_with bigint[]
+)
 LANGUAGE sql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    SELECT * FROM cogmem._remember(tenant, content, ring, topics, embedding, source);
+    SELECT * FROM cogmem._remember(tenant, content, ring, topics, embedding, source, contradicts);
 $$;
-COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jsonb) IS
+COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]) IS
 'Stores a memory: redacts secrets, routes it to a ring (when ring is NULL), detects topics (when NULL), '
 'embeds it (when NULL and the server can). A near-duplicate rehearses the existing memory instead '
-'(action = duplicate). Returns the memory, its ring and topics, the action and what was redacted.';
+'(action = duplicate). An instruction that contradicts an established memory is held, not stored '
+'(action = conflict, with conflict_id and conflicts_with; see resolve_conflict); contradicts passes the '
+'caller''s own verdict (memory ids, or ''{}'' for none). Returns the memory, its ring, topics, the action '
+'and what was redacted.';
 
 -- The batch path: many memories in one call, set-based (a loader, an import, a backfill). Same
 -- redaction, routing, topics and same-text de-duplication as remember(); near-duplicates by meaning

@@ -258,19 +258,30 @@ BEGIN
         -- Usually none: the gate skips a call that is planned anew each time (0.8 ms).
         SELECT * FROM cogmem._sibling_notes(v_tenant, v_noted) WHERE cardinality(v_noted) > 0
     ),
+    -- Memories a held instruction contradicts (sql/160-dissonance.sql): the agent should know.
+    disputes AS (
+        SELECT w.id AS memory_id,
+               'contradicted by open conflict ' || string_agg('#' || c.conflict_id, ', ' ORDER BY c.conflict_id)
+                   AS note
+        FROM cogmem.conflicts AS c, unnest(c.conflicts_with) AS w (id)
+        WHERE c.tenant = v_tenant AND c.status = 'open'
+        GROUP BY w.id
+    ),
     picked AS (
         SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,
                c_tokens[p.i] AS tokens, c_scores[p.i] AS score, c_contents[p.i] AS content, c_heads[p.i] AS head,
-               n.note AS sibling_note,
+               n.note AS sibling_note, d.note AS dispute,
                nullif(concat_ws('; ', c_tails[p.i], CASE WHEN p.over IS NOT NULL THEN format(
                    'over the budget up to this layer by %s tokens, taken from later layers', p.over) END), '') AS tail
         FROM unnest(v_picked, v_over) WITH ORDINALITY AS p (i, over, n)
         LEFT JOIN notes AS n ON n.memory_id = c_memory_ids[p.i]
+        LEFT JOIN disputes AS d ON d.memory_id = c_memory_ids[p.i]
     )
     SELECT array_agg(p.layer), array_agg(p.memory_id), array_agg(p.rule_id), array_agg(p.score), array_agg(p.tokens),
-           array_agg(p.content), array_agg(concat_ws('; ', p.head, p.sibling_note, p.tail)),
+           array_agg(p.content), array_agg(concat_ws('; ', p.head, p.dispute, p.sibling_note, p.tail)),
            -- The audit says that siblings were mentioned, not their details (which quote content).
-           array_agg(concat_ws('; ', p.head, CASE WHEN p.sibling_note IS NOT NULL THEN 'siblings mentioned' END, p.tail))
+           array_agg(concat_ws('; ', p.head, p.dispute,
+                               CASE WHEN p.sibling_note IS NOT NULL THEN 'siblings mentioned' END, p.tail))
     INTO v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_contents, v_reasons, v_audit_reasons
     FROM (SELECT * FROM picked ORDER BY n) AS p;
     v_layers := coalesce(v_layers, '{}');

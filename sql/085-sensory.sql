@@ -102,7 +102,8 @@ BEGIN
     SELECT * INTO m FROM cogmem._remember(
         observe.tenant, v_content, NULL, NULL, observe.embedding,
         jsonb_build_object('conversation', observe.conversation, 'role', observe.role, 'turn_id', v_turn_id,
-                           'via', 'observe', 'attention', v_reason)
+                           'via', 'observe', 'attention', v_reason),
+        NULL
     );
     UPDATE cogmem.sensory_turns AS s SET memory_id = m.memory_id
     WHERE s.tenant = observe.tenant AND s.turn_id = v_turn_id;
@@ -110,6 +111,10 @@ BEGIN
     ring := m.ring;
     topics := m.topics;
     action := m.action;
+    IF m.action = 'conflict' THEN  -- held until resolved (sql/160-dissonance.sql)
+        reason := format('%s; held as conflict %s: contradicts memory %s', v_reason, m.conflict_id,
+                         array_to_string(m.conflicts_with, ', '));
+    END IF;
     RETURN NEXT;
 END;
 $$;

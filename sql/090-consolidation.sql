@@ -17,6 +17,8 @@
 --              every forget_after of disuse
 --   forget     faded below forget_below: deleted (the deletion is recorded, the text is not kept)
 --   protect    shocks and dos_and_donts are never weakened, faded, merged away or deleted
+--   review     conflicts resolved by override during the day (sql/160-dissonance.sql), both memories
+--              kept: marked reviewed and logged with what each memory has earned so far, for a person
 -- Protected rings and BIOS rules are otherwise left alone.
 -- The audit trail gets one row per decision that touched memories, listing them (detail.memories),
 -- rather than one row per memory: a first night over a million memories writes thousands of audit rows,
@@ -250,6 +252,25 @@ BEGIN
     -- protect
     SELECT count(*) INTO v_count FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.ring = ANY (v_protected);
     v_counts := v_counts || jsonb_build_object('protect', v_count);
+
+    -- review
+    WITH reviewed AS (
+        UPDATE cogmem.conflicts AS c SET reviewed_at = p_as_of
+        WHERE c.tenant = p_tenant AND c.status = 'override' AND c.reviewed_at IS NULL
+        RETURNING c.conflict_id, c.memory_id, c.conflicts_with
+    ), logged AS (
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT p_tenant, 'lifecycle', 'conflicts_reviewed',
+               jsonb_build_object('conflicts', jsonb_agg(jsonb_build_object(
+                   'conflict_id', r.conflict_id, 'kept', r.memory_id, 'contradicted', to_jsonb(r.conflicts_with),
+                   'success', (SELECT jsonb_object_agg(s.memory_id, s.success_score) FROM cogmem.memory_stats AS s
+                               WHERE s.tenant = p_tenant
+                                 AND s.memory_id = ANY (r.memory_id || r.conflicts_with))) ORDER BY r.conflict_id)),
+               p_as_of
+        FROM reviewed AS r HAVING count(*) > 0
+    )
+    SELECT count(*) INTO v_count FROM reviewed;
+    v_counts := v_counts || jsonb_build_object('review', v_count);
 
     INSERT INTO cogmem.consolidation_decisions (tenant, night, decision, memories)
     SELECT p_tenant, v_night, e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e

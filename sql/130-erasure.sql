@@ -1,5 +1,5 @@
 -- Erasure (KVKK art. 7 / GDPR art. 17, the right to be forgotten). Content, embeddings, raw turns,
--- vault items and sibling details that quote an erased memory go. The audit trail keeps a tombstone
+-- vault items, held conflicts and sibling details that quote an erased memory go. The audit trail keeps a tombstone
 -- (memory id, when, who, why; a hash of the subject, never the subject or the text), so the hash
 -- chain still verifies.
 
@@ -93,6 +93,22 @@ BEGIN
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('vault_items', v_count);
 
+    -- Instructions held as conflicts (sql/160-dissonance.sql) that mention the subject.
+    DELETE FROM cogmem.conflicts AS c
+    WHERE c.tenant = erase_subject.tenant
+      AND (c.content ILIKE v_pattern OR c.source::text ILIKE v_pattern OR c.note ILIKE v_pattern);
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('conflicts', v_count);
+    -- People's words about the agent: trust causes and acknowledgements keep that they were, not what.
+    UPDATE cogmem.trust_events AS e SET cause = '(erased)'
+    WHERE e.tenant = erase_subject.tenant AND e.cause ILIKE v_pattern;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('notes', v_count);
+    UPDATE cogmem.learnings AS l SET acknowledgement = '(erased)'
+    WHERE l.tenant = erase_subject.tenant AND l.acknowledgement ILIKE v_pattern;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := jsonb_set(v_counts, '{notes}', to_jsonb((v_counts ->> 'notes')::integer + v_count));
+
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES (erase_subject.tenant, 'governance', 'erasure_requested',
             jsonb_build_object('subject_sha256',
@@ -103,4 +119,5 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.erase_subject(text, text, text) IS
 'Erases everything of a tenant that mentions a person (memories by text or source, raw turns, vault '
-'items by subject or name) and returns what went. The audit keeps tombstones and a hash of the subject.';
+'items by subject or name, held conflicts; trust causes and acknowledgements naming them become '
+'''(erased)'') and returns what went. The audit keeps tombstones and a hash of the subject.';

@@ -33,7 +33,8 @@ cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active
 cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings TO cogmem_app;
 GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns
 TO cogmem_app;
-GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.recall_items TO cogmem_app;
+GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.recall_items, cogmem.trust_events TO cogmem_app;
+GRANT SELECT, INSERT, UPDATE ON cogmem.learnings, cogmem.conflicts TO cogmem_app;
 GRANT SELECT ON cogmem.audit_chain TO cogmem_app;
 -- Row-level security decides which tenant's rows (sql/110-isolation.sql); the vault has its own grant.
 GRANT SELECT ON cogmem.tenant_access, cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items,
@@ -42,7 +43,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON cogmem.vault_items TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.vault_keys TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
-cogmem.remember(text, text, text, text[], public.vector, jsonb),
+cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]),
 cogmem.remember_many(text, jsonb, public.vector[]),
 cogmem.recall(text, text, public.vector, text[], integer, text),
 cogmem.feedback(uuid, real),
@@ -62,7 +63,7 @@ cogmem._keyword_query(regconfig, text[]),
 cogmem._detect_topics(text, text, regconfig),
 cogmem._luhn_valid(text),
 cogmem._rehearse(text, bigint, text[], jsonb),
-cogmem._remember(text, text, text, text[], public.vector, jsonb),
+cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]),
 cogmem._or_query(text[]),
 cogmem.strength(interval, interval),
 cogmem.observe(text, text, text, text, public.vector, timestamptz),
@@ -70,6 +71,18 @@ cogmem.attention(text, text),
 cogmem.siblings(text, bigint),
 cogmem._siblings_of(text, bigint[]),
 cogmem._sibling_notes(text, bigint[]),
+cogmem.trust(text),
+cogmem.trust_event(text, text, text, bigint),
+cogmem._trust_event(text, text, text, bigint),
+cogmem._trust_delta(text),
+cogmem.guard_check(text, text, text, public.vector),
+cogmem.report_error(text, text, text, text, bigint, public.vector, jsonb),
+cogmem.acknowledge(text, bigint, text),
+cogmem.polarity(text),
+cogmem._exclusive_choice(text),
+cogmem.contradicts(text, text),
+cogmem.open_conflicts(text),
+cogmem.resolve_conflict(bigint, text, text),
 cogmem._is_preference(text),
 cogmem._sees_every_tenant(),
 cogmem._granted_tenants(),

@@ -85,3 +85,25 @@ def test_observe_consolidate_and_siblings(client):
     decisions = {d.decision: d.memories for d in client.consolidate(tenant="acme")}
     assert decisions["protect"] == 1
     assert client.siblings("acme", observed.memory_id) == []
+
+
+def test_metacognition_round_trip(client):
+    client.create_tenant("acme")
+    rule = client.remember("acme", "Never restart the servers at night", ring="dos_and_donts")
+    held = client.remember("acme", "Restart the servers tonight")
+    assert (held.action, held.memory_id, held.conflicts_with) == ("conflict", None, [rule.memory_id])
+    (conflict,) = client.open_conflicts("acme")
+    assert conflict.conflict_id == held.conflict_id and conflict.established == ["Never restart the servers at night"]
+    resolved = client.resolve_conflict(held.conflict_id, "override", "approved once")
+    assert resolved.status == "override" and resolved.memory_id is not None and resolved.weakened == []
+
+    report = client.report_error("acme", "server", "Restarted web-1 at night and checkout broke.")
+    assert (report.errors, report.blocking, report.repeated) == (1, False, False)
+    for _ in range(3):
+        report = client.report_error("acme", "server", "again", repeat_of=report.learning_id)
+    assert report.blocking and client.trust("acme") == 50 - 3 * 7
+    items = client.guard_check("acme", "server", "restart web-1 tonight")
+    assert items[0].kind == "learning" and items[0].blocking
+    client.acknowledge("acme", report.learning_id, "maintenance window agreed")
+    assert not any(i.blocking for i in client.guard_check("acme", "server", "restart web-1 tonight"))
+    assert client.trust_event("acme", "praise", "well done") == 32

@@ -12,6 +12,7 @@ def test_demo_story(db, dsn):
     assert "✓ a BIOS rule asks for a config test before restart" in output
     assert "✓ no billing memory is injected" in output
     assert "✗" not in output
+    assert "conflict" not in output.split("Wednesday")[0]  # a runbook step is no answer to a rule
     assert "[dos_and_donts]" in output and "[bios]" in output
     assert "Invoices for Acme" not in output.split("Wednesday")[1]
     assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE outcome = 1") == 1

@@ -18,7 +18,7 @@ def remember(db, tenant, content, **named):
     if isinstance(named.get("embedding"), list):
         named["embedding"] = np.asarray(named["embedding"], dtype=np.float32)
     extra = "".join(f", {name} => %({name})s" for name in named)
-    query = f"SELECT * FROM cogmem.remember(%(tenant)s, %(content)s{extra})"
+    query = f"SELECT memory_id, ring, topics, action, redactions FROM cogmem.remember(%(tenant)s, %(content)s{extra})"
     return db.execute(query, {"tenant": tenant, "content": content, **named}).fetchone()
 
 
