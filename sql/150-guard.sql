@@ -14,6 +14,21 @@
 -- repeated tenants.guard_blocking_after times (3) since a person last acknowledged it, the learning is
 -- blocking until cogmem.acknowledge(). Every check, report and acknowledgement is audited.
 
+CREATE OR REPLACE FUNCTION cogmem._area(p_area text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF p_area IS NULL OR btrim(p_area) = '' THEN
+        RAISE EXCEPTION 'area must not be empty'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Name what the action touches, as a topic: e.g. ''server''.';
+    END IF;
+    RETURN lower(btrim(p_area));
+END;
+$$;
+COMMENT ON FUNCTION cogmem._area(text) IS 'The area of a guard check or error report, as a topic; refuses an empty one.';
+
 CREATE OR REPLACE FUNCTION cogmem.guard_check(
     tenant text,
     area text,
@@ -51,10 +66,7 @@ DECLARE
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    IF guard_check.area IS NULL OR btrim(guard_check.area) = '' THEN
-        RAISE EXCEPTION 'area must not be empty'
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Name what the action touches, e.g. ''servers''.';
-    END IF;
+    v_area := cogmem._area(guard_check.area);
     IF guard_check.action IS NULL THEN
         RAISE EXCEPTION 'action must not be NULL'
             USING ERRCODE = 'null_value_not_allowed',
@@ -62,7 +74,6 @@ BEGIN
     END IF;
     PERFORM cogmem._check_embedding(guard_check.embedding);
 
-    v_area := lower(btrim(guard_check.area));
     v_topics := cogmem._normalize_topics(
         v_area || cogmem._detect_topics(v_tenant, guard_check.area || ' ' || guard_check.action, v_language));
     v_embedding := CASE WHEN btrim(guard_check.action) <> ''
@@ -175,17 +186,13 @@ DECLARE
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    IF report_error.area IS NULL OR btrim(report_error.area) = '' THEN
-        RAISE EXCEPTION 'area must not be empty'
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Name what the mistake touched, e.g. ''servers''.';
-    END IF;
+    v_area := cogmem._area(report_error.area);
     IF report_error.description IS NULL OR btrim(report_error.description) = '' THEN
         RAISE EXCEPTION 'description must not be empty'
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Say what went wrong and what to do instead: it becomes the learning.';
     END IF;
     PERFORM cogmem._check_embedding(report_error.embedding);
-    v_area := lower(btrim(report_error.area));
     v_lesson := (cogmem.redact(btrim(report_error.description))).redacted;
     SELECT t.guard_blocking_after INTO v_after FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
 

@@ -115,6 +115,7 @@ CREATE INDEX trust_events_memory_idx ON cogmem.trust_events (tenant, memory_id, 
 def downgrade() -> None:
     execute(r"""
 DROP FUNCTION IF EXISTS cogmem.guard_check(text, text, text, public.vector);
+DROP FUNCTION IF EXISTS cogmem._area(text);
 DROP FUNCTION IF EXISTS cogmem.report_error(text, text, text, text, bigint, public.vector, jsonb);
 DROP FUNCTION IF EXISTS cogmem._trust_delta(text);
 DROP FUNCTION IF EXISTS cogmem.acknowledge(text, bigint, text);
@@ -123,12 +124,13 @@ DROP FUNCTION IF EXISTS cogmem._trust_event(text, text, text, bigint);
 DROP FUNCTION IF EXISTS cogmem.trust(text);
 DROP FUNCTION IF EXISTS cogmem.polarity(text);
 DROP FUNCTION IF EXISTS cogmem.contradicts(text, text);
+DROP FUNCTION IF EXISTS cogmem._exclusive_choice(text);
 DROP FUNCTION IF EXISTS cogmem.resolve_conflict(bigint, text, text);
 DROP FUNCTION IF EXISTS cogmem.open_conflicts(text);
 -- remember and its implementation take the caller's verdict on conflicts since 0008: the older files
 -- recreate the previous signatures, which the new ones would make ambiguous.
 DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]);
-DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[]);
+DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]);
 DROP TABLE cogmem.trust_events, cogmem.conflicts, cogmem.learnings;
 ALTER TABLE cogmem.memory_stats DROP COLUMN guard_count;
 ALTER TABLE cogmem.tenants DROP COLUMN guard_similarity, DROP COLUMN guard_blocking_after,
