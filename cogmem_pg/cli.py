@@ -181,6 +181,13 @@ def remember(ctx: Context, tenant: str, content: str, ring: str | None, topics: 
         except psycopg.Error as exc:
             raise click.ClickException(str(exc).strip()) from exc
     redacted = f", redacted {','.join(memory.redactions)}" if memory.redactions else ""
+    if memory.action == "conflict":
+        click.echo(
+            f"held as conflict {memory.conflict_id}: contradicts memory "
+            f"{', '.join(map(str, memory.conflicts_with or []))}; nothing stored "
+            f"(resolve it: cogmem.resolve_conflict({memory.conflict_id}, 'paradigm_shift'|'exception'|'override'))"
+        )
+        return
     click.echo(
         f"{memory.action} memory {memory.memory_id} in {memory.ring} "
         f"(topics: {', '.join(memory.topics) or '-'}{redacted})"
@@ -352,6 +359,66 @@ def audit_explain(ctx: Context, recall_id: str) -> None:
         ]
         if events:
             click.echo(f"   life: {', '.join(events)}")
+
+
+@main.command("export")
+@click.option(
+    "--markdown",
+    "directory",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write: one sub-folder per tenant, one file per memory and episode (an Obsidian vault).",
+)
+@click.option("--tenant", default=None, help="Only this tenant (default: every tenant you reach).")
+@pass_context
+def export_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
+    """Write memories and episodes as Markdown with front-matter and [[wikilinks]]."""
+    from cogmem_pg.markdown import export_markdown
+
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
+        try:
+            tenants = (
+                [tenant] if tenant else [r[0] for r in conn.execute("SELECT tenant FROM cogmem.tenants ORDER BY 1")]
+            )
+            for name in tenants:
+                conn.execute("SELECT cogmem._tenant_language(%s)", (name,))  # unknown tenant: a clear error
+                memories, episodes = export_markdown(conn, name, directory / name)
+                click.echo(f"{name}: {memories} memories, {episodes} episodes -> {directory / name}")
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+
+
+@main.command("import")
+@click.option(
+    "--markdown",
+    "directory",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A folder written by `cogmem export --markdown`: one sub-folder per tenant.",
+)
+@click.option("--tenant", default=None, help="Only this tenant's sub-folder.")
+@pass_context
+def import_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
+    """Read memories and episodes back from Markdown (the same text already stored is not duplicated)."""
+    from cogmem_pg.embed import default_embedder
+    from cogmem_pg.markdown import import_markdown
+
+    folders = [directory / tenant] if tenant else sorted(p for p in directory.iterdir() if (p / "index.md").exists())
+    if not folders or not all((f / "index.md").exists() for f in folders):
+        raise click.ClickException(f"no exported tenant under {directory} (each has an index.md)")
+    embedder = default_embedder()
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        try:
+            for folder in folders:
+                memories, episodes = import_markdown(
+                    conn, folder.name, folder, embedder.embed if embedder is not None else None
+                )
+                click.echo(f"{folder.name}: {memories} memories, {episodes} episodes imported")
+        except (psycopg.Error, ValueError, KeyError) as exc:
+            raise click.ClickException(str(exc).strip()) from exc
 
 
 @main.command()

@@ -70,6 +70,31 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class Episode:
+    episode: UUID
+    touched: list[int]
+    remembered: list[int]
+
+
+@dataclass(frozen=True)
+class BriefingLine:
+    section: str
+    content: str
+    at: datetime
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    ref: str
+    at: datetime
+    content: str
+    topics: list[str]
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Resolution:
     status: str
     memory_id: int | None
@@ -384,6 +409,78 @@ class Client:
     ) -> float:
         """kind: praise, delegation, caught_error or correction; returns the new score."""
         return float(self._scalar(conn, "SELECT cogmem.trust_event(%s, %s, %s, %s)", (tenant, kind, cause, memory_id)))
+
+    # -- sessions and episodes ------------------------------------------------------------------------
+    def start_session(
+        self,
+        tenant: str,
+        project: str | None = None,
+        goal: str | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> UUID:
+        """Pass str(session_id) as recall's and observe's conversation."""
+        return UUID(str(self._scalar(conn, "SELECT cogmem.start_session(%s, %s, %s)", (tenant, project, goal))))
+
+    def end_session(
+        self,
+        session_id: UUID,
+        summary: str,
+        decisions: Sequence[str] = (),
+        open_items: Sequence[str] = (),
+        next_steps: Sequence[str] = (),
+        facts: Sequence[str] = (),
+        procedures: Sequence[str] = (),
+        phase: str | None = None,
+        memory_ids: Sequence[int] = (),
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> Episode:
+        (episode,) = self._rows(
+            conn,
+            Episode,
+            "SELECT * FROM cogmem.end_session(%s, %s, %s, %s, %s, %s, %s, %s, %s::bigint[])",
+            (
+                session_id,
+                summary,
+                list(decisions),
+                list(open_items),
+                list(next_steps),
+                list(facts),
+                list(procedures),
+                phase,
+                list(memory_ids),
+            ),
+        )
+        return episode
+
+    def briefing(
+        self, tenant: str, project: str | None = None, budget: int = 800, *, conn: psycopg.Connection | None = None
+    ) -> list[BriefingLine]:
+        return self._rows(conn, BriefingLine, "SELECT * FROM cogmem.briefing(%s, %s, %s)", (tenant, project, budget))
+
+    def briefing_text(
+        self, tenant: str, project: str | None = None, budget: int = 800, *, conn: psycopg.Connection | None = None
+    ) -> str | None:
+        """The briefing as one Markdown block for a prompt."""
+        return self._scalar(conn, "SELECT cogmem.briefing_text(%s, %s, %s)", (tenant, project, budget))  # type: ignore[no-any-return]
+
+    def analyze(
+        self,
+        tenant: str,
+        topic: str,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[Finding]:
+        return self._rows(
+            conn,
+            Finding,
+            "SELECT * FROM cogmem.analyze(%s, %s, coalesce(%s::timestamptz, '-infinity'),"
+            " coalesce(%s::timestamptz, 'infinity'))",
+            (tenant, topic, since, until),
+        )
 
     def feedback(self, recall_id: UUID, outcome: float, *, conn: psycopg.Connection | None = None) -> int:
         return int(self._scalar(conn, "SELECT cogmem.feedback(%s, %s::real)", (recall_id, outcome)))

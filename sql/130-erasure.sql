@@ -1,5 +1,5 @@
 -- Erasure (KVKK art. 7 / GDPR art. 17, the right to be forgotten). Content, embeddings, raw turns,
--- vault items, held conflicts and sibling details that quote an erased memory go. The audit trail keeps a tombstone
+-- vault items, held conflicts, episodes and sibling details that quote an erased memory go. The audit trail keeps a tombstone
 -- (memory id, when, who, why; a hash of the subject, never the subject or the text), so the hash
 -- chain still verifies.
 
@@ -99,6 +99,17 @@ BEGIN
       AND (c.content ILIKE v_pattern OR c.source::text ILIKE v_pattern OR c.note ILIKE v_pattern);
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('conflicts', v_count);
+    -- Episodes (sql/170-episodes.sql) that mention the subject, and sessions whose goal does.
+    DELETE FROM cogmem.episodes AS e
+    WHERE e.tenant = erase_subject.tenant
+      AND concat_ws(' ', e.project, e.phase, e.summary, array_to_string(e.decisions, ' '),
+                    array_to_string(e.open_items, ' '), array_to_string(e.next_steps, ' ')) ILIKE v_pattern;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('episodes', v_count);
+    UPDATE cogmem.sessions AS s
+    SET goal = CASE WHEN s.goal ILIKE v_pattern THEN '(erased)' ELSE s.goal END,
+        project = CASE WHEN s.project ILIKE v_pattern THEN '(erased)' ELSE s.project END
+    WHERE s.tenant = erase_subject.tenant AND (s.goal ILIKE v_pattern OR s.project ILIKE v_pattern);
     -- People's words about the agent: trust causes and acknowledgements keep that they were, not what.
     UPDATE cogmem.trust_events AS e SET cause = '(erased)'
     WHERE e.tenant = erase_subject.tenant AND e.cause ILIKE v_pattern;
@@ -119,5 +130,5 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.erase_subject(text, text, text) IS
 'Erases everything of a tenant that mentions a person (memories by text or source, raw turns, vault '
-'items by subject or name, held conflicts; trust causes and acknowledgements naming them become '
+'items by subject or name, held conflicts, episodes; trust causes and acknowledgements naming them become '
 '''(erased)'') and returns what went. The audit keeps tombstones and a hash of the subject.';

@@ -34,7 +34,8 @@ cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings TO cogmem_ap
 GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns
 TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.recall_items, cogmem.trust_events TO cogmem_app;
-GRANT SELECT, INSERT, UPDATE ON cogmem.learnings, cogmem.conflicts TO cogmem_app;
+GRANT SELECT, INSERT, UPDATE ON cogmem.learnings, cogmem.conflicts, cogmem.sessions TO cogmem_app;
+GRANT SELECT, INSERT ON cogmem.episodes TO cogmem_app;
 GRANT SELECT ON cogmem.audit_chain TO cogmem_app;
 -- Row-level security decides which tenant's rows (sql/110-isolation.sql); the vault has its own grant.
 GRANT SELECT ON cogmem.tenant_access, cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items,
@@ -84,6 +85,12 @@ cogmem._exclusive_choice(text),
 cogmem.contradicts(text, text),
 cogmem.open_conflicts(text),
 cogmem.resolve_conflict(bigint, text, text),
+cogmem.start_session(text, text, text),
+cogmem.end_session(uuid, text, text[], text[], text[], text[], text[], text, bigint[]),
+cogmem._clean_list(text[]),
+cogmem.briefing(text, text, integer),
+cogmem.briefing_text(text, text, integer),
+cogmem.analyze(text, text, timestamptz, timestamptz),
 cogmem._is_preference(text),
 cogmem._sees_every_tenant(),
 cogmem._granted_tenants(),

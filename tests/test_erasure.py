@@ -26,13 +26,22 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
         "SELECT * FROM cogmem.remember(%s, %s, contradicts => %s)", (tenant, f"Post {PERSON} paper invoices", [kept])
     )
     db.execute("SELECT cogmem.trust_event(%s, 'praise', %s)", (tenant, f"{PERSON} said thanks"))
+    session = one(db, "SELECT cogmem.start_session(%s, 'billing', %s)", (tenant, f"call {PERSON} back"))
+    db.execute("SELECT * FROM cogmem.end_session(%s, %s)", (session, f"Agreed the invoice dates with {PERSON}."))
     recall_id = one(db, "SELECT recall_id FROM cogmem.recall(%s, 'how does she want invoices') LIMIT 1", (tenant,))
     db.execute("SELECT cogmem.seal_audit()")
 
     erased = dict(
         db.execute("SELECT * FROM cogmem.erase_subject(%s, %s, 'KVKK request 2026/17')", (tenant, PERSON)).fetchall()
     )
-    assert erased == {"memories": 2, "sensory_turns": 1, "vault_items": 1, "conflicts": 1, "notes": 1}
+    assert erased == {
+        "memories": 2,
+        "sensory_turns": 1,
+        "vault_items": 1,
+        "conflicts": 1,
+        "episodes": 1,
+        "notes": 1,
+    }
     assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories")] == [kept]
     assert one(db, "SELECT count(*) FROM cogmem.memory_stats WHERE memory_id IN (%s, %s)", (mentioned, sourced)) == 0
     # Nothing of the person is left anywhere in the schema, the audit trail included.
