@@ -17,7 +17,7 @@ from uuid import UUID
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.rows import class_row
+from psycopg.rows import class_row, dict_row
 from psycopg_pool import ConnectionPool
 
 from cogmem_pg.embed import Embedder, default_embedder
@@ -410,7 +410,29 @@ class Client:
         """kind: praise, delegation, caught_error or correction; returns the new score."""
         return float(self._scalar(conn, "SELECT cogmem.trust_event(%s, %s, %s, %s)", (tenant, kind, cause, memory_id)))
 
-    # -- sessions and episodes ------------------------------------------------------------------------
+    # -- core identity, sessions and episodes ----------------------------------------------------------
+    def set_core_identity(
+        self,
+        tenant: str,
+        agent: str | None = None,
+        user_profile: str | None = None,
+        goals: Sequence[str] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        """A new version of who the agent is, who the user is and the standing goals (None keeps a part)."""
+        return int(
+            self._scalar(
+                conn,
+                "SELECT cogmem.set_core_identity(%s, %s, %s, %s)",
+                (tenant, agent, user_profile, list(goals) if goals is not None else None),
+            )
+        )
+
+    def core_identity(self, tenant: str, *, conn: psycopg.Connection | None = None) -> dict[str, Any] | None:
+        with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
+            return cur.execute("SELECT * FROM cogmem.core_identity(%s)", (tenant,)).fetchone()
+
     def start_session(
         self,
         tenant: str,

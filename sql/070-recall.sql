@@ -69,6 +69,9 @@ DECLARE
     v_protected   cogmem.ring[];
     v_used        integer := 0;
     v_message_sha256 bytea;
+    v_core        text;
+    v_core_version integer;
+    v_core_tokens integer := 0;
     v_linked      bigint[];
     v_noted       bigint[];
     -- Every candidate in injection order (c_*), then the positions of those that fit.
@@ -119,6 +122,14 @@ BEGIN
     v_embedding := coalesce(recall.embedding, cogmem.embed(recall.message));
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, recall.message)), '{}');
     v_query := cogmem._or_query(v_lexemes);
+    -- The core identity (sql/180-identity.sql) comes first and is always injected: small by design, it
+    -- takes its tokens before any layer.
+    SELECT c.version, cogmem._core_text(c) INTO v_core_version, v_core
+    FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1;
+    IF v_core IS NOT NULL THEN
+        v_core_tokens := greatest(1, ceil(length(v_core) / 4.0))::integer;
+        v_used := v_core_tokens;
+    END IF;
 
     -- The candidates, ranked, as arrays; the budget is then filled by a loop over integers.
     WITH scaled AS (
@@ -288,15 +299,20 @@ BEGIN
     v_memory_ids := coalesce(v_memory_ids, '{}');
 
     RETURN QUERY
+    SELECT v_recall_id, 'core', NULL::bigint, v_core, v_core_tokens, 1::real,
+           format('core identity v%s, always injected', v_core_version), NULL::bigint
+    WHERE v_core IS NOT NULL;
+    RETURN QUERY
     SELECT v_recall_id, i.layer::text, i.memory_id, i.content, i.tokens, i.score, i.reason, i.rule_id
     FROM unnest(v_layers, v_memory_ids, v_contents, v_tokens, v_scores, v_reasons, v_rule_ids)
          WITH ORDINALITY AS i (layer, memory_id, content, tokens, score, reason, rule_id, n)
     ORDER BY i.n;
 
     v_message_sha256 := sha256(convert_to(recall.message, 'UTF8'));
-    INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used)
+    INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used,
+                                core_version)
     VALUES (v_tenant, v_recall_id, recall.conversation, v_message_sha256,
-            v_topics, v_budget, v_used);
+            v_topics, v_budget, v_used, v_core_version);
     INSERT INTO cogmem.recall_items (tenant, recall_id, position, layer, memory_id, rule_id, score, tokens, reason)
     SELECT v_tenant, v_recall_id, i.n, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason
     FROM unnest(v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_reasons)
@@ -306,7 +322,7 @@ BEGIN
            jsonb_build_object(
                'message_sha256', encode(v_message_sha256, 'hex'),
                'conversation', recall.conversation, 'topics', to_jsonb(v_topics), 'budget', v_budget,
-               'tokens_used', v_used,
+               'tokens_used', v_used, 'core_version', v_core_version,
                -- Items as one array per field (cogmem.audit_recall_items zips them back): an object per
                -- item cost 1 ms a recall at ~130 items.
                'items', jsonb_build_object('layer', to_jsonb(v_layers), 'memory_id', to_jsonb(v_memory_ids),

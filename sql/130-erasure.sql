@@ -110,6 +110,12 @@ BEGIN
     SET goal = CASE WHEN s.goal ILIKE v_pattern THEN '(erased)' ELSE s.goal END,
         project = CASE WHEN s.project ILIKE v_pattern THEN '(erased)' ELSE s.project END
     WHERE s.tenant = erase_subject.tenant AND (s.goal ILIKE v_pattern OR s.project ILIKE v_pattern);
+    -- Core identity versions (sql/180-identity.sql) that describe the subject.
+    DELETE FROM cogmem.core_identity AS c
+    WHERE c.tenant = erase_subject.tenant
+      AND concat_ws(' ', c.agent, c.user_profile, array_to_string(c.goals, ' ')) ILIKE v_pattern;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('core_identity', v_count);
     -- People's words about the agent: trust causes and acknowledgements keep that they were, not what.
     UPDATE cogmem.trust_events AS e SET cause = '(erased)'
     WHERE e.tenant = erase_subject.tenant AND e.cause ILIKE v_pattern;
@@ -130,5 +136,5 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.erase_subject(text, text, text) IS
 'Erases everything of a tenant that mentions a person (memories by text or source, raw turns, vault '
-'items by subject or name, held conflicts, episodes; trust causes and acknowledgements naming them become '
+'items by subject or name, held conflicts, episodes, core identity versions; trust causes and acknowledgements naming them become '
 '''(erased)'') and returns what went. The audit keeps tombstones and a hash of the subject.';

@@ -4,8 +4,9 @@
 -- recall() and observe(). cogmem.end_session(session_id, summary, ...) archives it as an immutable episode
 -- (what was done, the phase, decisions, open items, next steps, the memories it recalled or created) and
 -- stores the durable facts and proven procedures it names through remember(), the normal path.
--- cogmem.briefing(tenant, project) is the reload protocol: last session, phase, open items, next steps,
--- key decisions, applicable procedures, sessions left open, within a token budget; briefing_text() is
+-- cogmem.briefing(tenant, project) is the reload protocol: core identity, last session, phase, open
+-- items, next steps, key decisions, applicable procedures, sessions left open, within a token budget;
+-- briefing_text() is
 -- the same as a block for a prompt. cogmem.analyze(tenant, topic, since, until) is the slow, thorough
 -- path: every episode, memory, learning and conflict of a topic in a period, oldest first, no budget.
 
@@ -177,7 +178,11 @@ BEGIN
         ORDER BY e.ended_at DESC LIMIT 5
     ),
     lines AS (
-        SELECT 1 AS part, 0::bigint AS n, 'last_session' AS section, v_last.summary AS content, v_last.ended_at AS at
+        -- Who the agent is and for whom (sql/180-identity.sql), first.
+        (SELECT 0 AS part, 0::bigint AS n, 'core' AS section, cogmem._core_text(c) AS content, c.set_at AS at
+         FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1)
+        UNION ALL
+        SELECT 1, 0, 'last_session', v_last.summary, v_last.ended_at
         WHERE v_last.summary IS NOT NULL
         UNION ALL
         SELECT 2, 0, 'phase', v_last.phase, v_last.ended_at WHERE v_last.phase IS NOT NULL
@@ -223,8 +228,8 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.briefing(text, text, integer) IS
-'The reload protocol: last session, phase, open items, next steps, key decisions (last five sessions), '
-'applicable procedures and sessions left open, in that order, within a token budget.';
+'The reload protocol: core identity, last session, phase, open items, next steps, key decisions (last '
+'five sessions), applicable procedures and sessions left open, in that order, within a token budget.';
 
 CREATE OR REPLACE FUNCTION cogmem.briefing_text(tenant text, project text DEFAULT NULL, budget integer DEFAULT 800)
 RETURNS text
@@ -237,6 +242,7 @@ BEGIN
         FROM (
             SELECT min(b.ord) AS first,
                    '## ' || CASE b.section
+                                WHEN 'core' THEN 'Core identity'
                                 WHEN 'last_session' THEN 'Last session (ended ' || to_char(max(b.at), 'YYYY-MM-DD HH24:MI') || ')'
                                 WHEN 'phase' THEN 'Current phase'
                                 WHEN 'open_items' THEN 'Open items'
@@ -245,7 +251,8 @@ BEGIN
                                 WHEN 'procedures' THEN 'Procedures'
                                 ELSE 'Sessions left open'
                             END || E'\n'
-                   || string_agg(CASE WHEN b.section IN ('last_session', 'phase') THEN b.content ELSE '- ' || b.content END,
+                   || string_agg(CASE WHEN b.section IN ('core', 'last_session', 'phase') THEN b.content
+                                      ELSE '- ' || b.content END,
                                  E'\n' ORDER BY b.ord) AS block
             FROM cogmem.briefing($1, $2, $3) WITH ORDINALITY AS b (section, content, at, tokens, ord)
             GROUP BY b.section

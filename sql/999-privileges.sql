@@ -35,7 +35,7 @@ GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.rec
 TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.recall_items, cogmem.trust_events TO cogmem_app;
 GRANT SELECT, INSERT, UPDATE ON cogmem.learnings, cogmem.conflicts, cogmem.sessions TO cogmem_app;
-GRANT SELECT, INSERT ON cogmem.episodes TO cogmem_app;
+GRANT SELECT, INSERT ON cogmem.episodes, cogmem.core_identity TO cogmem_app;
 GRANT SELECT ON cogmem.audit_chain TO cogmem_app;
 -- Row-level security decides which tenant's rows (sql/110-isolation.sql); the vault has its own grant.
 GRANT SELECT ON cogmem.tenant_access, cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items,
@@ -91,6 +91,9 @@ cogmem._clean_list(text[]),
 cogmem.briefing(text, text, integer),
 cogmem.briefing_text(text, text, integer),
 cogmem.analyze(text, text, timestamptz, timestamptz),
+cogmem._core_text(cogmem.core_identity),
+cogmem.core_identity(text),
+cogmem.set_core_identity(text, text, text, text[]),
 cogmem._is_preference(text),
 cogmem._sees_every_tenant(),
 cogmem._granted_tenants(),

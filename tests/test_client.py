@@ -107,3 +107,18 @@ def test_metacognition_round_trip(client):
     client.acknowledge("acme", report.learning_id, "maintenance window agreed")
     assert not any(i.blocking for i in client.guard_check("acme", "server", "restart web-1 tonight"))
     assert client.trust_event("acme", "praise", "well done") == 32
+
+
+def test_identity_sessions_and_briefing(client):
+    client.create_tenant("acme")
+    assert client.core_identity("acme") is None
+    assert client.set_core_identity("acme", agent="Ops assistant", goals=["Keep the shop up"]) == 1
+    assert client.core_identity("acme")["goals"] == ["Keep the shop up"]
+    session = client.start_session("acme", "shop")
+    episode = client.end_session(
+        session, "Moved the shop to db-2.", open_items=["Switch DNS"], facts=["The shop runs on db-2."]
+    )
+    assert episode.episode == session and len(episode.remembered) == 1
+    assert [line.section for line in client.briefing("acme", "shop")] == ["core", "last_session", "open_items"]
+    assert client.briefing_text("acme", "shop").startswith("## Core identity\nAgent: Ops assistant")
+    assert sorted(f.kind for f in client.analyze("acme", "shop")) == ["episode", "memory"]  # same moment

@@ -26,6 +26,7 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
         "SELECT * FROM cogmem.remember(%s, %s, contradicts => %s)", (tenant, f"Post {PERSON} paper invoices", [kept])
     )
     db.execute("SELECT cogmem.trust_event(%s, 'praise', %s)", (tenant, f"{PERSON} said thanks"))
+    db.execute("SELECT cogmem.set_core_identity(%s, 'the billing assistant', %s)", (tenant, f"{PERSON}, finance"))
     session = one(db, "SELECT cogmem.start_session(%s, 'billing', %s)", (tenant, f"call {PERSON} back"))
     db.execute("SELECT * FROM cogmem.end_session(%s, %s)", (session, f"Agreed the invoice dates with {PERSON}."))
     recall_id = one(db, "SELECT recall_id FROM cogmem.recall(%s, 'how does she want invoices') LIMIT 1", (tenant,))
@@ -40,6 +41,7 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
         "vault_items": 1,
         "conflicts": 1,
         "episodes": 1,
+        "core_identity": 1,
         "notes": 1,
     }
     assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories")] == [kept]
