@@ -24,6 +24,10 @@ DECLARE
     v_session uuid;
 BEGIN
     PERFORM cogmem._tenant_language(start_session.tenant);
+    IF length(start_session.goal) > 1000 OR length(start_session.project) > 200 THEN
+        RAISE EXCEPTION 'a session goal has at most 1000 characters and a project name 200'
+            USING ERRCODE = 'string_data_right_truncation', HINT = 'Name the project and the goal briefly.';
+    END IF;
     INSERT INTO cogmem.sessions AS s (tenant, project, goal)
     VALUES (start_session.tenant, nullif(btrim(start_session.project), ''),
             (cogmem.redact(nullif(btrim(start_session.goal), ''))).redacted)
@@ -77,6 +81,8 @@ DECLARE
     v_touched    bigint[];
     v_id         bigint;
     v_item       text;
+    v_max_chars  integer;
+    v_longest    integer;
 BEGIN
     SELECT * INTO v_session FROM cogmem.sessions AS s WHERE s.session_id = end_session.session_id;
     IF NOT FOUND THEN
@@ -88,6 +94,17 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Say what was done in the session: the next one starts from it.';
     END IF;
     v_language := cogmem._tenant_language(v_session.tenant);
+    -- An episode is read back into prompts: each of its texts obeys the tenant's limit for a memory.
+    SELECT t.max_content_chars INTO v_max_chars FROM cogmem.tenants AS t WHERE t.tenant = v_session.tenant;
+    SELECT max(length(x)) INTO v_longest
+    FROM unnest(ARRAY[end_session.summary, end_session.phase] || end_session.decisions || end_session.open_items
+                || end_session.next_steps) AS x;
+    IF v_longest > v_max_chars THEN
+        RAISE EXCEPTION 'a text of this episode has % characters, the limit for tenant "%" is %',
+            v_longest, v_session.tenant, v_max_chars
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Summarise: the briefing reads episodes back into prompts (or raise cogmem.tenants.max_content_chars).';
+    END IF;
     PERFORM cogmem._lock_tenant(v_session.tenant, false);
     SELECT * INTO v_session FROM cogmem.sessions AS s
     WHERE s.tenant = v_session.tenant AND s.session_id = end_session.session_id

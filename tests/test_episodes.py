@@ -126,6 +126,13 @@ def test_bad_input_is_refused_with_a_hint(db, tenant, call, sqlstate):
     assert err.value.sqlstate == sqlstate and err.value.diag.message_hint
 
 
-def test_an_empty_summary_is_refused(db, tenant):
+def test_an_empty_or_oversized_episode_is_refused(db, tenant):
+    session = start(db, tenant)
     with pytest.raises(psycopg.errors.InvalidParameterValue):
-        end(db, start(db, tenant), "  ")
+        end(db, session, "  ")
+    with pytest.raises(psycopg.errors.StringDataRightTruncation) as err:
+        end(db, session, "Fine.", decisions=["x" * 8001])
+    assert "max_content_chars" in err.value.diag.message_hint
+    assert one(db, "SELECT count(*) FROM cogmem.episodes") == 0
+    with pytest.raises(psycopg.errors.StringDataRightTruncation):
+        start(db, tenant, goal="x" * 1001)

@@ -166,3 +166,36 @@ def test_observe_vault_erasure_and_helpers(hostile_db, a, b, c, d, embedding):
     ]
     for sql, params in calls:
         attempt(hostile_db, sql, params)
+
+
+@CHECK
+@given(a=HOSTILE_TEXT, b=HOSTILE_TEXT, c=HOSTILE_TEXT, lists=TEXT_ARRAY, embedding=VECTOR, budget=BUDGET)
+def test_metacognition_episodes_and_identity(hostile_db, a, b, c, lists, embedding, budget):
+    calls = [
+        ("SELECT * FROM cogmem.guard_check(%s, %s, %s, %s::vector)", (a, b, c, vec(embedding))),
+        ("SELECT * FROM cogmem.guard_check('acme', %s, %s, %s::vector)", (b, c, vec(embedding))),
+        ("SELECT * FROM cogmem.report_error(%s, %s, %s, %s)", (a, b, c, a)),
+        ("SELECT * FROM cogmem.report_error('acme', %s, %s, embedding => %s::vector)", (b, c, vec(embedding))),
+        ("SELECT * FROM cogmem.acknowledge(%s, 1, %s)", (a, b)),
+        ("SELECT cogmem.trust_event(%s, %s, %s)", (a, b, c)),
+        ("SELECT cogmem.trust_event('acme', %s, %s)", (b, c)),
+        ("SELECT cogmem.polarity(%s)", (a,)),
+        ("SELECT cogmem.contradicts(%s, %s)", (a, b)),
+        ("SELECT * FROM cogmem.open_conflicts(%s)", (a,)),
+        ("SELECT * FROM cogmem.resolve_conflict(1, %s, %s)", (a, b)),
+        ("SELECT * FROM cogmem.remember('acme', %s, contradicts => %s::bigint[])", (a, [1, 2])),
+        ("SELECT cogmem.start_session(%s, %s, %s)", (a, b, c)),
+        (
+            "SELECT * FROM cogmem.end_session(cogmem.start_session('acme'), %s, %s, %s, %s, %s, %s, %s)",
+            (a, lists, lists, lists, lists, lists, b),
+        ),
+        ("SELECT * FROM cogmem.briefing(%s, %s, %s)", (a, b, budget)),
+        ("SELECT cogmem.briefing_text('acme', %s, %s)", (b, budget)),
+        ("SELECT * FROM cogmem.analyze(%s, %s)", (a, b)),
+        ("SELECT * FROM cogmem.analyze('acme', %s)", (b,)),
+        ("SELECT cogmem.set_core_identity(%s, %s, %s, %s)", (a, b, c, lists)),
+        ("SELECT cogmem.set_core_identity('acme', %s, %s, %s)", (b, c, lists)),
+        ("SELECT * FROM cogmem.core_identity(%s)", (a,)),
+    ]
+    for sql, params in calls:
+        attempt(hostile_db, sql, params)
