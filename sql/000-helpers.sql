@@ -130,6 +130,16 @@ END;
 COMMENT ON FUNCTION cogmem.strength(interval, interval) IS
 'Ebbinghaus strength exp(-ln 2 * age / half_life); 1 for rings that never decay (half_life NULL).';
 
+-- Like cogmem.strength: no SET search_path, so that it is inlined where it runs once per row (it names
+-- only pg_catalog functions). A tsvector holds each lexeme once, so the lexemes ts_delete removes are
+-- exactly those in common.
+CREATE OR REPLACE FUNCTION cogmem._shared_words(search tsvector, words text[])
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+RETURN length(search) - length(ts_delete(search, words));
+COMMENT ON FUNCTION cogmem._shared_words(tsvector, text[]) IS
+'How many of the given (already stemmed) words a text''s tsvector holds.';
+
 -- Tenant reach (row-level security, sql/110-isolation.sql).
 CREATE OR REPLACE FUNCTION cogmem._sees_every_tenant()
 RETURNS boolean

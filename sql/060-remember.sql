@@ -110,6 +110,7 @@ BEGIN
     END IF;
     IF p_contradicts IS NULL THEN
         v_bits_radius := greatest(v_bits_radius, ceil(v_dimensions * acos(v_diss_sim) / pi())::integer + v_dimensions / 16);
+        v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
     END IF;
     IF v_embedding IS NOT NULL AND v_conflicts IS NULL THEN
         v_bits := public.binary_quantize(v_embedding)::bit(384);  -- once, not per compared row
@@ -119,23 +120,21 @@ BEGIN
         -- Dissonance (sql/160-dissonance.sql): close in meaning to an established memory, about the
         -- same things, and contradicting it.
         IF v_close IS NOT NULL AND p_contradicts IS NULL THEN
-            v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
             SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
             FROM cogmem.memories AS m
             WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.ring NOT IN ('fresh', 'shocks')
               AND 1 - (m.embedding OPERATOR(public.<=>) v_embedding) >= v_diss_sim
-              AND (SELECT count(*) FROM unnest(tsvector_to_array(m.search)) AS w WHERE w = ANY (v_words))
+              AND cogmem._shared_words(m.search, v_words)
                   >= greatest(2, 0.4 * cardinality(v_words))
               AND cogmem.contradicts(m.content, v_content);
         END IF;
     ELSIF p_contradicts IS NULL THEN
         -- No embedding: the wording alone decides closeness (the same test of words in common).
-        v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
         SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
         FROM cogmem.memories AS m
         WHERE m.tenant = v_tenant AND m.ring NOT IN ('fresh', 'shocks')
           AND m.search @@ cogmem._or_query(v_words)
-          AND (SELECT count(*) FROM unnest(tsvector_to_array(m.search)) AS w WHERE w = ANY (v_words))
+          AND cogmem._shared_words(m.search, v_words)
               >= greatest(2, 0.4 * cardinality(v_words))
           AND cogmem.contradicts(m.content, v_content);
     END IF;

@@ -210,9 +210,8 @@ BEGIN
                    WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'
                    -- How much of the message an off-topic memory matches (computed for those only).
                    WHEN sc.lexical_rank IS NOT NULL
-                        AND (SELECT count(*) FROM cogmem.memories AS m,
-                                    unnest(tsvector_to_array(m.search)) AS w
-                             WHERE m.tenant = v_tenant AND m.memory_id = sc.memory_id AND w = ANY (v_lexemes))
+                        AND (SELECT cogmem._shared_words(m.search, v_lexemes) FROM cogmem.memories AS m
+                             WHERE m.tenant = v_tenant AND m.memory_id = sc.memory_id)
                             >= greatest(2, 0.5 * cardinality(v_lexemes))
                        THEN 'off-topic but matches most of the message'
                END AS why

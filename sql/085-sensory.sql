@@ -82,8 +82,8 @@ BEGIN
         IF cardinality(v_words) >= 2 AND EXISTS (
             SELECT FROM cogmem.sensory_turns AS s
             WHERE s.tenant = observe.tenant AND s.conversation = observe.conversation AND s.at <= observe.at
-              AND cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(v_language, s.content)))
-                                    INTERSECT SELECT unnest(v_words))) >= greatest(2, cardinality(v_words) / 2.0)
+              AND cogmem._shared_words(to_tsvector(v_language, s.content), v_words)
+                  >= greatest(2, cardinality(v_words) / 2.0)
         ) THEN
             v_reason := 'referred to again in this conversation';
         END IF;

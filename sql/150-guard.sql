@@ -89,7 +89,7 @@ BEGIN
         SELECT m.memory_id, m.ring, m.content, m.topics, m.created_at,
                l.memory_id IS NOT NULL AS is_learning, coalesce(l.blocking, false) AS blocking,
                1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity,
-               (SELECT count(*) FROM unnest(tsvector_to_array(m.search)) AS w WHERE w = ANY (v_lexemes)) AS shared_words
+               cogmem._shared_words(m.search, v_lexemes) AS shared_words
         FROM cogmem.memories AS m
         LEFT JOIN cogmem.learnings AS l ON l.tenant = m.tenant AND l.memory_id = m.memory_id
         WHERE m.tenant = v_tenant AND (m.ring IN ('shocks', 'dos_and_donts') OR l.memory_id IS NOT NULL)
@@ -212,7 +212,7 @@ BEGIN
         SELECT c.memory_id INTO v_learning
         FROM (
             SELECT l.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity,
-                   (SELECT count(*) FROM unnest(tsvector_to_array(m.search)) AS w WHERE w = ANY (v_lexemes))::real
+                   cogmem._shared_words(m.search, v_lexemes)::real
                    / greatest(cardinality(v_lexemes), cardinality(tsvector_to_array(m.search)), 1) AS overlap
             FROM cogmem.learnings AS l
             JOIN cogmem.memories AS m ON m.tenant = l.tenant AND m.memory_id = l.memory_id

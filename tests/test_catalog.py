@@ -18,7 +18,7 @@ GLOBAL_TABLES = {
 COMMITTING_PROCEDURES = {"cogmem.consolidate_nightly(timestamp with time zone,text,integer,integer)"}
 # Pure expressions over pg_catalog functions, inlined into the queries that call them (a SET clause would
 # stop the inlining); inlining also means the caller's search_path never reaches them.
-INLINED_EXPRESSIONS = {"cogmem.strength(interval,interval)"}
+INLINED_EXPRESSIONS = {"cogmem.strength(interval,interval)", "cogmem._shared_words(tsvector,text[])"}
 
 
 def test_every_function_pins_search_path_and_has_a_comment(db):

@@ -48,3 +48,26 @@ def test_tenant_checks(db, tenant, sqlstate, message):
     assert err.value.sqlstate == sqlstate
     assert err.value.diag.message_primary == message
     assert err.value.diag.message_hint
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "shared"),
+    [
+        ("Don't restart web-1 at night, restart web-2 instead", "Restart web-1 tonight", 3),  # each lexeme once
+        ("The billing contact is Ayse", "restart the servers", 0),
+        ("Backups run at night", "", 0),
+    ],
+)
+def test_shared_words_counts_lexemes_in_common(db, text, words, shared):
+    query = "SELECT cogmem._shared_words(to_tsvector('english', %s), tsvector_to_array(to_tsvector('english', %s)))"
+    assert one(db, query, (text, words)) == shared
+    # The same as counting the lexemes one by one.
+    assert (
+        one(
+            db,
+            """SELECT count(*) FROM unnest(tsvector_to_array(to_tsvector('english', %s))) AS w
+           WHERE w = ANY (tsvector_to_array(to_tsvector('english', %s)))""",
+            (text, words),
+        )
+        == shared
+    )
