@@ -74,12 +74,13 @@ def export_markdown(conn: psycopg.Connection, tenant: str, directory: Path) -> t
             WHERE m.tenant = %s ORDER BY m.memory_id""",
         (tenant,),
     ).fetchall()
-    siblings: dict[int, list[int]] = {}
-    for a, b in conn.execute(
-        "SELECT memory_id, sibling_id FROM cogmem.memory_siblings WHERE tenant = %s ORDER BY 1, 2", (tenant,)
+    siblings: dict[int, dict[int, float]] = {}  # memory -> its siblings and their similarity
+    for a, b, similarity in conn.execute(
+        "SELECT memory_id, sibling_id, similarity FROM cogmem.memory_siblings WHERE tenant = %s ORDER BY 1, 2",
+        (tenant,),
     ):
-        siblings.setdefault(a, []).append(b)
-        siblings.setdefault(b, []).append(a)
+        siblings.setdefault(a, {})[b] = similarity
+        siblings.setdefault(b, {})[a] = similarity
     episodes = conn.execute(
         f"""SELECT {", ".join(EPISODE_FIELDS)}, summary, decisions, open_items, next_steps, memory_ids
             FROM cogmem.episodes WHERE tenant = %s ORDER BY ended_at, session_id""",
@@ -97,6 +98,8 @@ def export_markdown(conn: psycopg.Connection, tenant: str, directory: Path) -> t
         meta = dict(zip(MEMORY_FIELDS, row[:-1], strict=True))
         memory_id, content = meta["memory_id"], row[-1]
         meta["content_chars"] = len(content)  # the text may hold headings of its own
+        if memory_id in siblings:  # the links are in the body; how alike they are, here
+            meta["sibling_similarity"] = {str(other): sim for other, sim in siblings[memory_id].items()}
         body = [content, ""]
         if memory_id in siblings:
             body += ["## Siblings", *(f"- [[memories/{s}]]" for s in siblings[memory_id]), ""]
@@ -156,36 +159,46 @@ def import_markdown(
             for item, memory_id in rows:
                 new_ids[batch[item - 1][0]["memory_id"]] = memory_id
         # What the memories had earned, and when they were made: restored as they were.
-        for meta, _ in read:
-            conn.execute(
+        # One batch each (executemany pipelines them), not a round trip per memory.
+        with conn.cursor() as cur:
+            cur.executemany(
                 """UPDATE cogmem.memory_stats SET confidence = %s, reinforced = %s, recall_count = %s,
                           rehearsal_count = %s, outcome_count = %s, outcome_sum = %s, last_recalled_at = %s
                    WHERE tenant = %s AND memory_id = %s""",
-                (
-                    meta["confidence"],
-                    meta["reinforced"],
-                    meta["recall_count"],
-                    meta["rehearsal_count"],
-                    meta["outcome_count"],
-                    meta["outcome_sum"],
-                    meta["last_recalled_at"],
-                    tenant,
-                    new_ids[meta["memory_id"]],
-                ),
+                [
+                    (
+                        meta["confidence"],
+                        meta["reinforced"],
+                        meta["recall_count"],
+                        meta["rehearsal_count"],
+                        meta["outcome_count"],
+                        meta["outcome_sum"],
+                        meta["last_recalled_at"],
+                        tenant,
+                        new_ids[meta["memory_id"]],
+                    )
+                    for meta, _ in read
+                ],
             )
-            conn.execute(
+            cur.executemany(
                 "UPDATE cogmem.memories SET created_at = %s, updated_at = %s, redactions = %s"
                 " WHERE tenant = %s AND memory_id = %s",
-                (meta["created_at"], meta["updated_at"], meta["redactions"], tenant, new_ids[meta["memory_id"]]),
+                [
+                    (meta["created_at"], meta["updated_at"], meta["redactions"], tenant, new_ids[meta["memory_id"]])
+                    for meta, _ in read
+                ],
             )
-        for meta, body in read:
-            for other in _links(_section(body, "Siblings", meta["content_chars"]), "memories"):
-                a, b = sorted((new_ids[meta["memory_id"]], new_ids[int(other)]))
-                conn.execute(
-                    """INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
-                       SELECT %s, %s, %s, 0 WHERE %s <> %s ON CONFLICT DO NOTHING""",
-                    (tenant, a, b, a, b),
-                )
+            # Both files of a pair link to each other: each pair once.
+            links = {
+                tuple(sorted((new_ids[meta["memory_id"]], new_ids[int(other)]))): meta["sibling_similarity"][other]
+                for meta, body in read
+                for other in _links(_section(body, "Siblings", meta["content_chars"]), "memories")
+            }
+            cur.executemany(
+                """INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
+                   VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING""",
+                [(tenant, a, b, similarity) for (a, b), similarity in links.items() if a != b],
+            )
         episodes = sorted((directory / "episodes").glob("*.md"))
         for path in episodes:
             meta, body = _read(path)

@@ -26,7 +26,7 @@ def snapshot(db, tenant):
         (tenant,),
     ).fetchall()
     siblings = db.execute(
-        """SELECT a.content, b.content FROM cogmem.memory_siblings AS l
+        """SELECT a.content, b.content, l.similarity FROM cogmem.memory_siblings AS l
            JOIN cogmem.memories AS a ON a.tenant = l.tenant AND a.memory_id = l.memory_id
            JOIN cogmem.memories AS b ON b.tenant = l.tenant AND b.memory_id = l.sibling_id
            WHERE l.tenant = %s ORDER BY 1, 2""",
