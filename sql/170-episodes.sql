@@ -30,7 +30,7 @@ BEGIN
     END IF;
     INSERT INTO cogmem.sessions AS s (tenant, project, goal)
     VALUES (start_session.tenant, nullif(btrim(start_session.project), ''),
-            (cogmem.redact(nullif(btrim(start_session.goal), ''))).redacted)
+            cogmem._clean_text(start_session.goal))
     RETURNING s.session_id INTO v_session;
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES (start_session.tenant, 'lifecycle', 'session_started',
@@ -42,14 +42,26 @@ COMMENT ON FUNCTION cogmem.start_session(text, text, text) IS
 'Opens a working session (optionally for a project) and returns its id: pass it as the conversation '
 'of recall() and observe(), then end it with end_session().';
 
--- Each entry redacted and trimmed, empty ones dropped, order kept.
+-- A person's text as kept: trimmed, redacted, NULL when empty.
+CREATE OR REPLACE FUNCTION cogmem._clean_text(p_text text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN (cogmem.redact(nullif(btrim(p_text), ''))).redacted;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._clean_text(text) IS 'A text trimmed and redacted; NULL when empty.';
+
+-- Each entry cleaned (cogmem._clean_text), empty ones dropped, order kept.
 CREATE OR REPLACE FUNCTION cogmem._clean_list(p_items text[])
 RETURNS text[]
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
-    RETURN ARRAY(SELECT (cogmem.redact(btrim(i.item))).redacted
+    RETURN ARRAY(SELECT cogmem._clean_text(i.item)
                  FROM unnest(coalesce(p_items, '{}')) WITH ORDINALITY AS i (item, n)
                  WHERE btrim(i.item) <> '' ORDER BY i.n);
 END;
@@ -146,7 +158,7 @@ BEGIN
     INSERT INTO cogmem.episodes (tenant, session_id, project, phase, summary, decisions, open_items, next_steps,
                                  memory_ids, topics, started_at, ended_at)
     VALUES (v_session.tenant, v_session.session_id, v_session.project,
-            (cogmem.redact(nullif(btrim(end_session.phase), ''))).redacted, v_summary,
+            cogmem._clean_text(end_session.phase), v_summary,
             cogmem._clean_list(end_session.decisions), cogmem._clean_list(end_session.open_items),
             cogmem._clean_list(end_session.next_steps), v_touched,
             cogmem._detect_topics(v_session.tenant,

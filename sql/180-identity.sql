@@ -56,9 +56,9 @@ BEGIN
     v_next.tenant := v_tenant;
     v_next.version := coalesce(v_before.version, 0) + 1;
     v_next.agent := CASE WHEN set_core_identity.agent IS NULL THEN v_before.agent
-                         ELSE (cogmem.redact(nullif(btrim(set_core_identity.agent), ''))).redacted END;
+                         ELSE cogmem._clean_text(set_core_identity.agent) END;
     v_next.user_profile := CASE WHEN set_core_identity.user_profile IS NULL THEN v_before.user_profile
-                                ELSE (cogmem.redact(nullif(btrim(set_core_identity.user_profile), ''))).redacted END;
+                                ELSE cogmem._clean_text(set_core_identity.user_profile) END;
     v_next.goals := CASE WHEN set_core_identity.goals IS NULL THEN coalesce(v_before.goals, '{}')
                          ELSE cogmem._clean_list(set_core_identity.goals) END;
     v_chars := coalesce(length(cogmem._core_text(v_next)), 0);

@@ -72,6 +72,7 @@ DROP FUNCTION IF EXISTS cogmem.briefing(text, text, integer);
 DROP FUNCTION IF EXISTS cogmem.briefing_text(text, text, integer);
 DROP FUNCTION IF EXISTS cogmem.analyze(text, text, timestamptz, timestamptz);
 DROP FUNCTION IF EXISTS cogmem._clean_list(text[]);
+DROP FUNCTION IF EXISTS cogmem._clean_text(text);
 DROP INDEX cogmem.recalls_conversation_idx;
 DROP TABLE cogmem.episodes, cogmem.sessions;
 """)
