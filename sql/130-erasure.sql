@@ -21,10 +21,13 @@ BEGIN
         RETURN 0;
     END IF;
     -- Recall reasons of other memories may name an erased sibling's details ("#12 for 10.0.0.5").
-    UPDATE cogmem.recall_items AS i
-    SET reason = regexp_replace(i.reason, '#' || e.id || ' for [^,;]*', '#' || e.id || ' (erased)', 'g')
-    FROM unnest(v_erased) AS e (id)
-    WHERE i.tenant = p_tenant AND i.reason LIKE '%#' || e.id || ' for %';
+    UPDATE cogmem.recalls AS r
+    SET item_reasons = ARRAY(
+        SELECT regexp_replace(i.reason, '#(' || array_to_string(v_erased, '|') || ') for [^,;]*', '#\1 (erased)', 'g')
+        FROM unnest(r.item_reasons) WITH ORDINALITY AS i (reason, n) ORDER BY i.n)
+    WHERE r.tenant = p_tenant
+      AND EXISTS (SELECT FROM unnest(r.item_reasons) AS i (reason), unnest(v_erased) AS e (id)
+                  WHERE i.reason LIKE '%#' || e.id || ' for %');
     UPDATE cogmem.sensory_turns AS s SET memory_id = NULL
     WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_erased);
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)

@@ -145,8 +145,7 @@ BEGIN
     FROM cogmem.memories AS m
     WHERE m.tenant = v_session.tenant
       AND m.memory_id IN (
-          SELECT i.memory_id FROM cogmem.recalls AS r
-          JOIN cogmem.recall_items AS i ON i.tenant = r.tenant AND i.recall_id = r.recall_id
+          SELECT unnest(r.item_memory_ids) FROM cogmem.recalls AS r
           WHERE r.tenant = v_session.tenant AND r.conversation = v_session.session_id::text
           UNION ALL
           SELECT t.memory_id FROM cogmem.sensory_turns AS t

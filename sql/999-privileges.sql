@@ -33,13 +33,13 @@ cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active
 cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings TO cogmem_app;
 GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns
 TO cogmem_app;
-GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.recall_items, cogmem.trust_events TO cogmem_app;
+GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.trust_events TO cogmem_app;
 GRANT SELECT, INSERT, UPDATE ON cogmem.learnings, cogmem.conflicts, cogmem.sessions TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.episodes, cogmem.core_identity TO cogmem_app;
 GRANT SELECT ON cogmem.audit_chain TO cogmem_app;
 -- Row-level security decides which tenant's rows (sql/110-isolation.sql); the vault has its own grant.
 GRANT SELECT ON cogmem.tenant_access, cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items,
-cogmem.memory_history TO cogmem_app;
+cogmem.memory_history, cogmem.recall_items TO cogmem_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON cogmem.vault_items TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.vault_keys TO cogmem_app;
 

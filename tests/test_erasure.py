@@ -1,5 +1,7 @@
 """sql/130-erasure.sql: the right to be forgotten, with a tombstone in an audit chain that still verifies."""
 
+import re
+
 import psycopg
 import pytest
 
@@ -91,8 +93,39 @@ def test_erase_one_memory_and_scrub_the_sibling_note_that_quotes_it(db, tenant):
     assert one(db, "SELECT cogmem.erase(%s, %s, 'wrong environment')", (tenant, production)) is True
     assert one(db, "SELECT cogmem.erase(%s, %s)", (tenant, production)) is False
     assert one(db, "SELECT count(*) FROM cogmem.recall_items WHERE reason LIKE '%%for production%%'") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.recall_items WHERE reason LIKE %s", (f"%#{production} (erased)%",)) == 1
     assert one(db, "SELECT count(*) FROM cogmem.memory_siblings") == 0
     assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories")] == [staging]
+
+
+def test_erasing_several_memories_scrubs_each_from_a_reason_that_quotes_them_all(db, tenant):
+    base = unit_vector(43)
+    kept = remember(db, tenant, "Deploy the shop with make deploy on staging", base)
+    gone = [
+        remember(db, tenant, f"Deploy the shop with make deploy on {env}", blend(base, unit_vector(44 + i), 0.1))
+        for i, env in enumerate(["production", "canary"])
+    ]
+    db.execute("UPDATE cogmem.memories SET created_at = now() - interval '2 hours', updated_at = created_at")
+    db.execute("SELECT * FROM cogmem.consolidate(now())")
+    recall_id = one(
+        db, "SELECT recall_id FROM cogmem.recall(%s, 'deploy the shop', embedding => %s::vector)", (tenant, str(base))
+    )
+    before = db.execute(
+        "SELECT position, memory_id, reason FROM cogmem.recall_items WHERE recall_id = %s ORDER BY position",
+        (recall_id,),
+    ).fetchall()
+    note = next(reason for _pos, memory_id, reason in before if memory_id == kept)
+    assert all(f"#{g} for " in note for g in gone), note
+    assert one(db, "SELECT cogmem._erase_memories(%s, %s, 'both wrong')", (tenant, gone)) == 2
+    after = db.execute(
+        "SELECT position, memory_id, reason FROM cogmem.recall_items WHERE recall_id = %s ORDER BY position",
+        (recall_id,),
+    ).fetchall()
+    scrubbed = next(reason for _pos, memory_id, reason in after if memory_id == kept)
+    assert all(f"#{g} (erased)" in scrubbed and f"#{g} for " not in scrubbed for g in gone), scrubbed
+    # Nothing else moved: same items in the same order, each reason with exactly the erased details gone.
+    pattern = re.compile(r"#(" + "|".join(map(str, gone)) + r") for [^,;]*")
+    assert after == [(p, m, pattern.sub(r"#\1 (erased)", r)) for p, m, r in before]
 
 
 @pytest.mark.parametrize(

@@ -98,3 +98,40 @@ def test_pgvector_in_another_schema_is_refused_clearly(fresh_database):
     with pytest.raises(InstallError, match="pgvector is installed in schema 'extensions'"):
         install(dsn)
     assert current_revision(dsn) is None
+
+
+def test_recall_items_move_into_their_recall_row_and_back(fresh_database):
+    """Migration 0011 folds recall_items rows into arrays of the recall row, in position order."""
+    dsn = fresh_database()
+    install(dsn, "0010", apply_sql=False)
+    recall_id = str(uuid.uuid4())
+    items = [  # stored out of order: the arrays must follow position
+        (2, "fresh", 7, None, 0.25, 9, "topic server"),
+        (1, "bios", None, 3, 1.0, 12, "always-on BIOS rule"),
+    ]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO cogmem.tenants (tenant) VALUES ('acme')")
+        conn.execute(
+            """INSERT INTO cogmem.recalls (tenant, recall_id, message_sha256, topics, budget, tokens_used)
+               VALUES ('acme', %s, '\\x00', '{server}', 3200, 21)""",
+            (recall_id,),
+        )
+        conn.cursor().executemany(
+            """INSERT INTO cogmem.recall_items (tenant, recall_id, position, layer, memory_id, rule_id, score, tokens,
+                                                reason) VALUES ('acme', %s, %s, %s, %s, %s, %s, %s, %s)""",
+            [(recall_id, *item) for item in items],
+        )
+    install(dsn)
+    read_back = "SELECT position, layer::text, memory_id, rule_id, score, tokens, reason FROM cogmem.recall_items"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute(
+            "SELECT item_layers::text[], item_memory_ids, item_rule_ids FROM cogmem.recalls"
+        ).fetchone() == (["bios", "fresh"], [None, 7], [3, None])
+        assert conn.execute(read_back + " ORDER BY position").fetchall() == sorted(items)
+        with pytest.raises(psycopg.errors.CheckViolation):  # the arrays stay aligned
+            conn.execute("UPDATE cogmem.recalls SET item_scores = '{1}'")
+    downgrade(dsn, "0010")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute(read_back + " ORDER BY position").fetchall() == sorted(items)
+        conn.execute("DELETE FROM cogmem.recalls")  # the cascade trigger is back
+        assert conn.execute("SELECT count(*) FROM cogmem.recall_items").fetchone() == (0,)
