@@ -204,8 +204,7 @@ BEGIN
         SELECT sc.*,
                CASE
                    WHEN sc.never_cut THEN 'never cut'
-                   WHEN sc.on_topic THEN 'topic ' || array_to_string(ARRAY(
-                       SELECT DISTINCT t FROM unnest(sc.topics) AS t WHERE t = ANY (v_topics) ORDER BY t), ',')
+                   WHEN sc.on_topic THEN 'topic'  -- the topics are named below, for those kept only
                    WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
                        THEN 'related, no topic to filter on'
                    WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'
@@ -220,7 +219,10 @@ BEGIN
     ),
     candidates AS (
         SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
-               q.token_estimate AS tokens, (q.fused * q.confidence * q.strength)::real AS score, q.content, q.why,
+               q.token_estimate AS tokens, (q.fused * q.confidence * q.strength)::real AS score, q.content,
+               CASE WHEN q.why = 'topic' THEN 'topic ' || array_to_string(ARRAY(
+                   SELECT DISTINCT t FROM unnest(q.topics) AS t WHERE t = ANY (v_topics) ORDER BY t), ',')
+                    ELSE q.why END AS why,
                nullif(concat_ws('; ', 'lexical #' || q.lexical_rank,
                                 'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')'), '')
                    AS details,
