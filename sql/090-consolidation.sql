@@ -24,35 +24,48 @@
 -- rather than one row per memory: a first night over a million memories writes thousands of audit rows,
 -- not half a million. cogmem.memory_history shows them per memory again.
 
--- Sibling links go with either memory. One join per DELETE statement rather than a foreign-key cascade
--- per row: a night forgets hundreds of thousands of memories (see migration 0004).
-CREATE OR REPLACE FUNCTION cogmem._forget_sibling_links()
+-- Statistics and sibling links go with their memory. One join per DELETE statement rather than a
+-- foreign-key cascade per row: a night forgets hundreds of thousands of memories (migrations 0004, 0012).
+CREATE OR REPLACE FUNCTION cogmem._forget_keyed_rows()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+DECLARE
+    v_tenants text[];
+    v_ids     bigint[];
 BEGIN
     IF tg_op = 'TRUNCATE' THEN
+        DELETE FROM cogmem.memory_stats;
         DELETE FROM cogmem.memory_siblings;
         RETURN NULL;
     END IF;
+    SELECT array_agg(DISTINCT g.tenant), array_agg(g.memory_id) INTO v_tenants, v_ids FROM gone AS g;
+    IF cardinality(v_tenants) = 1 THEN
+        -- The usual case (a night, an erasure): one tenant, whose few links one index range holds. A
+        -- join with the deleted rows cost 2 ms a statement even with no links to remove.
+        DELETE FROM cogmem.memory_stats AS s WHERE s.tenant = v_tenants[1] AND s.memory_id = ANY (v_ids);
+        DELETE FROM cogmem.memory_siblings AS l
+        WHERE l.tenant = v_tenants[1] AND (l.memory_id = ANY (v_ids) OR l.sibling_id = ANY (v_ids));
+        RETURN NULL;
+    END IF;
+    DELETE FROM cogmem.memory_stats AS s USING gone AS g
+    WHERE s.tenant = g.tenant AND s.memory_id = g.memory_id;
     DELETE FROM cogmem.memory_siblings AS l USING gone AS g
-    WHERE l.tenant = g.tenant AND l.memory_id = g.memory_id;
-    DELETE FROM cogmem.memory_siblings AS l USING gone AS g
-    WHERE l.tenant = g.tenant AND l.sibling_id = g.memory_id;
+    WHERE l.tenant = g.tenant AND (l.memory_id = g.memory_id OR l.sibling_id = g.memory_id);
     RETURN NULL;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._forget_sibling_links() IS
-'Trigger function: removes the sibling links of deleted (or truncated) memories.';
+COMMENT ON FUNCTION cogmem._forget_keyed_rows() IS
+'Trigger function: removes the statistics and sibling links of deleted (or truncated) memories.';
 
-CREATE OR REPLACE TRIGGER memories_forget_sibling_links
+CREATE OR REPLACE TRIGGER memories_forget_keyed_rows
 AFTER DELETE ON cogmem.memories
 REFERENCING OLD TABLE AS gone
-FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_sibling_links();
-CREATE OR REPLACE TRIGGER memories_truncate_sibling_links
+FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_keyed_rows();
+CREATE OR REPLACE TRIGGER memories_truncate_keyed_rows
 AFTER TRUNCATE ON cogmem.memories
-FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_sibling_links();
+FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_keyed_rows();
 
 CREATE OR REPLACE FUNCTION cogmem._consolidate_tenant(p_tenant text, p_as_of timestamptz, p_run_id bigint)
 RETURNS TABLE (decision text, memories integer)
@@ -70,6 +83,7 @@ DECLARE
     v_keep      bigint;
     v_drop      bigint;
     v_protected cogmem.ring[] := '{shocks,dos_and_donts}';
+    v_changed   bigint[];
 BEGIN
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
     PERFORM cogmem._lock_tenant(p_tenant, true);  -- the day's calls wait for this tenant's night
@@ -89,7 +103,11 @@ BEGIN
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('expire', v_count);
 
-    -- merge and sibling: each new memory against its nearest neighbours in the same ring.
+    -- merge and sibling: each new memory against its nearest neighbours in the same ring. The new and
+    -- changed ones come from an index-only scan (migration 0012), not from reading every row.
+    SELECT coalesce(array_agg(m.memory_id), '{}') INTO v_changed
+    FROM cogmem.memories AS m
+    WHERE m.tenant = p_tenant AND m.created_at <= p_as_of AND (m.created_at > v_since OR m.updated_at > v_since);
     FOR v_pair IN
         SELECT a.memory_id AS a_id, b.memory_id AS b_id, b.similarity,
                cogmem._details(a.content) = cogmem._details(b.content) AS same_details
@@ -101,8 +119,7 @@ BEGIN
             ORDER BY n.embedding OPERATOR(public.<=>) a.embedding
             LIMIT 5
         ) AS b
-        WHERE a.tenant = p_tenant AND a.embedding IS NOT NULL AND a.created_at <= p_as_of
-          AND (a.created_at > v_since OR a.updated_at > v_since)
+        WHERE a.tenant = p_tenant AND a.memory_id = ANY (v_changed) AND a.embedding IS NOT NULL
           AND b.similarity > t.merge_similarity
         ORDER BY b.similarity DESC, a.memory_id, b.memory_id
     LOOP

@@ -175,6 +175,39 @@ def test_staging_and_production_stay_siblings(db, tenant):
     assert one(db, "SELECT count(*) FROM cogmem.memory_siblings") == 0
 
 
+def test_statistics_and_links_go_with_their_memories_in_one_or_many_tenants(db, tenant):
+    db.execute("SELECT cogmem.create_tenant('globex')")
+    ids = {t: [remember(db, t, f"{t} note {i} about web-{i}") for i in range(3)] for t in (tenant, "globex")}
+    for t, (a, b, _c) in ids.items():
+        db.execute(
+            "INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity) VALUES (%s, %s, %s, 0.9)",
+            (t, a, b),
+        )
+
+    def left(t):
+        return (
+            one(db, "SELECT count(*) FROM cogmem.memory_stats WHERE tenant = %s", (t,)),
+            one(db, "SELECT count(*) FROM cogmem.memory_siblings WHERE tenant = %s", (t,)),
+        )
+
+    # One tenant's statement (a night, an erasure): the sibling side of a link is enough to drop it.
+    db.execute("DELETE FROM cogmem.memories WHERE memory_id = %s", (ids[tenant][1],))
+    assert left(tenant) == (2, 0) and left("globex") == (3, 1)
+    # A statement across tenants (a tenant dropped with others, a DBA's cleanup) takes the join.
+    db.execute("DELETE FROM cogmem.memories WHERE memory_id = ANY (%s)", ([ids[tenant][0], ids["globex"][0]],))
+    assert left(tenant) == (1, 0) and left("globex") == (2, 0)
+    assert (
+        one(
+            db,
+            "SELECT count(*) FROM cogmem.memory_stats AS s WHERE NOT EXISTS (SELECT FROM cogmem.memories AS m"
+            " WHERE m.tenant = s.tenant AND m.memory_id = s.memory_id)",
+        )
+        == 0
+    )
+    db.execute("TRUNCATE cogmem.memories CASCADE")  # learnings keep their key (migration 0012)
+    assert left(tenant) == (0, 0) and left("globex") == (0, 0)
+
+
 def test_rerunning_a_night_changes_nothing(db, tenant):
     start = one(db, "SELECT now()")
     remember(db, tenant, STALE)
