@@ -20,11 +20,12 @@
 --   review     conflicts resolved by override during the day (sql/160-dissonance.sql), both memories
 --              kept: marked reviewed and logged with what each memory has earned so far, for a person
 -- Protected rings and BIOS rules are otherwise left alone.
--- The audit trail gets one row per decision that touched memories, listing them (detail.memories),
--- rather than one row per memory: a first night over a million memories writes thousands of audit rows,
--- not half a million. cogmem.memory_history shows them per memory again.
+-- The audit trail gets one row per decision that touched memories, listing them (detail.memories, one
+-- array per field: an object per memory cost ~3 s of a night over a million), rather than one row per
+-- memory: a first night over a million memories writes thousands of audit rows, not half a million.
+-- cogmem.memory_history shows them per memory again.
 
--- Statistics and sibling links go with their memory. One join per DELETE statement rather than a
+-- Statistics, learnings and sibling links go with their memory. One join per DELETE statement rather than a
 -- foreign-key cascade per row: a night forgets hundreds of thousands of memories (migrations 0004, 0012).
 CREATE OR REPLACE FUNCTION cogmem._forget_keyed_rows()
 RETURNS trigger
@@ -37,6 +38,7 @@ DECLARE
 BEGIN
     IF tg_op = 'TRUNCATE' THEN
         DELETE FROM cogmem.memory_stats;
+        DELETE FROM cogmem.learnings;
         DELETE FROM cogmem.memory_siblings;
         RETURN NULL;
     END IF;
@@ -45,19 +47,22 @@ BEGIN
         -- The usual case (a night, an erasure): one tenant, whose few links one index range holds. A
         -- join with the deleted rows cost 2 ms a statement even with no links to remove.
         DELETE FROM cogmem.memory_stats AS s WHERE s.tenant = v_tenants[1] AND s.memory_id = ANY (v_ids);
+        DELETE FROM cogmem.learnings AS l WHERE l.tenant = v_tenants[1] AND l.memory_id = ANY (v_ids);
         DELETE FROM cogmem.memory_siblings AS l
         WHERE l.tenant = v_tenants[1] AND (l.memory_id = ANY (v_ids) OR l.sibling_id = ANY (v_ids));
         RETURN NULL;
     END IF;
     DELETE FROM cogmem.memory_stats AS s USING gone AS g
     WHERE s.tenant = g.tenant AND s.memory_id = g.memory_id;
+    DELETE FROM cogmem.learnings AS l USING gone AS g
+    WHERE l.tenant = g.tenant AND l.memory_id = g.memory_id;
     DELETE FROM cogmem.memory_siblings AS l USING gone AS g
     WHERE l.tenant = g.tenant AND (l.memory_id = g.memory_id OR l.sibling_id = g.memory_id);
     RETURN NULL;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._forget_keyed_rows() IS
-'Trigger function: removes the statistics and sibling links of deleted (or truncated) memories.';
+'Trigger function: removes the statistics, learnings and sibling links of deleted (or truncated) memories.';
 
 CREATE OR REPLACE TRIGGER memories_forget_keyed_rows
 AFTER DELETE ON cogmem.memories
@@ -171,7 +176,7 @@ BEGIN
     ), logged AS (
         INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
         SELECT p_tenant, 'lifecycle', 'reinforced',
-               jsonb_build_object('memories', jsonb_agg(jsonb_build_object('memory_id', d.memory_id) ORDER BY d.memory_id)),
+               jsonb_build_object('memories', jsonb_build_object('memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id))),
                p_as_of
         FROM done AS d HAVING count(*) > 0
     )
@@ -191,8 +196,9 @@ BEGIN
         ), logged AS (
             INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
             SELECT p_tenant, 'lifecycle', 'promoted',
-                   jsonb_build_object('from', 'fresh', 'memories', jsonb_agg(
-                       jsonb_build_object('memory_id', d.memory_id, 'to', d.ring) ORDER BY d.memory_id)),
+                   jsonb_build_object('from', 'fresh', 'memories', jsonb_build_object(
+                       'memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id),
+                       'to', jsonb_agg(d.ring ORDER BY d.memory_id))),
                    p_as_of
             FROM done AS d HAVING count(*) > 0
         )
@@ -218,8 +224,9 @@ BEGIN
     ), logged AS (
         INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
         SELECT p_tenant, 'lifecycle', 'weakened',
-               jsonb_build_object('memories', jsonb_agg(
-                   jsonb_build_object('memory_id', d.memory_id, 'confidence', d.confidence) ORDER BY d.memory_id)),
+               jsonb_build_object('memories', jsonb_build_object(
+                   'memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id),
+                   'confidence', jsonb_agg(d.confidence ORDER BY d.memory_id))),
                p_as_of
         FROM done AS d HAVING count(*) > 0
     )
@@ -257,9 +264,10 @@ BEGIN
     ), logged AS (
         INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
         SELECT p_tenant, 'lifecycle', 'deleted',
-               jsonb_build_object('reason', 'forgotten', 'memories', jsonb_agg(
-                   jsonb_build_object('memory_id', g.memory_id, 'ring', g.ring, 'confidence', g.confidence)
-                   ORDER BY g.memory_id)),
+               jsonb_build_object('reason', 'forgotten', 'memories', jsonb_build_object(
+                   'memory_id', jsonb_agg(g.memory_id ORDER BY g.memory_id),
+                   'ring', jsonb_agg(g.ring ORDER BY g.memory_id),
+                   'confidence', jsonb_agg(g.confidence ORDER BY g.memory_id))),
                p_as_of
         FROM gone AS g HAVING count(*) > 0
     )

@@ -426,7 +426,25 @@ SELECT
 FROM cogmem.audit_log AS l
 WHERE l.memory_id IS NOT NULL
 UNION ALL
--- Consolidation logs one row per decision, listing the memories it touched.
+-- Consolidation logs one row per decision, listing the memories it touched: one array per field
+-- (migration 0012 on), zipped back here, or, in older rows, an array of one object per memory.
+SELECT
+    l.tenant,
+    e.memory_id::bigint AS memory_id,
+    l.audit_id,
+    l.at,
+    l.level,
+    l.event,
+    l.actor,
+    (l.detail - 'memories') || coalesce((
+        SELECT jsonb_object_agg(f.key, f.value -> (e.n - 1)::integer)
+        FROM jsonb_each(l.detail -> 'memories') AS f
+        WHERE f.key <> 'memory_id'
+    ), '{}') AS detail
+FROM cogmem.audit_log AS l
+CROSS JOIN LATERAL jsonb_array_elements_text(l.detail -> 'memories' -> 'memory_id') WITH ORDINALITY AS e (memory_id, n)
+WHERE l.level = 'lifecycle' AND jsonb_typeof(l.detail -> 'memories') = 'object'
+UNION ALL
 SELECT
     l.tenant,
     (e.item ->> 'memory_id')::bigint AS memory_id,
@@ -438,7 +456,7 @@ SELECT
     (l.detail - 'memories') || (e.item - 'memory_id') AS detail
 FROM cogmem.audit_log AS l
 CROSS JOIN LATERAL jsonb_array_elements(l.detail -> 'memories') AS e (item)
-WHERE l.level = 'lifecycle' AND l.detail ? 'memories';
+WHERE l.level = 'lifecycle' AND jsonb_typeof(l.detail -> 'memories') = 'array';
 COMMENT ON VIEW cogmem.memory_history IS
 'What happened to each memory, from the audit trail (lifecycle batches expanded per memory).';
 

@@ -228,7 +228,13 @@ BEGIN
         SELECT r.memory_id INTO v_learning
         FROM cogmem._remember(v_tenant, report_error.description, 'dos_and_donts', ARRAY[v_area], v_embedding,
                               coalesce(report_error.source, '{}') || '{"kind": "learning"}', '{}') AS r;
-        -- Stored (or the same text already known): from now on it is a learning of this area.
+        -- Stored (or the same text already known): from now on it is a learning of this area. The lock
+        -- does what a foreign key would (migration 0012): an erasure cannot remove the memory meanwhile.
+        PERFORM FROM cogmem.memories AS m WHERE m.tenant = v_tenant AND m.memory_id = v_learning FOR KEY SHARE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the lesson was erased while it was being recorded'
+                USING ERRCODE = 'serialization_failure', HINT = 'Report the error again.';
+        END IF;
         INSERT INTO cogmem.learnings AS l (tenant, memory_id, area) VALUES (v_tenant, v_learning, v_area)
         ON CONFLICT (tenant, memory_id) DO NOTHING;
         v_repeated := NOT FOUND;

@@ -62,6 +62,15 @@ def test_180_nights_then_five_years(db, tenant):
     assert first["promote"] == 1 and first["reinforce"] == 1 and first["weaken"] == 1
     assert memory(db, tenant, proven) == ("long_term", 1.0, True)
     assert memory(db, tenant, failing) == ("long_term", 0.25, False)
+    # One audit row per decision, its memories as one array per field; the history zips them back.
+    history = db.execute(
+        "SELECT memory_id, event, detail FROM cogmem.memory_history WHERE level = 'lifecycle' ORDER BY event"
+    ).fetchall()
+    assert history == [
+        (proven, "promoted", {"from": "fresh", "to": "long_term"}),
+        (proven, "reinforced", {}),
+        (failing, "weakened", {"confidence": 0.25}),
+    ]
     assert night(db, start, 2)["weaken"] == 1
     assert memory(db, tenant, failing)[1] == 0.125  # again, night after night
     night(db, start, 3)
@@ -97,6 +106,22 @@ def test_180_nights_then_five_years(db, tenant):
     ).fetchall()
     assert ("dos_and_donts", rule) in rows
     assert memory(db, tenant, proven) == ("long_term", 1.0, True)  # reinforced: it no longer fades
+
+
+def test_history_reads_decisions_logged_before_migration_0012(db, tenant):
+    # Older rows list one object per memory (the audit is immutable: they stay so).
+    db.execute(
+        """INSERT INTO cogmem.audit_log (tenant, level, event, detail) VALUES (%s, 'lifecycle', 'deleted',
+           '{"reason": "forgotten", "memories": [{"memory_id": 7, "ring": "fresh", "confidence": 0.1},
+                                                 {"memory_id": 9, "ring": "habits", "confidence": 0}]}')""",
+        (tenant,),
+    )
+    assert db.execute(
+        "SELECT memory_id, detail FROM cogmem.memory_history WHERE event = 'deleted' ORDER BY memory_id"
+    ).fetchall() == [
+        (7, {"reason": "forgotten", "ring": "fresh", "confidence": 0.1}),
+        (9, {"reason": "forgotten", "ring": "habits", "confidence": 0}),
+    ]
 
 
 def test_a_proven_preference_becomes_a_habit_or_a_candidate(db, tenant):
@@ -175,7 +200,7 @@ def test_staging_and_production_stay_siblings(db, tenant):
     assert one(db, "SELECT count(*) FROM cogmem.memory_siblings") == 0
 
 
-def test_statistics_and_links_go_with_their_memories_in_one_or_many_tenants(db, tenant):
+def test_statistics_learnings_and_links_go_with_their_memories_in_one_or_many_tenants(db, tenant):
     db.execute("SELECT cogmem.create_tenant('globex')")
     ids = {t: [remember(db, t, f"{t} note {i} about web-{i}") for i in range(3)] for t in (tenant, "globex")}
     for t, (a, b, _c) in ids.items():
@@ -183,19 +208,21 @@ def test_statistics_and_links_go_with_their_memories_in_one_or_many_tenants(db, 
             "INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity) VALUES (%s, %s, %s, 0.9)",
             (t, a, b),
         )
+        db.execute("INSERT INTO cogmem.learnings (tenant, memory_id, area) VALUES (%s, %s, 'deploy')", (t, b))
 
     def left(t):
         return (
             one(db, "SELECT count(*) FROM cogmem.memory_stats WHERE tenant = %s", (t,)),
             one(db, "SELECT count(*) FROM cogmem.memory_siblings WHERE tenant = %s", (t,)),
+            one(db, "SELECT count(*) FROM cogmem.learnings WHERE tenant = %s", (t,)),
         )
 
     # One tenant's statement (a night, an erasure): the sibling side of a link is enough to drop it.
     db.execute("DELETE FROM cogmem.memories WHERE memory_id = %s", (ids[tenant][1],))
-    assert left(tenant) == (2, 0) and left("globex") == (3, 1)
+    assert left(tenant) == (2, 0, 0) and left("globex") == (3, 1, 1)
     # A statement across tenants (a tenant dropped with others, a DBA's cleanup) takes the join.
     db.execute("DELETE FROM cogmem.memories WHERE memory_id = ANY (%s)", ([ids[tenant][0], ids["globex"][0]],))
-    assert left(tenant) == (1, 0) and left("globex") == (2, 0)
+    assert left(tenant) == (1, 0, 0) and left("globex") == (2, 0, 1)
     assert (
         one(
             db,
@@ -204,8 +231,8 @@ def test_statistics_and_links_go_with_their_memories_in_one_or_many_tenants(db, 
         )
         == 0
     )
-    db.execute("TRUNCATE cogmem.memories CASCADE")  # learnings keep their key (migration 0012)
-    assert left(tenant) == (0, 0) and left("globex") == (0, 0)
+    db.execute("TRUNCATE cogmem.memories")
+    assert left(tenant) == (0, 0, 0) and left("globex") == (0, 0, 0)
 
 
 def test_rerunning_a_night_changes_nothing(db, tenant):

@@ -1,13 +1,12 @@
 """The nightly consolidation at 1M memories: statistics go with their memory once per statement, and the
 memories changed since the last night are found in an index.
 
-- memory_stats loses its foreign key to memories. A first night over a million memories forgets ~400,000
-  of them, and the key's cascade ran one DELETE per forgotten memory (~10 ms of a tenant's ~70 ms night,
-  bench/consolidation.py). The statement-level trigger that already removed sibling links
-  (migration 0004) now removes the statistics too, in one join per DELETE. Every writer inserts a
-  memory's statistics in the transaction that inserts the memory, so no row can be orphaned by a race.
-  learnings keeps its key: it is written for memories that already exist, where a concurrent erasure
-  could race, and it is small.
+- memory_stats and learnings lose their foreign keys to memories. A first night over a million memories
+  forgets ~400,000 of them, and each key's cascade ran one DELETE per forgotten memory (~13 ms of a
+  tenant's ~75 ms night, bench/consolidation.py). The statement-level trigger that already removed
+  sibling links (migration 0004) now removes both, with one index range per statement. Statistics are
+  inserted in the transaction that inserts their memory; report_error() locks the memory (FOR KEY
+  SHARE, as the key's check did) before it records a learning, so no row can be orphaned by a race.
 - memories_tenant_bits_idx also carries ring, created_at and updated_at. The night's near-duplicate
   search starts from the memories new or changed since the tenant's previous night, and fading looks at
   each unused memory's ring and age; both read every row of the tenant (~2 KB each, one page per row
@@ -35,6 +34,7 @@ depends_on = None
 def upgrade() -> None:
     execute(r"""
 ALTER TABLE cogmem.memory_stats DROP CONSTRAINT memory_stats_tenant_memory_id_fkey;
+ALTER TABLE cogmem.learnings DROP CONSTRAINT learnings_tenant_memory_id_fkey;
 DROP TRIGGER IF EXISTS memories_forget_sibling_links ON cogmem.memories;
 DROP TRIGGER IF EXISTS memories_truncate_sibling_links ON cogmem.memories;
 DROP FUNCTION IF EXISTS cogmem._forget_sibling_links();
@@ -74,6 +74,10 @@ FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_sibling_links();
 DELETE FROM cogmem.memory_stats AS s
 WHERE NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = s.tenant AND m.memory_id = s.memory_id);
 ALTER TABLE cogmem.memory_stats
+    ADD FOREIGN KEY (tenant, memory_id) REFERENCES cogmem.memories ON DELETE CASCADE;
+DELETE FROM cogmem.learnings AS l
+WHERE NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = l.tenant AND m.memory_id = l.memory_id);
+ALTER TABLE cogmem.learnings
     ADD FOREIGN KEY (tenant, memory_id) REFERENCES cogmem.memories ON DELETE CASCADE;
 CREATE INDEX memories_tenant_bits_idx_old ON cogmem.memories (tenant, memory_id) INCLUDE (embedding_bits);
 DROP INDEX cogmem.memories_tenant_bits_idx;
