@@ -25,7 +25,7 @@
 -- memory: a first night over a million memories writes thousands of audit rows, not half a million.
 -- cogmem.memory_history shows them per memory again.
 
--- Statistics, learnings and sibling links go with their memory. One join per DELETE statement rather than a
+-- Statistics, learnings and sibling links go with their memory. Once per DELETE statement rather than a
 -- foreign-key cascade per row: a night forgets hundreds of thousands of memories (migrations 0004, 0012).
 CREATE OR REPLACE FUNCTION cogmem._forget_keyed_rows()
 RETURNS trigger
@@ -33,8 +33,8 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_tenants text[];
-    v_ids     bigint[];
+    v_tenant text;
+    v_ids    bigint[];
 BEGIN
     IF tg_op = 'TRUNCATE' THEN
         DELETE FROM cogmem.memory_stats;
@@ -42,22 +42,14 @@ BEGIN
         DELETE FROM cogmem.memory_siblings;
         RETURN NULL;
     END IF;
-    SELECT array_agg(DISTINCT g.tenant), array_agg(g.memory_id) INTO v_tenants, v_ids FROM gone AS g;
-    IF cardinality(v_tenants) = 1 THEN
-        -- The usual case (a night, an erasure): one tenant, whose few links one index range holds. A
-        -- join with the deleted rows cost 2 ms a statement even with no links to remove.
-        DELETE FROM cogmem.memory_stats AS s WHERE s.tenant = v_tenants[1] AND s.memory_id = ANY (v_ids);
-        DELETE FROM cogmem.learnings AS l WHERE l.tenant = v_tenants[1] AND l.memory_id = ANY (v_ids);
+    -- Per tenant (a night or an erasure has one), whose few links one index range holds. A join with
+    -- the deleted rows cost 2 ms a statement even with no links to remove.
+    FOR v_tenant, v_ids IN SELECT g.tenant, array_agg(g.memory_id) FROM gone AS g GROUP BY g.tenant LOOP
+        DELETE FROM cogmem.memory_stats AS s WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_ids);
+        DELETE FROM cogmem.learnings AS l WHERE l.tenant = v_tenant AND l.memory_id = ANY (v_ids);
         DELETE FROM cogmem.memory_siblings AS l
-        WHERE l.tenant = v_tenants[1] AND (l.memory_id = ANY (v_ids) OR l.sibling_id = ANY (v_ids));
-        RETURN NULL;
-    END IF;
-    DELETE FROM cogmem.memory_stats AS s USING gone AS g
-    WHERE s.tenant = g.tenant AND s.memory_id = g.memory_id;
-    DELETE FROM cogmem.learnings AS l USING gone AS g
-    WHERE l.tenant = g.tenant AND l.memory_id = g.memory_id;
-    DELETE FROM cogmem.memory_siblings AS l USING gone AS g
-    WHERE l.tenant = g.tenant AND (l.memory_id = g.memory_id OR l.sibling_id = g.memory_id);
+        WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_ids) OR l.sibling_id = ANY (v_ids));
+    END LOOP;
     RETURN NULL;
 END;
 $$;

@@ -10,6 +10,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_erased bigint[];
+    v_quoted text;
 BEGIN
     WITH gone AS (
         DELETE FROM cogmem.memories AS m
@@ -20,14 +21,15 @@ BEGIN
     IF cardinality(v_erased) = 0 THEN
         RETURN 0;
     END IF;
-    -- Recall reasons of other memories may name an erased sibling's details ("#12 for 10.0.0.5").
+    -- Recall reasons of other memories may name an erased sibling's details ("#12 for 10.0.0.5"): one
+    -- pattern finds the recalls that quote any of them and scrubs each quote.
+    v_quoted := '#(' || array_to_string(v_erased, '|') || ') for [^,;]*';
     UPDATE cogmem.recalls AS r
     SET item_reasons = ARRAY(
-        SELECT regexp_replace(i.reason, '#(' || array_to_string(v_erased, '|') || ') for [^,;]*', '#\1 (erased)', 'g')
+        SELECT regexp_replace(i.reason, v_quoted, '#\1 (erased)', 'g')
         FROM unnest(r.item_reasons) WITH ORDINALITY AS i (reason, n) ORDER BY i.n)
     WHERE r.tenant = p_tenant
-      AND EXISTS (SELECT FROM unnest(r.item_reasons) AS i (reason), unnest(v_erased) AS e (id)
-                  WHERE i.reason LIKE '%#' || e.id || ' for %');
+      AND EXISTS (SELECT FROM unnest(r.item_reasons) AS i (reason) WHERE i.reason ~ v_quoted);
     UPDATE cogmem.sensory_turns AS s SET memory_id = NULL
     WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_erased);
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)

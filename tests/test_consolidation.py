@@ -220,7 +220,7 @@ def test_statistics_learnings_and_links_go_with_their_memories_in_one_or_many_te
     # One tenant's statement (a night, an erasure): the sibling side of a link is enough to drop it.
     db.execute("DELETE FROM cogmem.memories WHERE memory_id = %s", (ids[tenant][1],))
     assert left(tenant) == (2, 0, 0) and left("globex") == (3, 1, 1)
-    # A statement across tenants (a tenant dropped with others, a DBA's cleanup) takes the join.
+    # A statement across tenants (a tenant dropped with others, a DBA's cleanup): each tenant in turn.
     db.execute("DELETE FROM cogmem.memories WHERE memory_id = ANY (%s)", ([ids[tenant][0], ids["globex"][0]],))
     assert left(tenant) == (1, 0, 0) and left("globex") == (2, 0, 1)
     assert (
