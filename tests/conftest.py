@@ -101,6 +101,11 @@ def one(conn: psycopg.Connection, query: str, params: tuple | dict | None = None
     return row[0]
 
 
+def named(args: dict) -> str:
+    """The named arguments of a call as an application writes them: ', name => %(name)s' for each."""
+    return "".join(f", {name} => %({name})s" for name in args)
+
+
 def unit_vector(seed: int, dims: int = 384) -> list[float]:
     """A deterministic unit vector; nearby seeds are not similar."""
     import random

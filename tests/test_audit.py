@@ -3,12 +3,11 @@
 import psycopg
 import pytest
 
-from tests.conftest import one
+from tests.conftest import named, one
 
 
 def remember(db, tenant, content, **kw):
-    cols = ", ".join(f"{k} => %({k})s" for k in kw)
-    sql = f"SELECT memory_id FROM cogmem.remember(%(tenant)s, %(content)s{', ' + cols if cols else ''})"
+    sql = f"SELECT memory_id FROM cogmem.remember(%(tenant)s, %(content)s{named(kw)})"
     return one(db, sql, {"tenant": tenant, "content": content, **kw})
 
 

@@ -4,15 +4,15 @@ import numpy as np
 import psycopg
 import pytest
 
-from tests.conftest import blend, one, unit_vector
+from tests.conftest import blend, named, one, unit_vector
 
 
 def remember(db, tenant, content, **kw):
     if "embedding" in kw:
         kw["embedding"] = np.asarray(kw["embedding"], dtype=np.float32)
-    cols = "".join(f", {k} => %({k})s" for k in kw)
     return db.execute(
-        f"SELECT memory_id, action, conflict_id, conflicts_with FROM cogmem.remember(%(tenant)s, %(content)s{cols})",
+        "SELECT memory_id, action, conflict_id, conflicts_with "
+        f"FROM cogmem.remember(%(tenant)s, %(content)s{named(kw)})",
         {"tenant": tenant, "content": content, **kw},
     ).fetchone()
 

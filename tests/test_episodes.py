@@ -3,7 +3,7 @@
 import psycopg
 import pytest
 
-from tests.conftest import one
+from tests.conftest import named, one
 
 
 def start(db, tenant, project="shop-migration", goal=None):
@@ -11,9 +11,8 @@ def start(db, tenant, project="shop-migration", goal=None):
 
 
 def end(db, session, summary, **kw):
-    cols = "".join(f", {k} => %({k})s" for k in kw)
     return db.execute(
-        f"SELECT episode, touched, remembered FROM cogmem.end_session(%(session)s, %(summary)s{cols})",
+        f"SELECT episode, touched, remembered FROM cogmem.end_session(%(session)s, %(summary)s{named(kw)})",
         {"session": session, "summary": summary, **kw},
     ).fetchone()
 

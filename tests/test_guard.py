@@ -4,7 +4,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from tests.conftest import one, unit_vector
+from tests.conftest import named, one, unit_vector
 
 LESSON = "Restarted web-1 during the night and checkout broke: do not restart web servers at night."
 
@@ -29,10 +29,9 @@ def guard(db, tenant, area="server", action="restart web-1 tonight", embedding=N
 
 
 def report(db, tenant, description=LESSON, **kw):
-    cols = "".join(f", {k} => %({k})s" for k in kw)
     return db.execute(
         "SELECT learning_id, errors, repeats_since_ack, blocking, repeated "
-        f"FROM cogmem.report_error(%(tenant)s, 'server', %(description)s{cols})",
+        f"FROM cogmem.report_error(%(tenant)s, 'server', %(description)s{named(kw)})",
         {"tenant": tenant, "description": description, **kw},
     ).fetchone()
 

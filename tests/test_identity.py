@@ -3,12 +3,11 @@
 import psycopg
 import pytest
 
-from tests.conftest import one
+from tests.conftest import named, one
 
 
 def set_identity(db, tenant, **kw):
-    cols = "".join(f", {k} => %({k})s" for k in kw)
-    return one(db, f"SELECT cogmem.set_core_identity(%(tenant)s{cols})", {"tenant": tenant, **kw})
+    return one(db, f"SELECT cogmem.set_core_identity(%(tenant)s{named(kw)})", {"tenant": tenant, **kw})
 
 
 def current(db, tenant):

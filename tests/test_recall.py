@@ -7,7 +7,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from tests.conftest import blend, one, unit_vector
+from tests.conftest import blend, named, one, unit_vector
 
 SERVER_MSG = "Let's open a maintenance window tonight and restart the servers"
 
@@ -21,12 +21,12 @@ def add(db, tenant, content, ring, topics, embedding=None):
     )
 
 
-def recall(db, tenant, message, **named):
-    if isinstance(named.get("embedding"), list):
-        named["embedding"] = np.asarray(named["embedding"], dtype=np.float32)
-    extra = "".join(f", {name} => %({name})s" for name in named)
+def recall(db, tenant, message, **args):
+    if isinstance(args.get("embedding"), list):
+        args["embedding"] = np.asarray(args["embedding"], dtype=np.float32)
     return db.execute(
-        f"SELECT * FROM cogmem.recall(%(tenant)s, %(message)s{extra})", {"tenant": tenant, "message": message, **named}
+        f"SELECT * FROM cogmem.recall(%(tenant)s, %(message)s{named(args)})",
+        {"tenant": tenant, "message": message, **args},
     ).fetchall()
 
 
@@ -229,7 +229,7 @@ def test_feedback_errors(db, recall_id, outcome, sqlstate, message):
 
 
 @pytest.mark.parametrize(
-    ("named", "sqlstate", "message"),
+    ("args", "sqlstate", "message"),
     [
         ({"budget": 0}, "22023", "budget must be between 1 and 1000000 tokens, got 0"),
         ({"budget": -5}, "22023", "budget must be between 1 and 1000000 tokens, got -5"),
@@ -237,9 +237,9 @@ def test_feedback_errors(db, recall_id, outcome, sqlstate, message):
         ({"embedding": "[1,2]"}, "22023", "embedding has 2 dimensions, expected 384"),
     ],
 )
-def test_recall_errors(db, tenant, named, sqlstate, message):
+def test_recall_errors(db, tenant, args, sqlstate, message):
     with pytest.raises(psycopg.Error) as err:
-        recall(db, tenant, SERVER_MSG, **named)
+        recall(db, tenant, SERVER_MSG, **args)
     assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
     assert err.value.diag.message_hint
     assert one(db, "SELECT count(*) FROM cogmem.recalls") == 0

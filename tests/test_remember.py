@@ -8,18 +8,19 @@ import numpy as np
 import psycopg
 import pytest
 
-from tests.conftest import blend, one, unit_vector
+from tests.conftest import blend, named, one, unit_vector
 
 RULE = "Don't restart the server at night, last time everything went sideways."
 
 
-def remember(db, tenant, content, **named):
+def remember(db, tenant, content, **args):
     """Calls cogmem.remember with named arguments, as an application would."""
-    if isinstance(named.get("embedding"), list):
-        named["embedding"] = np.asarray(named["embedding"], dtype=np.float32)
-    extra = "".join(f", {name} => %({name})s" for name in named)
-    query = f"SELECT memory_id, ring, topics, action, redactions FROM cogmem.remember(%(tenant)s, %(content)s{extra})"
-    return db.execute(query, {"tenant": tenant, "content": content, **named}).fetchone()
+    if isinstance(args.get("embedding"), list):
+        args["embedding"] = np.asarray(args["embedding"], dtype=np.float32)
+    query = (
+        f"SELECT memory_id, ring, topics, action, redactions FROM cogmem.remember(%(tenant)s, %(content)s{named(args)})"
+    )
+    return db.execute(query, {"tenant": tenant, "content": content, **args}).fetchone()
 
 
 def test_remember_routes_tags_and_stores(db, tenant):
