@@ -90,9 +90,9 @@ def quality(conn: psycopg.Connection) -> list[str]:
         q = np.asarray(embedder.embed([question])[0], dtype=np.float32)
         lexical = conn.execute(
             """SELECT m.memory_id, m.token_estimate FROM cogmem.memories AS m,
-                      cogmem._or_query(tsvector_to_array(to_tsvector('english', %s))) AS q
+                      tsvector_to_array(to_tsvector('english', %s)) AS w, cogmem._or_query(w) AS q
                WHERE m.tenant = %s AND m.search @@ q
-               ORDER BY ts_rank_cd(m.search, q) DESC, m.memory_id LIMIT 100""",
+               ORDER BY cogmem._shared_words(m.search, w) DESC, m.memory_id LIMIT 100""",
             (question, tenant),
         ).fetchall()
         semantic = conn.execute(
