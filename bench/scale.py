@@ -14,6 +14,8 @@ fresh database of a private cluster is loaded with the workload of bench/workloa
   step is, and the floor for any semantic lookup); single client, then 8 clients in parallel;
 - where the scale allows, the same top-10 through a global pgvector HNSW index (iterative scan), to
   show why recall does not use one;
+- recall and remember as the tenant's own role (a member of cogmem_app granted that one tenant), which
+  row-level security applies to, against the same calls as the owner, which it does not;
 - the plans of the hot queries, captured with auto_explain (ANALYZE, BUFFERS) inside recall itself.
 """
 
@@ -30,6 +32,7 @@ from collections.abc import Callable
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg import sql as pgsql
 
 from bench.workload import memories, tenant_language, tenant_names, unit_vectors
 from cogmem_pg.migrate import install
@@ -54,13 +57,28 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+def tenant_role(tenant: str) -> str:
+    """The role an application switches to (SET ROLE) for one tenant's requests: granted that tenant only."""
+    return f"cogmem_bench_{tenant}"
+
+
+def set_tenant_role(conn: psycopg.Connection, tenant: str) -> None:
+    conn.execute(pgsql.SQL("SET ROLE {}").format(pgsql.Identifier(tenant_role(tenant))))
+
+
 def load(dsn: str, total: int, loaders: int = 2) -> tuple[float, int]:
-    """Loads the workload through remember_many with `loaders` parallel clients; returns (seconds, rows)."""
+    """Loads the workload through remember_many with `loaders` parallel clients; returns (seconds, rows).
+    Each tenant also gets its own role (roles are cluster-wide: made once, granted in each database)."""
     rows = list(memories(total, TENANTS, SEED))
     vectors = unit_vectors(len(rows), SEED)
     with psycopg.connect(dsn, autocommit=True) as conn:
         for index, tenant in enumerate(tenant_names(TENANTS)):
             conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, tenant_language(index)))
+            if not conn.execute("SELECT FROM pg_roles WHERE rolname = %s", (tenant_role(tenant),)).fetchone():
+                conn.execute(
+                    pgsql.SQL("CREATE ROLE {} NOLOGIN IN ROLE cogmem_app").format(pgsql.Identifier(tenant_role(tenant)))
+                )
+            conn.execute("SELECT cogmem.grant_tenant(%s, %s)", (tenant_role(tenant), tenant))
     # Batches of one tenant each, at most BATCH items; loader k takes every k-th batch.
     batches: list[tuple[int, int]] = []
     start = 0
@@ -132,21 +150,34 @@ SINGLE_WRITES = {  # name: (statement, session setup)
     "remember": (REMEMBER, None),
     "flat INSERT": ("INSERT INTO bench_flat (tenant, content, embedding) VALUES (%s, %s, %b)", None),
     "remember, synchronous_commit off": (REMEMBER, ASYNC),
+    "remember, as the tenant's own role": (REMEMBER, None),
 }
+# Calls made as the tenant's own role, under row-level security. Writes count the SET ROLE before each call
+# (what an application switching roles per request pays); reads switch outside the timed call.
+AS_TENANT_ROLE = {"remember, as the tenant's own role", "cogmem.recall (3,200 tokens), as the tenant's own role"}
 
 
 def single_row_rates(dsn: str, clients: int, calls: int = 2000) -> dict[str, float]:
     """Rows per second of one-row transactions from `clients` sessions, for remember (routing and topic
-    detection on, the vector given) and for the flat-table baseline, on the same texts."""
-    items = list(memories(calls, TENANTS, SEED + 3 + clients))
-    vectors = unit_vectors(calls, SEED + 3 + clients)
+    detection on, the vector given) and for the flat-table baseline. Each write gets texts of its own seed
+    from the same generator: texts another write already stored would be rehearsed, not stored."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(FLAT_TABLE)
     rates = {}
-    for name, (sql, setup) in SINGLE_WRITES.items():
+    for j, (name, (sql, setup)) in enumerate(SINGLE_WRITES.items()):
         ready = threading.Barrier(clients + 1)
+        seed = SEED + 3 + clients + 10 * j
+        items, vectors = list(memories(calls, TENANTS, seed)), unit_vectors(calls, seed)
 
-        def work(k: int, sql: str = sql, setup: str | None = setup, ready: threading.Barrier = ready) -> None:
+        def work(
+            k: int,
+            sql: str = sql,
+            setup: str | None = setup,
+            as_role: bool = name in AS_TENANT_ROLE,
+            items: list = items,
+            vectors: np.ndarray = vectors,
+            ready: threading.Barrier = ready,
+        ) -> None:
             with psycopg.connect(dsn, autocommit=True) as conn:
                 register_vector(conn)
                 conn.execute("SET cogmem.embed = off")
@@ -154,6 +185,8 @@ def single_row_rates(dsn: str, clients: int, calls: int = 2000) -> dict[str, flo
                     conn.execute(setup)
                 ready.wait()
                 for i in range(k, calls, clients):
+                    if as_role:
+                        set_tenant_role(conn, items[i].tenant)
                     conn.execute(sql, (items[i].tenant, items[i].content, vectors[i]))
 
         threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
@@ -179,6 +212,8 @@ QUERIES = {
     "cogmem.recall (800 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b, budget => 800)",
     # The same call in a session with synchronous_commit = off (see ASYNC): what the WAL flush costs.
     "cogmem.recall (3,200 tokens), synchronous_commit off": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
+    # As the tenant's own role (AS_TENANT_ROLE), on a third session: what row-level security costs.
+    "cogmem.recall (3,200 tokens), as the tenant's own role": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
 }
 SESSIONS = {"cogmem.recall (3,200 tokens), synchronous_commit off"}
 
@@ -194,22 +229,32 @@ def params(rng: random.Random) -> dict:
 
 def single_client(dsn: str, queries: dict[str, str], calls: int) -> dict[str, list[float]]:
     """Each query `calls` times, interleaved in random order on one client. A query named in SESSIONS runs on
-    a second session with that setup, so that it is timed in the same loop as the rest."""
+    a second session with that setup, one in AS_TENANT_ROLE on a third as the tenant's role, so that each is
+    timed in the same loop as the rest."""
     rng = random.Random(SEED)
     timings: dict[str, list[float]] = {name: [] for name in queries}
-    with psycopg.connect(dsn, autocommit=True) as plain, psycopg.connect(dsn, autocommit=True) as tuned:
-        for conn, setup in ((plain, None), (tuned, ASYNC)):
+    with (
+        psycopg.connect(dsn, autocommit=True) as plain,
+        psycopg.connect(dsn, autocommit=True) as tuned,
+        psycopg.connect(dsn, autocommit=True) as scoped,
+    ):
+        for conn, setup in ((plain, None), (tuned, ASYNC), (scoped, None)):
             register_vector(conn)
             conn.execute("SET cogmem.embed = off")
             if setup:
                 conn.execute(setup)
-        session = {name: tuned if name in SESSIONS else plain for name in queries}
+        session = {name: tuned if name in SESSIONS else scoped if name in AS_TENANT_ROLE else plain for name in queries}
         for _ in range(20):  # warm the sessions' plan caches
             for name, sql in queries.items():
-                session[name].execute(sql, params(rng)).fetchall()
+                p = params(rng)
+                if name in AS_TENANT_ROLE:
+                    set_tenant_role(scoped, p["t"])
+                session[name].execute(sql, p).fetchall()
         for _ in range(calls):
             p = params(rng)
             for name, sql in rng.sample(list(queries.items()), len(queries)):
+                if name in AS_TENANT_ROLE:
+                    set_tenant_role(scoped, p["t"])
                 t0 = time.perf_counter()
                 session[name].execute(sql, p).fetchall()
                 timings[name].append((time.perf_counter() - t0) * 1000)
@@ -340,6 +385,9 @@ def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: in
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+ROLE_WRITE = "remember, as the tenant's own role"
+
+
 def section(results: list[dict], calls: int) -> list[str]:
     lines = [
         f"{TENANTS:,} tenants (log-normal sizes, one in five writing Turkish), the workload of `bench/workload.py` "
@@ -373,8 +421,8 @@ def section(results: list[dict], calls: int) -> list[str]:
         "",
         "| memories | load: remember_many, 2 clients | remember_many, 1 client | remember, 1 client "
         "| flat INSERT, 1 client | remember, 4 clients | flat INSERT, 4 clients "
-        "| remember, synchronous_commit off, 1 / 4 clients |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| remember, synchronous_commit off, 1 / 4 clients | remember as the tenant's own role, 1 / 4 clients |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         one, four = r["single_rows"][1], r["single_rows"][4]
@@ -382,7 +430,8 @@ def section(results: list[dict], calls: int) -> list[str]:
             f"| {r['total']:,} | {r['load_rate']:,.0f}/s ({r['load_s']:.0f} s) | {r['batch_given']:,.0f}/s | "
             f"{one['remember']:,.0f}/s | {one['flat INSERT']:,.0f}/s | {four['remember']:,.0f}/s | "
             f"{four['flat INSERT']:,.0f}/s | {one['remember, synchronous_commit off']:,.0f}/s / "
-            f"{four['remember, synchronous_commit off']:,.0f}/s |"
+            f"{four['remember, synchronous_commit off']:,.0f}/s | "
+            f"{one[ROLE_WRITE]:,.0f}/s / {four[ROLE_WRITE]:,.0f}/s |"
         )
     lines += [
         "",
@@ -390,6 +439,11 @@ def section(results: list[dict], calls: int) -> list[str]:
         "a commit returns before its WAL reaches the disk: a crash can lose the last fraction of a second "
         "of memories and recall logs, whole transactions only, and the database stays consistent. The "
         "rows marked so above measure what that buys.",
+        "",
+        'Rows "as the tenant\'s own role" call as a member of cogmem_app granted only that tenant (`SET ROLE` '
+        "per tenant, as an application does per request), so row-level security applies; the other rows run "
+        "as the owner, which it does not. Each statement on a tenant table then first asks which tenants the "
+        "role reaches (`cogmem._granted_tenants()`). The write rate counts the `SET ROLE` before each call.",
     ]
     hnsw = [r for r in results if "hnsw" in r]
     if hnsw:

@@ -141,14 +141,18 @@ RETURN length(search) - length(ts_delete(search, words));
 COMMENT ON FUNCTION cogmem._shared_words(tsvector, text[]) IS
 'How many of the given (already stemmed) words a text''s tsvector holds.';
 
--- Tenant reach (row-level security, sql/110-isolation.sql).
+-- Tenant reach (row-level security, sql/110-isolation.sql). The policies run these once per statement
+-- and table, so they are PL/pgSQL (a SQL function with a SET clause is parsed and planned on every call)
+-- and read only the caller's own rows of tenant_access.
 CREATE OR REPLACE FUNCTION cogmem._sees_every_tenant()
 RETURNS boolean
-LANGUAGE sql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    SELECT pg_has_role(current_user, 'cogmem_admin', 'USAGE')
+BEGIN
+    RETURN pg_has_role(current_user, 'cogmem_admin', 'USAGE')
         OR EXISTS (SELECT FROM cogmem.tenant_access AS a WHERE a.tenant = '*');
+END;
 $$;
 COMMENT ON FUNCTION cogmem._sees_every_tenant() IS
 'True for members of cogmem_admin and for roles granted tenant ''*'' (row-level security shows a role '
@@ -156,24 +160,48 @@ COMMENT ON FUNCTION cogmem._sees_every_tenant() IS
 
 CREATE OR REPLACE FUNCTION cogmem._granted_tenants()
 RETURNS text[]
-LANGUAGE sql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Index lookups only, whatever the statistics say: a plan that reads all of tenant_access evaluates its
+-- policy on every grant (~3 ms a statement with a thousand grants).
+SET enable_seqscan = off
+SET enable_bitmapscan = off
 AS $$
-    SELECT array_agg(a.tenant) FROM cogmem.tenant_access AS a;
+DECLARE
+    v_roles name[];
+BEGIN
+    -- The roles whose grants apply: the caller and what it is a member of, as pg_has_role decides
+    -- (USAGE: membership with inheritance). Walked from the caller, not tested for every role there is.
+    v_roles := ARRAY(
+        WITH RECURSIVE reach (oid) AS (
+            SELECT to_regrole(quote_ident(current_user))::oid
+            UNION
+            -- A lookup per role reached (OFFSET 0 keeps it one), not a pass over every membership.
+            SELECT m.roleid FROM reach, LATERAL (
+                SELECT a.roleid FROM pg_auth_members AS a WHERE a.member = reach.oid OFFSET 0
+            ) AS m
+        )
+        SELECT pg_get_userbyid(reach.oid) FROM reach WHERE pg_has_role(current_user, reach.oid, 'USAGE')
+    );
+    RETURN (SELECT array_agg(a.tenant) FROM cogmem.tenant_access AS a WHERE a.role_name = ANY (v_roles));
+END;
 $$;
 COMMENT ON FUNCTION cogmem._granted_tenants() IS 'The tenants the current role was granted.';
 
 CREATE OR REPLACE FUNCTION cogmem._may_use_vault(p_tenant text)
 RETURNS boolean
-LANGUAGE sql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+BEGIN
     -- Membership is checked here, not left to the row-level security of tenant_access: administrators
-    -- see every grant there, and must not hold every vault by that.
-    SELECT EXISTS (
+    -- see every grant there, and must not hold every vault by that. A dropped role reaches nothing
+    -- (to_regrole gives NULL).
+    RETURN EXISTS (
         SELECT FROM cogmem.tenant_access AS a
-        JOIN pg_roles AS r ON r.rolname = a.role_name
-        WHERE a.vault AND a.tenant IN (p_tenant, '*') AND pg_has_role(current_user, r.oid, 'USAGE')
+        WHERE a.vault AND a.tenant IN (p_tenant, '*')
+          AND pg_has_role(current_user, to_regrole(quote_ident(a.role_name)), 'USAGE')
     );
+END;
 $$;
 COMMENT ON FUNCTION cogmem._may_use_vault(text) IS 'Whether the current role was granted this tenant''s vault.';

@@ -15,13 +15,11 @@
 ALTER TABLE cogmem.tenant_access ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS own_grants ON cogmem.tenant_access;
 -- Not through _sees_every_tenant(): that reads this table, and a policy must not recurse.
+-- A grant to a dropped role reaches nothing: to_regrole gives NULL, and so does pg_has_role.
 CREATE POLICY own_grants ON cogmem.tenant_access
 USING (
     pg_has_role(current_user, 'cogmem_admin', 'USAGE')
-    OR EXISTS (
-        SELECT FROM pg_roles AS r
-        WHERE r.rolname = tenant_access.role_name AND pg_has_role(current_user, r.oid, 'USAGE')
-    )
+    OR pg_has_role(current_user, to_regrole(quote_ident(role_name)), 'USAGE')
 );
 
 -- One policy per tenant table. The sub-selects are evaluated once per statement (init plans), and the

@@ -145,6 +145,29 @@ def test_a_group_grant_and_the_every_tenant_grant(db, login, world):
         db.execute("DROP ROLE t_support_desk")
 
 
+def test_grants_reach_through_memberships_and_not_from_dropped_roles(db, login, world):
+    """Who reaches a tenant is what pg_has_role(..., 'USAGE') says, walked from the caller's memberships:
+    two levels of groups, a name that needs quoting, and a grant left behind by a dropped role."""
+    db.execute('CREATE ROLE "T Desk Inner" NOLOGIN')
+    db.execute("CREATE ROLE t_desk_outer NOLOGIN")
+    db.execute("CREATE ROLE t_desk_gone NOLOGIN")
+    try:
+        db.execute('GRANT "T Desk Inner" TO t_desk_outer; GRANT cogmem_app TO "T Desk Inner"')
+        db.execute("SELECT cogmem.grant_tenant('T Desk Inner', 'tn_north')")
+        db.execute("SELECT cogmem.grant_tenant('t_desk_gone', 'tn_south')")
+        db.execute("DROP ROLE t_desk_gone")  # its grant row stays behind
+        member = login("t_desk_outer")
+        # Not tn_south: the dropped role's grant reaches nobody (and its dangling row breaks nothing).
+        assert [r[0] for r in member.execute("SELECT tenant FROM cogmem.tenants")] == ["tn_north"]
+        north = one(db, "SELECT count(*) FROM cogmem.memories WHERE tenant = 'tn_north'")
+        assert north > 0 and one(member, "SELECT count(*) FROM cogmem.memories") == north
+        assert one(member, "SELECT count(*) FROM cogmem.tenant_access") == 1
+    finally:
+        db.execute("DELETE FROM cogmem.tenant_access WHERE role_name IN ('T Desk Inner', 't_desk_gone')")
+        db.execute('DROP OWNED BY "T Desk Inner", t_desk_outer')
+        db.execute('DROP ROLE "T Desk Inner", t_desk_outer')
+
+
 def test_grant_tenant_input_errors(db, tenant):
     with pytest.raises(psycopg.errors.UndefinedObject):
         db.execute("SELECT cogmem.grant_tenant('nobody_at_all', %s)", (tenant,))
