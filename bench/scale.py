@@ -143,6 +143,7 @@ CREATE TABLE IF NOT EXISTS bench_flat (
 CREATE INDEX IF NOT EXISTS bench_flat_tenant_idx ON bench_flat (tenant, created_at);
 """
 REMEMBER = "SELECT * FROM cogmem.remember(%s, %s, NULL, NULL, %b)"
+REMEMBER_NAMED = "SELECT * FROM cogmem.remember(%(t)s, %(c)s, NULL, NULL, %(v)b)"
 # What the commit's WAL flush costs: an application that can lose the last fraction of a second of writes
 # in a crash (never a half-written memory) may set synchronous_commit = off for its sessions.
 ASYNC = "SET synchronous_commit = off"
@@ -150,11 +151,7 @@ SINGLE_WRITES = {  # name: (statement, session setup)
     "remember": (REMEMBER, None),
     "flat INSERT": ("INSERT INTO bench_flat (tenant, content, embedding) VALUES (%s, %s, %b)", None),
     "remember, synchronous_commit off": (REMEMBER, ASYNC),
-    "remember, as the tenant's own role": (REMEMBER, None),
 }
-# Calls made as the tenant's own role, under row-level security. Writes count the SET ROLE before each call
-# (what an application switching roles per request pays); reads switch outside the timed call.
-AS_TENANT_ROLE = {"remember, as the tenant's own role", "cogmem.recall (3,200 tokens), as the tenant's own role"}
 
 
 def single_row_rates(dsn: str, clients: int, calls: int = 2000) -> dict[str, float]:
@@ -173,7 +170,6 @@ def single_row_rates(dsn: str, clients: int, calls: int = 2000) -> dict[str, flo
             k: int,
             sql: str = sql,
             setup: str | None = setup,
-            as_role: bool = name in AS_TENANT_ROLE,
             items: list = items,
             vectors: np.ndarray = vectors,
             ready: threading.Barrier = ready,
@@ -185,8 +181,6 @@ def single_row_rates(dsn: str, clients: int, calls: int = 2000) -> dict[str, flo
                     conn.execute(setup)
                 ready.wait()
                 for i in range(k, calls, clients):
-                    if as_role:
-                        set_tenant_role(conn, items[i].tenant)
                     conn.execute(sql, (items[i].tenant, items[i].content, vectors[i]))
 
         threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
@@ -212,8 +206,6 @@ QUERIES = {
     "cogmem.recall (800 tokens)": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b, budget => 800)",
     # The same call in a session with synchronous_commit = off (see ASYNC): what the WAL flush costs.
     "cogmem.recall (3,200 tokens), synchronous_commit off": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
-    # As the tenant's own role (AS_TENANT_ROLE), on a third session: what row-level security costs.
-    "cogmem.recall (3,200 tokens), as the tenant's own role": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
 }
 SESSIONS = {"cogmem.recall (3,200 tokens), synchronous_commit off"}
 
@@ -229,32 +221,22 @@ def params(rng: random.Random) -> dict:
 
 def single_client(dsn: str, queries: dict[str, str], calls: int) -> dict[str, list[float]]:
     """Each query `calls` times, interleaved in random order on one client. A query named in SESSIONS runs on
-    a second session with that setup, one in AS_TENANT_ROLE on a third as the tenant's role, so that each is
-    timed in the same loop as the rest."""
+    a second session with that setup, so that it is timed in the same loop as the rest."""
     rng = random.Random(SEED)
     timings: dict[str, list[float]] = {name: [] for name in queries}
-    with (
-        psycopg.connect(dsn, autocommit=True) as plain,
-        psycopg.connect(dsn, autocommit=True) as tuned,
-        psycopg.connect(dsn, autocommit=True) as scoped,
-    ):
-        for conn, setup in ((plain, None), (tuned, ASYNC), (scoped, None)):
+    with psycopg.connect(dsn, autocommit=True) as plain, psycopg.connect(dsn, autocommit=True) as tuned:
+        for conn, setup in ((plain, None), (tuned, ASYNC)):
             register_vector(conn)
             conn.execute("SET cogmem.embed = off")
             if setup:
                 conn.execute(setup)
-        session = {name: tuned if name in SESSIONS else scoped if name in AS_TENANT_ROLE else plain for name in queries}
+        session = {name: tuned if name in SESSIONS else plain for name in queries}
         for _ in range(20):  # warm the sessions' plan caches
             for name, sql in queries.items():
-                p = params(rng)
-                if name in AS_TENANT_ROLE:
-                    set_tenant_role(scoped, p["t"])
-                session[name].execute(sql, p).fetchall()
+                session[name].execute(sql, params(rng)).fetchall()
         for _ in range(calls):
             p = params(rng)
             for name, sql in rng.sample(list(queries.items()), len(queries)):
-                if name in AS_TENANT_ROLE:
-                    set_tenant_role(scoped, p["t"])
                 t0 = time.perf_counter()
                 session[name].execute(sql, p).fetchall()
                 timings[name].append((time.perf_counter() - t0) * 1000)
@@ -292,6 +274,47 @@ def many_clients(dsn: str, sql: str, clients: int, calls: int) -> tuple[list[flo
     for t in threads:
         t.join()
     return latencies, clients * calls / (time.perf_counter() - started)
+
+
+ROLE_WAYS = ("as the owner", "as the tenant's role, a session per role", "as the tenant's role, SET ROLE per call")
+
+
+def role_costs(dsn: str, calls: int, tenants: int = 8) -> dict[str, dict[str, list[float]]]:
+    """recall and remember for a few tenants, interleaved: as the owner (row-level security does not apply),
+    as the tenant's own role on a session that keeps it (a login or pool per role), and as that role on one
+    session that switches with SET ROLE before each call (outside the timing). PostgreSQL plans a statement
+    under row-level security for the role it runs as, so a switch re-plans every statement of the call."""
+    rng = random.Random(SEED + 5)
+    chosen = rng.sample(tenant_names(TENANTS), tenants)
+    texts = iter(m.content for m in memories(6 * (calls + 5), TENANTS, SEED + 50))
+    calls_sql = {"recall": QUERIES["cogmem.recall (3,200 tokens)"], "remember": REMEMBER_NAMED}
+    timings: dict[str, dict[str, list[float]]] = {call: {way: [] for way in ROLE_WAYS} for call in calls_sql}
+    conns = [psycopg.connect(dsn, autocommit=True) for _ in range(tenants + 2)]
+    try:
+        for conn in conns:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = off")
+        owner, switching, pinned = conns[0], conns[1], dict(zip(chosen, conns[2:], strict=True))
+        for tenant, conn in pinned.items():
+            set_tenant_role(conn, tenant)
+        for i in range(calls + 5):  # the first five warm the plan caches
+            p = params(rng)
+            p["t"] = rng.choice(chosen)
+            for call, sql in calls_sql.items():
+                for way in rng.sample(ROLE_WAYS, len(ROLE_WAYS)):
+                    conn = owner if way == ROLE_WAYS[0] else pinned[p["t"]] if way == ROLE_WAYS[1] else switching
+                    if way == ROLE_WAYS[2]:  # from another tenant's role, as a shared pool would
+                        set_tenant_role(conn, rng.choice([t for t in chosen if t != p["t"]]))
+                        set_tenant_role(conn, p["t"])
+                    p["c"] = next(texts)  # a new text for each remember (recall does not read it)
+                    t0 = time.perf_counter()
+                    conn.execute(sql, p).fetchall()
+                    if i >= 5:
+                        timings[call][way].append((time.perf_counter() - t0) * 1000)
+    finally:
+        for conn in conns:
+            conn.close()
+    return timings
 
 
 def hnsw_baseline(dsn: str, calls: int) -> tuple[float, float, float]:
@@ -375,6 +398,7 @@ def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: in
         )
         result["single_rows"] = {n: single_row_rates(dsn, n) for n in (1, 4)}
         result["batch_given"] = batch_rate(dsn)
+        result["roles"] = role_costs(dsn, max(50, calls // 2))
         if total <= hnsw_up_to:
             result["hnsw"] = hnsw_baseline(dsn, max(50, calls // 4))
         if total >= hnsw_up_to:
@@ -383,9 +407,6 @@ def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: in
     finally:
         with psycopg.connect(admin_dsn, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-ROLE_WRITE = "remember, as the tenant's own role"
 
 
 def section(results: list[dict], calls: int) -> list[str]:
@@ -421,8 +442,8 @@ def section(results: list[dict], calls: int) -> list[str]:
         "",
         "| memories | load: remember_many, 2 clients | remember_many, 1 client | remember, 1 client "
         "| flat INSERT, 1 client | remember, 4 clients | flat INSERT, 4 clients "
-        "| remember, synchronous_commit off, 1 / 4 clients | remember as the tenant's own role, 1 / 4 clients |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| remember, synchronous_commit off, 1 / 4 clients |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         one, four = r["single_rows"][1], r["single_rows"][4]
@@ -430,8 +451,7 @@ def section(results: list[dict], calls: int) -> list[str]:
             f"| {r['total']:,} | {r['load_rate']:,.0f}/s ({r['load_s']:.0f} s) | {r['batch_given']:,.0f}/s | "
             f"{one['remember']:,.0f}/s | {one['flat INSERT']:,.0f}/s | {four['remember']:,.0f}/s | "
             f"{four['flat INSERT']:,.0f}/s | {one['remember, synchronous_commit off']:,.0f}/s / "
-            f"{four['remember, synchronous_commit off']:,.0f}/s | "
-            f"{one[ROLE_WRITE]:,.0f}/s / {four[ROLE_WRITE]:,.0f}/s |"
+            f"{four['remember, synchronous_commit off']:,.0f}/s |"
         )
     lines += [
         "",
@@ -440,11 +460,24 @@ def section(results: list[dict], calls: int) -> list[str]:
         "of memories and recall logs, whole transactions only, and the database stays consistent. The "
         "rows marked so above measure what that buys.",
         "",
-        'Rows "as the tenant\'s own role" call as a member of cogmem_app granted only that tenant (`SET ROLE` '
-        "per tenant, as an application does per request), so row-level security applies; the other rows run "
-        "as the owner, which it does not. Each statement on a tenant table then first asks which tenants the "
-        "role reaches (`cogmem._granted_tenants()`). The write rate counts the `SET ROLE` before each call.",
+        "Row-level security: the rows above run as the owner, which it does not apply to. Below, the same "
+        "calls for 8 tenants, interleaved, as the owner and as each tenant's own role (a member of "
+        "cogmem_app granted that tenant only, one of 1,000 such roles): on a session that keeps the role "
+        "(a login or a pool per role), and on one session that switches to it with `SET ROLE` before each "
+        "call (the switch untimed). Every statement on a tenant table first asks which tenants the role "
+        "reaches (`cogmem._granted_tenants()`), and PostgreSQL plans a statement under row-level security "
+        "for the role it runs as: after a switch, every statement of the call is planned again.",
+        "",
+        "| memories | call | " + " | ".join(f"p50 ms {way}" for way in ROLE_WAYS) + " |",
+        "|---:|---|---:|---:|---:|",
     ]
+    for r in results:
+        for call, ways in r["roles"].items():
+            owner = statistics.median(ways[ROLE_WAYS[0]])
+            cells = [f"{owner:.2f}"] + [
+                f"{statistics.median(ways[w]):.2f} ({statistics.median(ways[w]) / owner:.2f}×)" for w in ROLE_WAYS[1:]
+            ]
+            lines.append(f"| {r['total']:,} | {call} | " + " | ".join(cells) + " |")
     hnsw = [r for r in results if "hnsw" in r]
     if hnsw:
         lines += [

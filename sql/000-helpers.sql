@@ -167,23 +167,23 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 AS $$
-DECLARE
-    v_roles name[];
 BEGIN
     -- The roles whose grants apply: the caller and what it is a member of, as pg_has_role decides
     -- (USAGE: membership with inheritance). Walked from the caller, not tested for every role there is.
-    v_roles := ARRAY(
-        WITH RECURSIVE reach (oid) AS (
-            SELECT to_regrole(quote_ident(current_user))::oid
-            UNION
-            -- A lookup per role reached (OFFSET 0 keeps it one), not a pass over every membership.
-            SELECT m.roleid FROM reach, LATERAL (
-                SELECT a.roleid FROM pg_auth_members AS a WHERE a.member = reach.oid OFFSET 0
-            ) AS m
-        )
-        SELECT pg_get_userbyid(reach.oid) FROM reach WHERE pg_has_role(current_user, reach.oid, 'USAGE')
+    RETURN (
+        SELECT array_agg(a.tenant) FROM cogmem.tenant_access AS a
+        WHERE a.role_name = ANY (ARRAY(
+            WITH RECURSIVE reach (oid) AS (
+                SELECT to_regrole(quote_ident(current_user))::oid
+                UNION
+                -- A lookup per role reached (OFFSET 0 keeps it one), not a pass over every membership.
+                SELECT m.roleid FROM reach, LATERAL (
+                    SELECT a.roleid FROM pg_auth_members AS a WHERE a.member = reach.oid OFFSET 0
+                ) AS m
+            )
+            SELECT pg_get_userbyid(reach.oid) FROM reach WHERE pg_has_role(current_user, reach.oid, 'USAGE')
+        ))
     );
-    RETURN (SELECT array_agg(a.tenant) FROM cogmem.tenant_access AS a WHERE a.role_name = ANY (v_roles));
 END;
 $$;
 COMMENT ON FUNCTION cogmem._granted_tenants() IS 'The tenants the current role was granted.';

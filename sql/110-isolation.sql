@@ -22,8 +22,8 @@ USING (
     OR pg_has_role(current_user, to_regrole(quote_ident(role_name)), 'USAGE')
 );
 
--- One policy per tenant table. The sub-selects are evaluated once per statement (init plans), and the
--- tenant test becomes an index condition.
+-- One policy per tenant table. The sub-selects are evaluated once per statement (init plans), and only
+-- when needed: the grants first, so a role that reaches the tenant never asks whether it sees them all.
 DO $policies$
 DECLARE
     v_table regclass;
@@ -38,8 +38,8 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', v_table);
         EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %s', v_table);
         EXECUTE format(
-            'CREATE POLICY tenant_isolation ON %s USING (%s(SELECT cogmem._sees_every_tenant()) '
-            'OR tenant = ANY ((SELECT cogmem._granted_tenants())::text[]))',
+            'CREATE POLICY tenant_isolation ON %s USING (%stenant = ANY ((SELECT cogmem._granted_tenants())::text[]) '
+            'OR (SELECT cogmem._sees_every_tenant()))',
             v_table,
             -- Global BIOS rules (tenant NULL) apply to everyone.
             CASE WHEN v_table = 'cogmem.bios_rules'::regclass THEN 'tenant IS NULL OR ' ELSE '' END);
