@@ -74,7 +74,7 @@ def load(dsn: str, total: int, loaders: int = 2) -> tuple[float, int]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         for index, tenant in enumerate(tenant_names(TENANTS)):
             conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, tenant_language(index)))
-            if not conn.execute("SELECT FROM pg_roles WHERE rolname = %s", (tenant_role(tenant),)).fetchone():
+            if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (tenant_role(tenant),)).fetchone():
                 conn.execute(
                     pgsql.SQL("CREATE ROLE {} NOLOGIN IN ROLE cogmem_app").format(pgsql.Identifier(tenant_role(tenant)))
                 )

@@ -2,9 +2,10 @@
 
 Every statement on a tenant table asks which tenants the current role reaches (sql/000-helpers.sql,
 _granted_tenants). That read every row of tenant_access and evaluated its own_grants policy on each:
-~3 ms a statement with a thousand grants in the table, so recall took 67 ms instead of 20 ms and
-remember 47 ms instead of 6 ms for a role granted one tenant (bench/scale.py). The helper now walks the
-role's memberships and looks its grants up by role name.
+~3 ms a statement with a thousand grants in the table. On a database of 1,000,000 memories, as a role
+granted one tenant of 1,000, recall took 67 ms instead of the owner's 20 ms, and remember 47 ms instead
+of 6 ms. The helper now walks the role's memberships and looks its grants up by role name: 24 ms and
+8 ms.
 
 Revision ID: 0013
 Revises: 0012
