@@ -148,8 +148,8 @@ BEGIN
     -- tenant (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
     signals AS MATERIALIZED (
         SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content,
-               -- Words shared, not ts_rank_cd: for an OR query that is 0.1 per matching position, the same
-               -- order, but it zeroes 32 KB per query term on every call (1 ms a recall at 1M memories).
+               -- Words shared, not ts_rank_cd: for an OR query that is 0.1 per matching position (the same
+               -- order unless words share a position), but it zeroes 32 KB per query term on every call.
                CASE WHEN m.search @@ v_query THEN cogmem._shared_words(m.search, v_lexemes) END AS lexical_score,
                m.embedding OPERATOR(public.<=>) v_embedding AS distance,
                -- Topics are few: a filtered unnest costs a fifth of an INTERSECT subquery here.
