@@ -276,7 +276,11 @@ def many_clients(dsn: str, sql: str, clients: int, calls: int) -> tuple[list[flo
     return latencies, clients * calls / (time.perf_counter() - started)
 
 
-ROLE_WAYS = ("as the owner", "as the tenant's role, a session per role", "as the tenant's role, SET ROLE per call")
+ROLE_WAYS = OWNER, KEPT_ROLE, SWITCHED_ROLE = (
+    "as the owner",
+    "as the tenant's role, a session per role",
+    "as the tenant's role, SET ROLE per call",
+)
 
 
 def role_costs(dsn: str, calls: int, tenants: int = 8) -> dict[str, dict[str, list[float]]]:
@@ -286,7 +290,7 @@ def role_costs(dsn: str, calls: int, tenants: int = 8) -> dict[str, dict[str, li
     under row-level security for the role it runs as, so a switch re-plans every statement of the call."""
     rng = random.Random(SEED + 5)
     chosen = rng.sample(tenant_names(TENANTS), tenants)
-    texts = iter(m.content for m in memories(6 * (calls + 5), TENANTS, SEED + 50))
+    texts = iter(m.content for m in memories(len(ROLE_WAYS) * (calls + 5), TENANTS, SEED + 50))
     calls_sql = {"recall": QUERIES["cogmem.recall (3,200 tokens)"], "remember": REMEMBER_NAMED}
     timings: dict[str, dict[str, list[float]]] = {call: {way: [] for way in ROLE_WAYS} for call in calls_sql}
     conns = [psycopg.connect(dsn, autocommit=True) for _ in range(tenants + 2)]
@@ -302,11 +306,12 @@ def role_costs(dsn: str, calls: int, tenants: int = 8) -> dict[str, dict[str, li
             p["t"] = rng.choice(chosen)
             for call, sql in calls_sql.items():
                 for way in rng.sample(ROLE_WAYS, len(ROLE_WAYS)):
-                    conn = owner if way == ROLE_WAYS[0] else pinned[p["t"]] if way == ROLE_WAYS[1] else switching
-                    if way == ROLE_WAYS[2]:  # from another tenant's role, as a shared pool would
+                    conn = {OWNER: owner, KEPT_ROLE: pinned[p["t"]], SWITCHED_ROLE: switching}[way]
+                    if way == SWITCHED_ROLE:  # from another tenant's role, as a shared pool would
                         set_tenant_role(conn, rng.choice([t for t in chosen if t != p["t"]]))
                         set_tenant_role(conn, p["t"])
-                    p["c"] = next(texts)  # a new text for each remember (recall does not read it)
+                    if call == "remember":  # a text of its own, or it would be rehearsed, not stored
+                        p["c"] = next(texts)
                     t0 = time.perf_counter()
                     conn.execute(sql, p).fetchall()
                     if i >= 5:
@@ -473,9 +478,10 @@ def section(results: list[dict], calls: int) -> list[str]:
     ]
     for r in results:
         for call, ways in r["roles"].items():
-            owner = statistics.median(ways[ROLE_WAYS[0]])
+            owner = statistics.median(ways[OWNER])
             cells = [f"{owner:.2f}"] + [
-                f"{statistics.median(ways[w]):.2f} ({statistics.median(ways[w]) / owner:.2f}×)" for w in ROLE_WAYS[1:]
+                f"{statistics.median(ways[w]):.2f} ({statistics.median(ways[w]) / owner:.2f}×)"
+                for w in (KEPT_ROLE, SWITCHED_ROLE)
             ]
             lines.append(f"| {r['total']:,} | {call} | " + " | ".join(cells) + " |")
     hnsw = [r for r in results if "hnsw" in r]

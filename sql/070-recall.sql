@@ -9,8 +9,9 @@
 --
 -- Relevance is weighted reciprocal-rank fusion, sum(weight / (k + rank)), of up to three rankings:
 -- full text (how many of the message's words, stemmed in the tenant's language, a memory holds), vector
--- cosine (when an embedding is given or the server can embed), and topic overlap (a tie-breaker). Defaults k = 10, weights 0.5 / 1.0 / 0.1 per tenant, chosen
--- by bench/run.py. The fused value is weighted by confidence and Ebbinghaus strength
+-- cosine (when an embedding is given or the server can embed), and topic overlap (a tie-breaker).
+-- Defaults k = 10, weights 0.5 / 1.0 / 0.1 per tenant, chosen by bench/run.py. The fused value is
+-- weighted by confidence and Ebbinghaus strength
 -- exp(-ln 2 * age_since_last_recall / half_life) with the ring's half-life (none: strength 1).
 
 CREATE OR REPLACE FUNCTION cogmem._or_query(p_lexemes text[])
