@@ -1,7 +1,24 @@
 """cogmem-pg: cognitive memory for AI agents, inside PostgreSQL."""
 
-from cogmem_pg.client import Client, Memory, Recall, RecallItem
-from cogmem_pg.migrate import install
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cogmem_pg.client import Client, Memory, Recall, RecallItem
+    from cogmem_pg.migrate import install
 
 __all__ = ["Client", "Memory", "Recall", "RecallItem", "install"]
 __version__ = "0.1.0"
+
+# Imported on first use, not with the package: the server's PL/Python imports cogmem_pg.embed, and
+# needs neither psycopg nor alembic for that.
+_LAZY = {"Client": "client", "Memory": "client", "Recall": "client", "RecallItem": "client", "install": "migrate"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'cogmem_pg' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"cogmem_pg.{_LAZY[name]}"), name)

@@ -94,6 +94,24 @@ def status(ctx: Context) -> None:
         click.echo(f"{key:18} {value}")
 
 
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("psql_args", nargs=-1, type=click.UNPROCESSED)
+@pass_context
+def psql(ctx: Context, psql_args: tuple[str, ...]) -> None:
+    """Open psql on the cogmem database (the embedded cluster unless --dsn); extra arguments go to psql."""
+    from cogmem_pg.cluster import pg_bindir
+
+    try:
+        binary = str(pg_bindir() / "psql")
+    except ClusterError:
+        binary = "psql"
+    dsn = ctx.dsn()
+    try:
+        os.execvp(binary, [binary, dsn, *psql_args])
+    except OSError as exc:
+        raise click.ClickException(f"cannot run psql ({exc}): install postgresql-client") from exc
+
+
 @main.command()
 @pass_context
 def migrate(ctx: Context) -> None:

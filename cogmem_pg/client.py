@@ -504,8 +504,22 @@ class Client:
             (tenant, topic, since, until),
         )
 
-    def feedback(self, recall_id: UUID, outcome: float, *, conn: psycopg.Connection | None = None) -> int:
-        return int(self._scalar(conn, "SELECT cogmem.feedback(%s, %s::real)", (recall_id, outcome)))
+    def feedback(
+        self,
+        recall_id: UUID,
+        outcome: float,
+        used: Sequence[int] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        """Records a cycle's outcome; ``used`` names the memories the answer relied on (default: all injected)."""
+        return int(
+            self._scalar(
+                conn,
+                "SELECT cogmem.feedback(%s, %s::real, %s::bigint[])",
+                (recall_id, outcome, None if used is None else list(used)),
+            )
+        )
 
     def detect_topics(self, tenant: str, message: str, *, conn: psycopg.Connection | None = None) -> list[str]:
         return list(self._scalar(conn, "SELECT cogmem.detect_topics(%s, %s)", (tenant, message)))

@@ -1,7 +1,8 @@
 """The embedded default: a private PostgreSQL cluster under .cogmem/, reachable only by Unix socket.
 
 Used when no DATABASE_URL is given. It preloads pg_cron and, when PostgreSQL's Python matches this
-one, puts this environment's packages on the server's PYTHONPATH so cogmem.embed() works in SQL.
+one, puts this environment's packages (or a copy the server's user can read) on the server's PYTHONPATH
+so cogmem.embed() works in SQL.
 PostgreSQL refuses to run as root: as root, the cluster runs as the ``postgres`` system user.
 """
 
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 import psycopg
@@ -60,6 +62,79 @@ def _server_python_version(bindir: Path) -> str | None:
     return match.group(1) if match else None
 
 
+def _embedding_distributions() -> list[metadata.Distribution]:
+    """The installed distributions that cogmem-pg's [embed] extra needs, its own requirements included."""
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:  # no packaging, no onnxruntime: nothing to embed with
+        return []
+    try:
+        wanted = [
+            Requirement(r)
+            for r in metadata.distribution("cogmem-pg").requires or []
+            if "extra" in r and Requirement(r).marker.evaluate({"extra": "embed"})  # type: ignore[union-attr]
+        ]
+    except metadata.PackageNotFoundError:
+        return []
+    found: dict[str, metadata.Distribution] = {}
+    while wanted:
+        requirement = wanted.pop()
+        key = requirement.name.lower().replace("_", "-")
+        if key in found:
+            continue
+        try:
+            dist = metadata.distribution(requirement.name)
+        except metadata.PackageNotFoundError:
+            continue
+        found[key] = dist
+        for r in dist.requires or []:
+            nested = Requirement(r)
+            if nested.marker is None or nested.marker.evaluate({"extra": ""}):
+                wanted.append(nested)
+    return list(found.values())
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
+def copy_embedding_packages(target: Path) -> Path:
+    """Copies cogmem_pg and what its [embed] extra needs into ``target`` (hard links where possible).
+
+    For a server that cannot read this environment. A stamp of the versions (and of cogmem_pg's own
+    sources) makes a second call a no-op until something changes.
+    """
+    import cogmem_pg
+
+    package = Path(cogmem_pg.__file__).resolve().parent
+    dists = sorted(_embedding_distributions(), key=lambda d: d.metadata["Name"].lower())
+    sources = sorted(package.glob("*.py"))
+    stamp = hashlib.sha256(
+        "\n".join([f"{d.metadata['Name']}=={d.version}" for d in dists] + [p.read_text() for p in sources]).encode()
+    ).hexdigest()
+    stamp_file = target / ".cogmem-stamp"
+    if stamp_file.is_file() and stamp_file.read_text() == stamp:
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    for dist in dists:
+        for file in dist.files or []:
+            if file.parts and file.parts[0] != "..":  # scripts live outside site-packages
+                source = Path(str(dist.locate_file(file)))
+                if source.is_file():
+                    _link_or_copy(source, target / file)
+    for source in sources:
+        _link_or_copy(source, target / "cogmem_pg" / source.name)
+    for directory in [target, *target.rglob("*")]:
+        if directory.is_dir():
+            directory.chmod(0o755)
+    stamp_file.write_text(stamp)
+    return target
+
+
 def _others_can_traverse(path: Path) -> bool:
     """True when every directory from / to ``path`` is searchable by other users."""
     for directory in [path, *path.parents]:
@@ -76,6 +151,8 @@ class Cluster:
     home: Path
     port: int = DEFAULT_PORT
     settings: dict[str, str] = field(default_factory=dict)  # extra postgresql.conf lines, e.g. for tests
+    # False starts the server with its own Python only, as an ordinary server is (tests of that case).
+    server_python: bool = True
 
     @classmethod
     def default(cls) -> Cluster:
@@ -118,7 +195,7 @@ class Cluster:
     def _run(self, args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         owner = self._owner()
         command = args if owner is None else ["runuser", "-u", owner.pw_name, "--", *args]
-        result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
+        result = subprocess.run(command, capture_output=True, text=True, env=env)
         if result.returncode != 0:
             raise ClusterError(f"{Path(args[0]).name} failed ({result.returncode}): {result.stderr.strip()}")
         return result
@@ -140,8 +217,13 @@ class Cluster:
             return True
         return True
 
-    def server_embedding_path(self) -> str | None:
-        """PYTHONPATH for the server when its Python matches ours, so cogmem.embed() works in SQL."""
+    def server_python_path(self) -> str | None:
+        """PYTHONPATH for the server when its Python matches ours, so cogmem.embed() works in SQL.
+
+        The server runs as the ``postgres`` user when we are root. Where that user cannot read this
+        environment (a checkout under /root), it gets a copy of what embedding needs under the cluster's
+        home instead (refreshed when a version changes).
+        """
         version = _server_python_version(pg_bindir())
         if version != f"{sys.version_info.major}.{sys.version_info.minor}":
             return None
@@ -152,7 +234,9 @@ class Cluster:
             sysconfig.get_paths()["platlib"],
             str(Path(cogmem_pg.__file__).resolve().parents[1]),
         ]
-        return os.pathsep.join(dict.fromkeys(entries))
+        if self._owner() is None or all(_others_can_traverse(Path(e)) for e in entries):
+            return os.pathsep.join(dict.fromkeys(entries))
+        return str(copy_embedding_packages(self.home / "server-python"))
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def init(self) -> None:
@@ -205,8 +289,9 @@ class Cluster:
             self.init()
         if self.running():
             return
-        env = {}
-        path = self.server_embedding_path()
+        # The server's PYTHONPATH is ours to decide, not inherited from whoever started it.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        path = self.server_python_path() if self.server_python else None
         if path:
             env["PYTHONPATH"] = path
         self._run(
@@ -224,11 +309,26 @@ class Cluster:
             if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone():
                 conn.execute(f'CREATE DATABASE "{dbname}"')
 
+    def server_can_embed(self, dbname: str = DATABASE) -> bool | None:
+        """Whether cogmem.embed() works in the running server (asked there); None when it cannot be asked."""
+        if not self.running():
+            return None
+        try:
+            with psycopg.connect(self.dsn(dbname), autocommit=True) as conn:
+                installed = conn.execute("SELECT to_regprocedure('cogmem.server_can_embed()') IS NOT NULL").fetchone()
+                if not installed or not installed[0]:
+                    return None
+                conn.execute("SET client_min_messages = error")  # the reason goes to the log, not here
+                answer = conn.execute("SELECT cogmem.server_can_embed()").fetchone()
+                return bool(answer and answer[0])
+        except psycopg.Error:
+            return None
+
     def status(self) -> dict[str, object]:
         return {
             "home": str(self.home),
             "initialized": self.initialized(),
             "running": self.running(),
             "dsn": self.dsn(),
-            "server_embedding": self.server_embedding_path() is not None,
+            "server_embedding": self.server_can_embed(),
         }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -127,16 +127,27 @@ def to_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
-def server_embed(text: str, cache: dict[str, Any]) -> str | None:
+UNAVAILABLE_HINT = (
+    "Install cogmem-pg[embed] for the server's own Python, or embed on the client (the Python client does by "
+    "default); SET cogmem.embed = off silences this."
+)
+
+
+def server_embed(text: str, cache: dict[str, Any], warn: Callable[..., None]) -> str | None:
     """Body of the PL/Python function cogmem.embed(): returns a vector literal or None.
 
-    ``cache`` is PL/Python's per-session GD dictionary, so the model loads once per connection.
+    ``cache`` is PL/Python's per-session GD dictionary, so the model loads once per connection; when it
+    cannot load, ``warn`` (plpy.warning) says why, once per session, and every call returns None.
     """
     if "cogmem_embedder" not in cache:
         try:
             cache["cogmem_embedder"] = MiniLMEmbedder()
-        except Exception:  # any failure to load means "this server cannot embed": full text still works
+        except Exception as exc:  # any failure to load means "this server cannot embed": full text still works
             cache["cogmem_embedder"] = None
+            warn(
+                f"cogmem.embed() returns NULL in this session: the model cannot be loaded ({exc})",
+                hint=UNAVAILABLE_HINT,
+            )
     embedder = cache["cogmem_embedder"]
     if embedder is None:
         return None

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-log() { printf '==> %s\n' "$*"; }
+# Progress goes to stderr: stdout belongs to functions whose output is captured.
+log() { printf '==> %s\n' "$*" >&2; }
 
 # pgvector 0.8.0 from Debian trixie, built where the release packages no pgvector for its PostgreSQL.
 # The .dsc is verified by apt against the signed Release file; the tarball also against this pin.
@@ -31,20 +32,28 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install o
 available() { apt_update; [ -n "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}' | grep -v '(none)')" ]; }
 
 # --- PostgreSQL major version: the installed server if any, else the release's default. ---------
-detect_pg_major() {
+# Called in this shell, never in $(...): apt_update must remember that it ran.
+installed_pg_major() {
     local v
     v=$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1 || true)
-    if [ -n "$v" ] && [ -x "/usr/lib/postgresql/$v/bin/postgres" ]; then echo "$v"; return; fi
-    apt_update
+    if [ -n "$v" ] && [ -x "/usr/lib/postgresql/$v/bin/postgres" ]; then echo "$v"; fi
+}
+release_pg_major() {
     apt-cache depends postgresql 2>/dev/null | awk '/Depends: postgresql-[0-9]+$/ {sub("postgresql-","",$2); print $2; exit}'
 }
 
-PG_MAJOR="${PG_MAJOR:-$(detect_pg_major)}"
+PG_MAJOR="${PG_MAJOR:-$(installed_pg_major)}"
+if [ -z "$PG_MAJOR" ]; then
+    apt_update
+    PG_MAJOR=$(release_pg_major)
+fi
 [ -n "$PG_MAJOR" ] || { echo "could not determine a PostgreSQL version to install" >&2; exit 1; }
 log "PostgreSQL $PG_MAJOR ($(. /etc/os-release && echo "$PRETTY_NAME"))"
 
+# Real packages only: postgresql-contrib is a virtual package on Debian 13 (the server ships contrib,
+# pgcrypto among it, since PostgreSQL 10), so dpkg never reports it installed.
 need=()
-for p in "postgresql-$PG_MAJOR" "postgresql-contrib" "postgresql-$PG_MAJOR-cron" "postgresql-plpython3-$PG_MAJOR"; do
+for p in "postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-cron" "postgresql-plpython3-$PG_MAJOR"; do
     installed "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
@@ -81,7 +90,7 @@ SRC
         $SUDO make -s -C "$work/pgvector-$PGVECTOR_VERSION" PG_CONFIG="$PG_BIN/pg_config" install >/dev/null
     fi
 fi
-for ext in vector pg_cron plpython3u; do
+for ext in vector pg_cron plpython3u pgcrypto; do
     [ -f "$PG_SHARE/extension/$ext.control" ] || { echo "extension $ext missing after install" >&2; exit 1; }
 done
 

@@ -88,6 +88,7 @@ DECLARE
     c_tails       text[];
     v_picked      integer[] := '{}';
     v_over        integer[] := '{}';
+    v_beyond      integer[] := '{}';
     -- What was injected, in order.
     v_layers      cogmem.layer[];
     v_memory_ids  bigint[];
@@ -260,6 +261,8 @@ BEGIN
             v_picked := v_picked || i;
             v_over := v_over || CASE WHEN c_never_cut[i] AND v_used > c_cumulative[i]
                                      THEN v_used - c_cumulative[i] END;
+            -- Past the whole budget there is no later layer left to take from: said, never dropped.
+            v_beyond := v_beyond || CASE WHEN c_never_cut[i] AND v_used > v_budget THEN v_used - v_budget END;
         END IF;
     END LOOP;
 
@@ -284,9 +287,13 @@ BEGIN
         SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,
                c_tokens[p.i] AS tokens, c_scores[p.i] AS score, c_contents[p.i] AS content, c_heads[p.i] AS head,
                n.note AS sibling_note, d.note AS dispute,
-               nullif(concat_ws('; ', c_tails[p.i], CASE WHEN p.over IS NOT NULL THEN format(
-                   'over the budget up to this layer by %s tokens, taken from later layers', p.over) END), '') AS tail
-        FROM unnest(v_picked, v_over) WITH ORDINALITY AS p (i, over, n)
+               nullif(concat_ws('; ', c_tails[p.i], CASE
+                   WHEN p.beyond IS NOT NULL THEN format(
+                       'over the whole budget by %s tokens: the never-cut layers exceed it', p.beyond)
+                   WHEN p.over IS NOT NULL THEN format(
+                       'over the budget up to this layer by %s tokens, taken from later layers', p.over) END), '')
+                   AS tail
+        FROM unnest(v_picked, v_over, v_beyond) WITH ORDINALITY AS p (i, over, beyond, n)
         LEFT JOIN notes AS n ON n.memory_id = c_memory_ids[p.i]
         LEFT JOIN disputes AS d ON d.memory_id = c_memory_ids[p.i]
     )
@@ -325,6 +332,7 @@ BEGIN
                'message_sha256', encode(v_message_sha256, 'hex'),
                'conversation', recall.conversation, 'topics', to_jsonb(v_topics), 'budget', v_budget,
                'tokens_used', v_used, 'core_version', v_core_version,
+               'over_budget', CASE WHEN v_used > v_budget THEN v_used - v_budget END,
                -- Items as one array per field (cogmem.audit_recall_items zips them back): an object per
                -- item cost 1 ms a recall at ~130 items.
                'items', jsonb_build_object('layer', to_jsonb(v_layers), 'memory_id', to_jsonb(v_memory_ids),
@@ -342,6 +350,26 @@ $$;
 COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], integer, text) IS
 'Budgeted, ring-structured, topic-filtered recall. Returns what to inject, with layer, tokens, score and '
 'reason; logs the cycle under recall_id for cogmem.feedback() and audit.';
+
+-- Never-cut rings are injected whole into every recall, so what a tenant keeps there is paid by every
+-- recall: a ring beyond its allocation takes budget from the learned layers (and, past the budget,
+-- exceeds it). Listed here and by every night, so a person can review what got in.
+CREATE OR REPLACE VIEW cogmem.never_cut_overflow WITH (security_invoker = TRUE) AS
+SELECT
+    m.tenant,
+    m.ring::text AS layer,
+    count(*)::integer AS memories,
+    sum(m.token_estimate)::integer AS tokens,
+    l.token_allocation AS allocation,
+    (sum(m.token_estimate) - l.token_allocation)::integer AS over
+FROM cogmem.memories AS m
+INNER JOIN cogmem.tenant_layers AS l ON m.tenant = l.tenant AND m.ring::text = l.layer::text
+WHERE l.never_cut
+GROUP BY m.tenant, m.ring, l.token_allocation
+HAVING sum(m.token_estimate) > l.token_allocation;
+COMMENT ON VIEW cogmem.never_cut_overflow IS
+'Tenants whose never-cut rings (injected whole into every recall) hold more tokens than the ring''s '
+'allocation of the default 3,200-token budget: memories, tokens, allocation and the excess.';
 
 -- What each recall injected, item by item (the arrays of cogmem.recalls zipped back; migration 0011).
 CREATE OR REPLACE VIEW cogmem.recall_items WITH (security_invoker = TRUE) AS
@@ -363,7 +391,11 @@ CROSS JOIN
 COMMENT ON VIEW cogmem.recall_items IS
 'What each recall injected, in order (position from 1), with layer, score, tokens and reason.';
 
-CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome real)
+-- Before 0014 feedback credited every injected memory; it now takes the memories the answer used.
+DROP FUNCTION IF EXISTS cogmem.feedback(uuid, double precision);
+DROP FUNCTION IF EXISTS cogmem.feedback(uuid, real);
+
+CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome real, used bigint[] DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -372,8 +404,11 @@ AS $$
 DECLARE
     v_tenant     text;
     v_previous   real;
+    v_prev_used  bigint[];
     v_credited   integer;
-    v_memory_ids bigint[];
+    v_injected   bigint[];
+    v_used       bigint[];
+    v_unknown    bigint[];
 BEGIN
     IF feedback.recall_id IS NULL THEN
         RAISE EXCEPTION 'recall_id must not be NULL'
@@ -383,43 +418,67 @@ BEGIN
         RAISE EXCEPTION 'outcome must be between 0 and 1, got %', coalesce(feedback.outcome::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = '1 = the recalled memories helped, 0 = they did not.';
     END IF;
-    SELECT r.tenant, r.outcome, array_remove(r.item_memory_ids, NULL) INTO v_tenant, v_previous, v_memory_ids
+    SELECT r.tenant, r.outcome, r.feedback_used, array_remove(r.item_memory_ids, NULL)
+    INTO v_tenant, v_previous, v_prev_used, v_injected
     FROM cogmem.recalls AS r WHERE r.recall_id = feedback.recall_id
     FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'unknown recall %', feedback.recall_id
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
+    -- Only what the answer used earns its outcome: in a small tenant every memory is injected every
+    -- time, and crediting them all gives a good fact and a bad one the same success score.
+    IF feedback.used IS NOT NULL THEN
+        SELECT coalesce(array_agg(DISTINCT u.id ORDER BY u.id), '{}') INTO v_used
+        FROM unnest(feedback.used) AS u (id) WHERE u.id IS NOT NULL;
+        v_unknown := ARRAY(SELECT u.id FROM unnest(v_used) AS u (id) WHERE NOT u.id = ANY (v_injected));
+        IF cardinality(v_unknown) > 0 THEN
+            RAISE EXCEPTION 'recall % did not inject memories %', feedback.recall_id, v_unknown
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'used names memory_ids from that recall''s rows; NULL credits all it injected.';
+        END IF;
+    END IF;
 
     PERFORM cogmem._lock_tenant(v_tenant, false);
     PERFORM FROM cogmem.memory_stats AS s
-    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids)
+    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_injected)
     ORDER BY s.memory_id
     FOR UPDATE;
-    UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now()
+    UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now(), feedback_used = v_used
     WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id;
-    -- A second feedback for the same cycle replaces the first: count it once, swap the value.
+    -- A second feedback for the same cycle replaces the first: what it credited is taken back, then the
+    -- new outcome is given to what this one names.
+    WITH credit AS (
+        SELECT i.id,
+               (v_previous IS NOT NULL AND (v_prev_used IS NULL OR i.id = ANY (v_prev_used))) AS had,
+               (v_used IS NULL OR i.id = ANY (v_used)) AS gets
+        FROM unnest(v_injected) AS i (id)
+    )
     UPDATE cogmem.memory_stats AS s
-    SET outcome_count = s.outcome_count + CASE WHEN v_previous IS NULL THEN 1 ELSE 0 END,
-        outcome_sum = s.outcome_sum + feedback.outcome - coalesce(v_previous, 0)
-    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids);
-    GET DIAGNOSTICS v_credited = ROW_COUNT;
+    SET outcome_count = s.outcome_count + c.gets::integer - c.had::integer,
+        outcome_sum = s.outcome_sum + CASE WHEN c.gets THEN feedback.outcome ELSE 0 END
+                      - CASE WHEN c.had THEN v_previous ELSE 0 END
+    FROM credit AS c
+    WHERE s.tenant = v_tenant AND s.memory_id = c.id AND (c.gets OR c.had);
+    SELECT count(*) INTO v_credited FROM unnest(v_injected) AS i (id) WHERE v_used IS NULL OR i.id = ANY (v_used);
     INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
     VALUES (v_tenant, 'outcome', 'feedback', feedback.recall_id,
-            jsonb_build_object('outcome', feedback.outcome, 'replaces', v_previous, 'memories_credited', v_credited));
+            jsonb_build_object('outcome', feedback.outcome, 'replaces', v_previous, 'memories_credited', v_credited,
+                               'used', to_jsonb(v_used)));
     RETURN v_credited;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.feedback(uuid, real) IS
-'Records the outcome (0..1) of a recall cycle and credits exactly the memories it injected. '
-'success_score = mean outcome of the cycles a memory was injected in; repeated feedback replaces.';
+COMMENT ON FUNCTION cogmem.feedback(uuid, real, bigint[]) IS
+'Records the outcome (0..1) of a recall cycle and credits the memories it injected, or only those of them '
+'named in used (the ones the answer relied on). success_score = mean outcome of the cycles a memory was '
+'credited in; repeated feedback replaces. Returns the number of memories credited.';
 
 -- Drivers send floating-point parameters as double precision, which PostgreSQL will not narrow to real
 -- on its own when it picks a function: this overload accepts them.
-CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome double precision)
+CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome double precision, used bigint[] DEFAULT NULL)
 RETURNS integer
 LANGUAGE sql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$ SELECT cogmem.feedback($1, $2::real) $$;
-COMMENT ON FUNCTION cogmem.feedback(uuid, double precision) IS
-'cogmem.feedback(recall_id, outcome real) for double precision outcomes (what drivers send for a float).';
+AS $$ SELECT cogmem.feedback($1, $2::real, $3) $$;
+COMMENT ON FUNCTION cogmem.feedback(uuid, double precision, bigint[]) IS
+'cogmem.feedback(recall_id, outcome real, used) for double precision outcomes (what drivers send for a float).';

@@ -17,6 +17,8 @@
 --              every forget_after of disuse
 --   forget     faded below forget_below: deleted (the deletion is recorded, the text is not kept)
 --   protect    shocks and dos_and_donts are never weakened, faded, merged away or deleted
+--   overflow   ... and never cut: the night counts their memories when a ring holds more tokens than
+--              its allocation (cogmem.never_cut_overflow), for a person to review
 --   review     conflicts resolved by override during the day (sql/160-dissonance.sql), both memories
 --              kept: marked reviewed and logged with what each memory has earned so far, for a person
 -- Protected rings and BIOS rules are otherwise left alone.
@@ -82,6 +84,7 @@ DECLARE
     v_protected cogmem.ring[] := '{shocks,dos_and_donts}';
     v_changed   bigint[];
     v_recalled  bigint[];
+    v_overflow  jsonb;
 BEGIN
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
     PERFORM cogmem._lock_tenant(p_tenant, true);  -- the day's calls wait for this tenant's night
@@ -278,6 +281,13 @@ BEGIN
     -- protect
     SELECT count(*) INTO v_count FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.ring = ANY (v_protected);
     v_counts := v_counts || jsonb_build_object('protect', v_count);
+    -- overflow: protected rings are never cut, so the night reports when they outgrow their allocation.
+    SELECT coalesce(sum(o.memories), 0),
+           jsonb_agg(jsonb_build_object('layer', o.layer, 'tokens', o.tokens, 'allocation', o.allocation)
+                     ORDER BY o.layer)
+    INTO v_count, v_overflow
+    FROM cogmem.never_cut_overflow AS o WHERE o.tenant = p_tenant;
+    v_counts := v_counts || jsonb_build_object('overflow', v_count);
 
     -- review
     WITH reviewed AS (
@@ -306,7 +316,9 @@ BEGIN
     -- Fades are counted, not logged one by one: each follows from these counts and the thresholds.
     INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
     VALUES (p_tenant, 'lifecycle', 'night_consolidated',
-            v_counts || jsonb_build_object('night', v_night, 'run_id', p_run_id), p_as_of);
+            v_counts || jsonb_build_object('night', v_night, 'run_id', p_run_id)
+            || CASE WHEN v_overflow IS NOT NULL THEN jsonb_build_object('never_cut_overflow', v_overflow) ELSE '{}' END,
+            p_as_of);
 
     RETURN QUERY SELECT e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e ORDER BY e.key;
 END;

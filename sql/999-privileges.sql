@@ -30,7 +30,7 @@ GRANT cogmem_app TO cogmem_admin;
 -- The functions run as the caller (security invoker), so the app role needs these table rights.
 GRANT SELECT ON cogmem.tenants, cogmem.tenant_layers, cogmem.default_topics, cogmem.tenant_topics,
 cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules,
-cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings TO cogmem_app;
+cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings, cogmem.never_cut_overflow TO cogmem_app;
 GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns
 TO cogmem_app;
 GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.trust_events TO cogmem_app;
@@ -47,8 +47,8 @@ GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]),
 cogmem.remember_many(text, jsonb, public.vector[]),
 cogmem.recall(text, text, public.vector, text[], integer, text),
-cogmem.feedback(uuid, real),
-cogmem.feedback(uuid, double precision),
+cogmem.feedback(uuid, real, bigint[]),
+cogmem.feedback(uuid, double precision, bigint[]),
 cogmem.detect_topics(text, text),
 cogmem.topic_keywords(text),
 cogmem.route(text),

@@ -75,6 +75,19 @@ def test_root_checkout_in_a_private_directory_gets_a_reachable_home(tmp_path, mo
     assert Cluster.default().home == tmp_path / "mine"
 
 
+def test_psql_opens_the_database(dsn):
+    # psql replaces the process: run it as a user would, in a child.
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "cogmem_pg.cli", "--dsn", dsn, "psql", "-XAtc", "SELECT count(*) FROM cogmem.tenants"],
+        capture_output=True,
+        text=True,
+    )
+    assert (result.returncode, result.stdout) == (0, "0\n"), result.stderr
+
+
 def test_consolidate_command(dsn):
     run("--dsn", dsn, "tenant", "acme")
     run("--dsn", dsn, "remember", "acme", "staging server IP: 192.168.1.50")

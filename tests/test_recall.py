@@ -81,8 +81,23 @@ def test_never_cut_layers_survive_a_tiny_budget(db, tenant):
     rows = recall(db, tenant, SERVER_MSG, budget=10)
     assert [(r[1], r[2]) for r in rows] == [("bios", None), ("shocks", shock), ("dos_and_donts", rule)]
     assert rows[0][3] == "Run a configuration test before any restart."
-    assert "taken from later layers" in rows[0][6]
-    assert sum(r[4] for r in rows) > 10  # only never-cut layers may exceed the budget
+    # Only never-cut layers may exceed the budget, and each item says by how much it did.
+    used = [sum(r[4] for r in rows[: n + 1]) for n in range(len(rows))]
+    assert used[-1] > 10
+    for row, total in zip(rows, used, strict=True):
+        assert row[6].endswith(f"over the whole budget by {total - 10} tokens: the never-cut layers exceed it")
+    assert db.execute(
+        "SELECT detail -> 'over_budget', detail -> 'tokens_used' FROM cogmem.audit_log WHERE event = 'recalled'"
+    ).fetchone() == (used[-1] - 10, used[-1])
+
+
+def test_a_never_cut_item_within_the_budget_borrows_from_later_layers(db, tenant):
+    rule = add(db, tenant, sized(500, "restart"), "dos_and_donts", ["server"])
+    # Of a 1,000-token budget, dos_and_donts may use bios' 93, shocks' 93, its own 125 and the reserve 160.
+    (row,) = recall(db, tenant, SERVER_MSG, budget=1000)
+    assert row[2] == rule
+    assert row[6].endswith("over the budget up to this layer by 29 tokens, taken from later layers")
+    assert one(db, "SELECT detail -> 'over_budget' FROM cogmem.audit_log WHERE event = 'recalled'") is None
 
 
 def test_budget_split_and_spill_over(db, tenant):
@@ -209,6 +224,53 @@ def test_feedback_credits_exactly_the_memories_of_that_recall(db, tenant):
         "SELECT outcome_count, success_score FROM cogmem.memory_stats WHERE memory_id = %s", (b,)
     ).fetchone() == (1, 0.5)
     assert one(db, "SELECT outcome FROM cogmem.recalls WHERE recall_id = %s", (first,)) == 0.25
+
+
+def test_feedback_credits_only_what_the_answer_used(db, tenant):
+    # A small tenant: every memory is injected in every cycle. Without `used`, the good fact and the
+    # bad one would end with the same success score.
+    good = add(db, tenant, "Restart the servers one at a time.", "long_term", ["server"])
+    bad = add(db, tenant, "Restart all servers at once to save time.", "long_term", ["server"])
+    for outcome, used in [(1.0, [good]), (0.0, [bad]), (1.0, [good]), (0.0, [bad])]:
+        recall_id = recall(db, tenant, SERVER_MSG)[0][0]
+        assert one(db, "SELECT cogmem.feedback(%s, %s, %s)", (recall_id, outcome, used)) == 1
+    stats = dict(db.execute("SELECT memory_id, success_score FROM cogmem.memory_stats").fetchall())
+    assert stats == {good: 1.0, bad: 0.0}
+    assert db.execute(
+        "SELECT detail -> 'used', detail -> 'memories_credited' FROM cogmem.audit_log"
+        " WHERE event = 'feedback' ORDER BY audit_id LIMIT 1"
+    ).fetchone() == ([good], 1)
+
+
+def test_repeated_feedback_takes_back_exactly_what_it_gave(db, tenant):
+    a = add(db, tenant, "Restart the servers one at a time.", "long_term", ["server"])
+    b = add(db, tenant, "Drain a server before restarting it.", "long_term", ["server"])
+    recall_id = recall(db, tenant, SERVER_MSG)[0][0]
+
+    def stats():
+        return dict(
+            (r[0], r[1:]) for r in db.execute("SELECT memory_id, outcome_count, outcome_sum FROM cogmem.memory_stats")
+        )
+
+    assert one(db, "SELECT cogmem.feedback(%s, 1.0)", (recall_id,)) == 2
+    assert stats() == {a: (1, 1.0), b: (1, 1.0)}
+    assert one(db, "SELECT cogmem.feedback(%s, 0.5, used => %s)", (recall_id, [b, b])) == 1
+    assert stats() == {a: (0, 0.0), b: (1, 0.5)}
+    assert one(db, "SELECT cogmem.feedback(%s, 0.0, used => '{}')", (recall_id,)) == 0
+    assert stats() == {a: (0, 0.0), b: (0, 0.0)}
+    assert one(db, "SELECT cogmem.feedback(%s, 1.0)", (recall_id,)) == 2
+    assert stats() == {a: (1, 1.0), b: (1, 1.0)}
+
+
+def test_feedback_refuses_memories_the_recall_did_not_inject(db, tenant):
+    a = add(db, tenant, "Restart the servers one at a time.", "long_term", ["server"])
+    other = add(db, tenant, "Invoices go out on the 1st.", "long_term", ["billing"])
+    recall_id = recall(db, tenant, SERVER_MSG)[0][0]
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+        db.execute("SELECT cogmem.feedback(%s, 1.0, %s)", (recall_id, [a, other]))
+    assert err.value.diag.message_primary == f"recall {recall_id} did not inject memories {{{other}}}"
+    assert err.value.diag.message_hint.startswith("used names memory_ids from that recall")
+    assert one(db, "SELECT outcome_count FROM cogmem.memory_stats WHERE memory_id = %s", (a,)) == 0
 
 
 @pytest.mark.parametrize(
