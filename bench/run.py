@@ -30,6 +30,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.inbound import section as inbound_section
 from bench.quality import run as memory_quality_scenarios
 from bench.scale import QUERIES as SCALE_QUERIES
 from bench.scenarios import PAIRS, distractors
@@ -316,6 +317,7 @@ if __name__ == "__main__":
             conn.execute("SET cogmem.embed = 'off'")  # vectors come from the client in both sections
             sections = {}
             for name, measure in (
+                ("inbound", inbound_section),
                 ("quality", quality),
                 ("memory quality", memory_quality),
                 ("embedding", embedding_cost),
@@ -325,7 +327,9 @@ if __name__ == "__main__":
                 started = time.perf_counter()
                 sections[name] = measure(conn)
                 print(f"{name}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
-            quality_lines, memory_quality_lines, embedding_lines, latency_lines, audit_lines = sections.values()
+            inbound_lines, quality_lines, memory_quality_lines, embedding_lines, latency_lines, audit_lines = (
+                sections.values()
+            )
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         report = "\n".join(
             [
@@ -334,6 +338,10 @@ if __name__ == "__main__":
                 f"Produced by `make bench` (`python bench/run.py`) at commit {commit or 'unknown'} on "
                 f"{time.strftime('%Y-%m-%d')}; machine: {machine()}. Shared, noisy machines: compare ratios "
                 "within one run, not absolute numbers across runs.",
+                "",
+                "## Inbound attention",
+                "",
+                *inbound_lines,
                 "",
                 "## Memory quality at equal budget",
                 "",

@@ -3,6 +3,10 @@
 Text is embedded on the client side by default (the built-in MiniLM embedder when the [embed] extra is
 installed, or any :class:`cogmem_pg.embed.Embedder` you pass); ``embedder=False`` leaves embedding to
 the server, which falls back to full-text search when it cannot embed.
+
+Inbound attention (the ring, the topics, whether a text contradicts what is established) is decided in
+the database unless you pass a :class:`Classifier`: any callable, an LLM or a fine-tuned model, whose
+answers ``remember`` then passes as its ``ring``, ``topics`` and ``contradicts`` arguments.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -24,6 +28,34 @@ from cogmem_pg.embed import Embedder, default_embedder
 
 Ring = Literal["shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh"]
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Established:
+    """An established memory a new text might contradict (cogmem.related)."""
+
+    memory_id: int
+    ring: str
+    content: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Classification:
+    """A caller-side verdict on one text: its ring, its topics (None: let cogmem detect them) and the ids
+    of the established memories it contradicts (among those it was shown; empty: none)."""
+
+    ring: Ring
+    topics: Sequence[str] | None = None
+    contradicts: Sequence[int] = ()
+
+
+class Classifier(Protocol):
+    """Classifies texts; ``established[i]`` holds the memories text ``i`` might contradict."""
+
+    def __call__(
+        self, texts: Sequence[str], established: Sequence[Sequence[Established]]
+    ) -> Sequence[Classification]: ...
 
 
 @dataclass(frozen=True)
@@ -203,10 +235,12 @@ class Client:
         dsn: str,
         *,
         embedder: Embedder | Literal[False] | None = None,
+        classifier: Classifier | None = None,
         min_size: int = 1,
         max_size: int = 4,
     ) -> None:
         self._embedder: Embedder | None = None if embedder is False else (embedder or default_embedder())
+        self._classifier = classifier
         self.pool = ConnectionPool(
             dsn,
             min_size=min_size,
@@ -274,8 +308,16 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> Memory:
         """contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
-        None lets cogmem detect them."""
+        None lets cogmem detect them (or the client's classifier, when it has one)."""
         vector = self._vector(content, embedding)
+        if self._classifier is not None and (ring is None or topics is None or contradicts is None):
+            shown = self.related(tenant, content, vector, conn=conn)
+            (verdict,) = self._classifier([content], [shown])
+            ring = ring or verdict.ring
+            topics = topics if topics is not None else verdict.topics
+            if contradicts is None:
+                known = {e.memory_id for e in shown}
+                contradicts = [i for i in verdict.contradicts if i in known]
         (memory,) = self._rows(
             conn,
             Memory,
@@ -305,9 +347,13 @@ class Client:
         source. Without embeddings, the client's embedder (if any) embeds the whole batch at once."""
         import numpy as np
 
+        texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
         if embeddings is None and self._embedder is not None and items:
-            texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
             embeddings = self._embedder.embed(texts)
+        if self._classifier is not None and items:
+            # A batch is not checked for conflicts (see cogmem.remember_many): rings and topics only.
+            verdicts = self._classifier(texts, [[] for _ in texts])
+            items = [_classified(item, verdict) for item, verdict in zip(items, verdicts, strict=True)]
         vectors = None
         if embeddings is not None and any(e is not None for e in embeddings):
             vectors = [None if e is None else np.asarray(e, np.float32) for e in embeddings]
@@ -524,8 +570,34 @@ class Client:
     def detect_topics(self, tenant: str, message: str, *, conn: psycopg.Connection | None = None) -> list[str]:
         return list(self._scalar(conn, "SELECT cogmem.detect_topics(%s, %s)", (tenant, message)))
 
-    def route(self, content: str, *, conn: psycopg.Connection | None = None) -> str:
-        return str(self._scalar(conn, "SELECT cogmem.route(%s)", (content,)))
+    def related(
+        self,
+        tenant: str,
+        content: str,
+        embedding: Sequence[float] | None = None,
+        limit: int = 5,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[Established]:
+        vector = self._vector(content, embedding)
+        return self._rows(
+            conn, Established, "SELECT * FROM cogmem.related(%s, %s, %b, %s)", (tenant, content, vector, limit)
+        )
+
+    def route(
+        self, content: str, embedding: Sequence[float] | None = None, *, conn: psycopg.Connection | None = None
+    ) -> str:
+        return str(self._scalar(conn, "SELECT cogmem.route(%s, %b)", (content, self._vector(content, embedding))))
+
+    def classify(
+        self, content: str, embedding: Sequence[float] | None = None, *, conn: psycopg.Connection | None = None
+    ) -> dict[str, Any]:
+        """cogmem.classify(): ring, instruction, each ring's probability, and which model decided."""
+        with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
+            cur.execute("SELECT * FROM cogmem.classify(%s, %b)", (content, self._vector(content, embedding)))
+            row = cur.fetchone()
+            assert row is not None
+            return row
 
     def add_bios_rule(
         self,
@@ -645,3 +717,12 @@ class Client:
         with self.connection(conn) as c:
             rows = c.execute("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (tenant, subject, reason)).fetchall()
         return {kind: count for kind, count in rows}
+
+
+def _classified(item: str | dict[str, Any], verdict: Classification) -> dict[str, Any]:
+    """A batch item with the classifier's ring and topics, unless the item sets them itself."""
+    out: dict[str, Any] = {"content": item} if isinstance(item, str) else dict(item)
+    out.setdefault("ring", verdict.ring)
+    if verdict.topics is not None:
+        out.setdefault("topics", list(verdict.topics))
+    return out

@@ -14,7 +14,7 @@ TENANT = "acme"
 
 MONDAY = [
     (
-        "Don't restart the server at night, last time everything went sideways.",
+        "Never restart the servers at night, it broke checkout last time.",
         {"who": "ayse", "channel": "slack", "conversation": "ops-monday"},
     ),
     (
@@ -61,7 +61,7 @@ def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
 
         contents = [i.content for i in result.items]
         checks = [
-            ("the Monday rule is recalled", any(c.startswith("Don't restart the server at night") for c in contents)),
+            ("the Monday rule is recalled", MONDAY[0][0] in contents),
             (
                 "a BIOS rule asks for a config test before restart",
                 any(i.layer == "bios" and "configuration test" in i.content for i in result.items),

@@ -1,41 +1,272 @@
--- Inbound attention: which ring a new memory belongs to, when the caller does not say.
--- Order matters: an imperative rule wins over incident words in the same sentence
--- ("Don't restart at night, last time everything went sideways" is a rule).
--- Turkish patterns spell letters out: [[:alpha:]] does not cover ç, ğ, ı, ö, ş, ü under the C locale.
+-- Inbound attention: which ring a new memory belongs to, when the caller does not say, and whether it
+-- is an instruction (only an instruction can be held as a conflict, sql/160-dissonance.sql).
+--
+-- The never-cut rings are injected into every recall, so a casual sentence there costs every future
+-- recall: "I'll never forget it!" is not a rule, "Taking care of ourselves is so important" is not an
+-- incident. A keyword router cannot tell; a logistic regression over the sentence's MiniLM embedding
+-- and the lexical cues below can. It is trained by bench/train_router.py on the train split of
+-- bench/corpus (our own labelled statements, English and Turkish, a third casual talk full of
+-- always/never/asla/unutma) and its weights ship as data, sql/025-routing-model.sql. A never-cut ring
+-- is chosen only when the model is sure (its threshold was set on the dev split for precision); else the
+-- statement goes to procedures or fresh, which decay and are topic-filtered. Without an embedding (a
+-- server that cannot embed, a caller that sends none) a model over the cues alone decides, with its own,
+-- more conservative thresholds. Figures: bench/RESULTS.md, kept from regressing by tests/test_routing.py.
+--
+-- The cues read a text folded to lower case the same way on every server: ASCII by the C collation,
+-- Turkish capitals by translate() (lower() of a Turkish-locale database would turn the English "I" into
+-- "ı"). Turkish words get explicit letter classes, as \m and [[:alpha:]] do not know ç, ğ, ı, ö, ş, ü
+-- under the C collation.
 
-CREATE OR REPLACE FUNCTION cogmem.route(content text)
+CREATE OR REPLACE FUNCTION cogmem._fold(content text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN translate(lower(content COLLATE "C"), 'ÇĞİÖŞÜÂÎÛ’‘', 'çğiöşüâîû''''');
+END;
+$$;
+COMMENT ON FUNCTION cogmem._fold(text) IS
+'Lower case independent of the database locale (ASCII, plus Turkish and typographic apostrophes folded).';
+
+-- Turkish letters, or more Turkish than English function words: decides whether Turkish suffix
+-- patterns apply (an English "at a time." does not end in the negative imperative -me).
+CREATE OR REPLACE FUNCTION cogmem._looks_turkish(content text)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v text := cogmem._fold(content);
+    w text[];
+BEGIN
+    IF v ~ '[çğışöü]' THEN
+        RETURN true;
+    END IF;
+    w := regexp_split_to_array(v, '[^a-z0-9'']+');
+    RETURN cardinality(ARRAY(SELECT unnest(w) INTERSECT SELECT unnest(
+               '{ve,bir,bu,su,icin,ile,cok,ama,degil,mi,mu,ne,da,de,ben,sen,biz,var,yok,gibi,daha,sonra,hic,her,lutfen,bana,beni,ya}'::text[])))
+         > cardinality(ARRAY(SELECT unnest(w) INTERSECT SELECT unnest(
+               '{the,a,an,is,are,and,to,of,in,it,you,i,we,on,for,with,that,this,be,not,do,my,me}'::text[])));
+END;
+$$;
+COMMENT ON FUNCTION cogmem._looks_turkish(text) IS
+'Whether a text is Turkish: Turkish letters, or more Turkish than English function words.';
+
+CREATE OR REPLACE FUNCTION cogmem._inbound_cue_names()
+RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN ARRAY[
+    'turkish', 'rule_start', 'always_never', 'modal_rule', 'standing_phrase', 'whenever', 'first_person',
+    'second_person', 'we', 'past', 'one_off_time', 'feeling', 'incident', 'impact', 'work', 'digits',
+    'numbered_steps', 'sequenced_steps', 'bullets', 'question', 'exclamation', 'tr_rule_word',
+    'tr_negative_imperative', 'tr_third_person_prohibition', 'tr_must', 'tr_polite_imperative', 'tr_please',
+    'tr_first_person', 'tr_past', 'tr_passive_policy', 'tr_requirement', 'nonrule_idiom', 'habitual_subject',
+    'for_me', 'assistant_voice', 'imperative_start', 'tr_imperative_end', 'short', 'long', 'reported_speech',
+    'rule_word_then_verb', 'generic_scope', 'until_further', 'conditional_order', 'tr_conditional_order'
+];
+COMMENT ON FUNCTION cogmem._inbound_cue_names() IS
+'Names of the lexical cues of cogmem._inbound_cues(), in the same order (the model''s columns).';
+
+-- One cue per element, 0 or 1, in the order of _inbound_cue_names(). Words are looked up in the folded
+-- text's word list (an array test, no regular expression); structure is matched by a few patterns.
+CREATE OR REPLACE FUNCTION cogmem._inbound_cues(content text)
+RETURNS real[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v      text := cogmem._fold(content);
+    w      text[];
+    p      text;  -- the words between spaces, for phrases: ' from now on '
+    v_tr   boolean;
+BEGIN
+    w := array_remove(regexp_split_to_array(v, '[^a-z0-9çğıöşüâîû'']+'), '');
+    p := ' ' || array_to_string(w, ' ') || ' ';
+    v_tr := cogmem._looks_turkish(content);
+    RETURN ARRAY[
+        v_tr,
+        -- A sentence that opens with a rule word: "Never deploy on Fridays." "pls don't ..."
+        v ~ '(^|[.!?;:\n]\s*|\m(and|but|so|also|heads up)\s+)(please\s+|pls\s+|plz\s+|just\s+)?(don''t|dont|do not|never|always|avoid|make sure|ensure|no one|nobody|under no circumstances|only)\M',
+        w && '{always,never,ever,alway,nevr}',
+        w && '{must,mustn''t,shall,forbidden,prohibited,mandatory,required,requires,require,allowed,banned,compulsory,obligatory}'
+            OR p ~ ' (have|has|need|needs) to ' OR p ~ ' should (never|always|not) ' OR p ~ ' off limits ',
+        p ~ ' (from now on|going forward|from today|henceforth|as a rule|my rule|the rule|our rule|rule of thumb|policy|no exceptions|at all times|without exception|no matter what|effective (today|immediately)) ',
+        w && '{whenever,every,each,anytime}' OR p ~ ' any time ',
+        w && '{i,i''m,i''ve,i''ll,i''d,me,my,mine,myself,im,ive}',
+        w && '{you,your,you''re,you''ll,yours,u,ur}',
+        w && '{we,our,us,we''re,we''ve,ours}',
+        w && '{yesterday,ago,last,was,were,had,did,went,got,happened}' OR v ~ '\m[a-z]{3,}ed\M',
+        w && '{today,tonight,tomorrow,now,asap,later,morning,weekend,soon}' OR p ~ ' this (morning|afternoon|evening|week|weekend|time|month) ',
+        w && '{love,hate,miss,happy,sad,tired,excited,ugh,omg,lol,haha,wow,proud,sorry,thanks,thank,awesome,amazing,cute,worst,best,seriously,honestly,glad,cry,laugh,fun,dream,lovely,beautiful,gorgeous,yay}',
+        w && '{outage,incident,down,crash,crashed,failed,failure,broke,broken,lost,loss,leak,leaked,breach,breached,corrupted,corruption,deleted,wiped,charged,overcharged,refund,refunded,missed,cancelled,canceled,downtime,postmortem,sev1,sev2,kesinti,çöktü,çökme,arıza,sızıntı,sızdı,kayboldu,silindi,patladı,kapandı,kaçırdım,kaçırdık,ihlal,erişilemedi,saldırı}'
+            OR p ~ ' (went|was|were|is) down | fell over | went sideways | data loss | lost data ',
+        w && '{customers,customer,users,clients,hours,minutes,revenue,production,prod,orders,sla,checkout,site,shop,money,deposit,fee,fine,tl,lira,euros,dollars,müşteri,müşteriler,müşterilerin,kullanıcı,kullanıcılar,saat,dakika,sipariş,siparişler,canlı,üretim,para,ücret,ceza}'
+            OR v ~ '[€$£]',
+        w && '{server,servers,deploy,deploys,deployment,database,db,prod,staging,backup,backups,kubernetes,k8s,pr,merge,migration,dns,cert,certificate,ticket,tickets,invoice,invoices,refund,customer,release,rollback,cluster,node,pod,api,incident,on-call,oncall,sunucu,veritabanı,yedek,müşteri,fatura,iade}',
+        v ~ '[0-9]',
+        v ~ '(^|\s)(1[.)]|step\s*1\M|adım\s*1)[^\n]*(\s2[.)]|\mstep\s*2\M|adım\s*2)',
+        v ~ '\m(first|firstly|start by)\M.*\m(then|next|finally|after that|afterwards)\M'
+            OR v ~ '(^|[^a-zçğıöşü])(önce|ilk olarak|ilk önce|öncelikle)([^a-zçğıöşü]).*(sonra|ardından|en son|daha sonra)($|[^a-zçğıöşü])',
+        v ~ '(^|\n)\s*([-*•]|[0-9][.)])\s+[^\n]+\n\s*([-*•]|[0-9][.)])\s+',
+        v ~ '\?' OR w && '{mi,mı,mu,mü,misin,mısın,musun,müsün,miyiz,mıyız,midir,mıdır}',
+        v ~ '!' OR content ~ '[\U0001F300-\U0001FAFF\u2600-\u27BF]' OR w && '{haha,lol,hahaha,ya,yaa,yaaa,valla,vallahi}',
+        w && '{asla,sakın,yasak,yasaktır,kesinlikle,daima,mutlaka}'
+            OR p ~ ' (hiçbir zaman|her zaman|bundan sonra|bundan böyle|her seferinde|hiçbir koşulda|hiçbir şekilde|ne olursa olsun) ',
+        v ~ '[a-zçğıöşü]{2,}(ma|me)(yın|yin|yınız|yiniz)?\s*([.!;,]|$)',
+        v ~ '[a-zçğıöşü]{2,}(masın|mesin|masınlar|mesinler)($|[^a-zçğıöşü])',
+        v ~ '[a-zçğıöşü]{2,}(malı|meli)(dır|dir|yız|yiz|sınız|siniz|sın|sin|yım|yim)?($|[^a-zçğıöşü])',
+        v ~ '[a-zçğıöşü]{2,}(yın|yin|yun|yün|ın|in|un|ün)(ız|iz|uz|üz)?\s*[.!]*\s*$',
+        w && '{lütfen,lutfen,rica}',
+        w && '{ben,benim,bana,beni}'
+            OR v ~ '[a-zçğıöşü]{2,}(dım|dim|dum|düm|tım|tim|tum|tüm|yorum|ıyorum|iyorum|eceğim|acağım|mam|mem|rım|rim)($|[^a-zçğıöşü])',
+        w && '{dün,geçen,geçenlerde,önceki,geçtiğimiz}'
+            OR v ~ '[a-zçğıöşü]{2,}(dı|di|du|dü|tı|ti|tu|tü)(k|m|n|nız|niz|lar|ler)?($|[^a-zçğıöşü])',
+        v ~ '[a-zçğıöşü]{2,}(ılmaz|ilmez|ulmaz|ülmez|nmaz|nmez|ılamaz|ilemez)($|[^a-zçğıöşü])',
+        w && '{gerektirir,gerekir,zorunlu,zorunludur,şart,şarttır,gereklidir}' OR p ~ ' (izin verilmez|kabul edilmez|onay[a-zçğıöşü]* (gerek|şart|al)) ',
+        p ~ ' (never (thought|been|seen|had|knew|got|heard|again|mind|fails|ends|gets old|a dull)|don''?t (know|think|worry|care|remember|like|be|get|mind|ask|judge|knock|tell)|always (been|said|says|say|wanted|loved|forget|the same|makes|make)|must (be|have|say|dash|admit|try|see)|asla unutma(yacağım|m)|her zaman (böyle|aynı|güzel)) ',
+        v ~ '\m(he|she|they|it|mum|mom|dad|gran|granny|grandma|grandad|grandpa|my [a-z]+|the [a-z]+|our [a-z]+) (always|never|usually|rarely)\M'
+            OR content ~ '[A-ZÇĞİÖŞÜ][a-zçğıöşü]+( [A-ZÇĞİÖŞÜ][a-zçğıöşü]+)? (always|never|usually|her zaman|asla|hep)\M',
+        p ~ ' (for me|book me|remind me|send me|tell me|call me|ping me|wake me|ask me|bana|benim için) ',
+        p ~ '^ (i''ll|i will|i''ve|here are|here''s|here is|sure|of course|got it|noted|done|let me|happy to|great question|tabii|elbette|hemen|not aldım|hallettim|ayarladım) ',
+        v ~ '(^|[.!?;:\n]\s*)(please\s+|pls\s+)?(restart|deploy|run|send|book|call|reply|use|check|tag|ping|page|rotate|merge|push|add|remove|delete|keep|put|set|give|tell|ask|remind|cancel|order|email|text|schedule|block|turn|stop|start|write|let|get|buy|pick|bring|update|drain|back|take|open|close|move|copy|pay|file|escalate|refund|loop|route|forward|cc|mark|label|lock|disable|enable|fix|roll|revert|pin|hold|wait|sign|log|store|encrypt|share|post|print|save|follow|treat|answer|respond|confirm)\M',
+        v ~ '(^|[^a-zçğıöşü])(yap|et|gönder|ara|yaz|kullan|al|ver|kapat|aç|sil|başlat|durdur|bak|ekle|koy|sor|söyle|hatırlat|ayarla|bekle|kaydet|paylaş|kontrol et|iptal et|haber ver|ilet|cevap ver|yanıtla)\s*[.!]*\s*$',
+        cardinality(w) <= 4,
+        cardinality(w) >= 25,
+        p ~ ' (said|says|used to say|told me|always told|dedi|derdi|söylerdi|der ki) ',
+        -- "Never book ...", "Don't ever reply ...", "Always use ...": a rule word, then a verb in its base form.
+        v ~ ('(^|[.!?;:\n]\s*)(please\s+|pls\s+)?(never|always|don''t|dont|do not|only)\s+(ever\s+)?'
+             || '(book|schedule|share|post|tell|give|order|reply|answer|call|text|send|put|leave|let|accept|approve|'
+             || 'promise|offer|quote|charge|refund|ship|deploy|restart|reboot|run|merge|push|commit|delete|drop|'
+             || 'change|touch|use|store|log|write|paste|expose|forward|cc|invite|add|remove|move|cancel|skip|ignore|'
+             || 'close|open|discuss|mention|contact|email|message|ping|page|wake|disturb|bother|buy|pay|spend|sign|'
+             || 'agree|plan|reschedule|check|ask|tag|rotate|force|disable|enable|upgrade|install|expose|hardcode|'
+             || 'bypass|skip|reply-all|mark|assume|guess|show|include|keep|make|go|put|set)\M'),
+        w && '{all,every,any,anything,anyone,anybody,nobody,none,whenever,everyone,everything,hiçbir,herhangi,tüm,bütün,herkes,hiç kimse,kimse}'
+            OR p ~ ' no one ',
+        p ~ ' (until|yet|for now|this once|just this|right now|for today|at the moment|şimdilik|bu seferlik|bu sefer|şu an|şu anda|henüz) '
+            OR v ~ '[a-zçğıöşü](e|a|ye|ya) kadar($|[^a-zçğıöşü])',
+        v ~ '\m(if|when|whenever|once|before|after)\M[^.;!?]*,\s*(please\s+)?(always|never|don''t|do not|use|call|ask|tell|send|move|check|page|escalate|loop|forward|reply|put|book|cancel|wait|stop|roll|quarantine)\M',
+        -- "Dişçi ararsa randevuyu cumaya al.": a conditional clause (-sa/-se, -ınca, -dığında), then the order.
+        v ~ '[a-zçğıöşü]{2,}(sa|se|ınca|ince|unca|ünce|dığında|diğinde|duğunda|düğünde)[^a-zçğıöşü][^.;!?]*[a-zçğıöşü]{2,}\s*[.!]*\s*$'
+    ]::boolean[]::integer[]::real[];
+END;
+$$;
+COMMENT ON FUNCTION cogmem._inbound_cues(text) IS
+'Lexical cues of a statement, 0 or 1 each, in the order of cogmem._inbound_cue_names() (English and Turkish).';
+
+-- The words of a statement as the model sees them: each word, each pair of neighbouring words, and the
+-- last three letters of longer words (Turkish grammar lives in suffixes: -malı, -mayın, -ılmaz).
+CREATE OR REPLACE FUNCTION cogmem._inbound_terms(content text)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    w text[] := array_remove(regexp_split_to_array(cogmem._fold(content), '[^a-z0-9çğıöşüâîû'']+'), '');
+BEGIN
+    RETURN ARRAY(
+        SELECT DISTINCT t FROM (
+            SELECT w[i] AS t FROM generate_subscripts(w, 1) AS i
+            UNION ALL
+            SELECT w[i] || ' ' || w[i + 1] FROM generate_subscripts(w, 1) AS i WHERE i < cardinality(w)
+            UNION ALL
+            SELECT '-' || right(w[i], 3) FROM generate_subscripts(w, 1) AS i WHERE length(w[i]) >= 5
+        ) AS terms
+    );
+END;
+$$;
+COMMENT ON FUNCTION cogmem._inbound_terms(text) IS
+'The terms the routing model weighs: folded words, word pairs, and -suffixes (last three letters).';
+
+-- The model (sql/025-routing-model.sql) as the scores of each label: bias + weights · features + the
+-- weights of the statement's terms, where the features are the embedding followed by the cues, or the
+-- cues alone without an embedding.
+CREATE OR REPLACE FUNCTION cogmem._inbound_scores(p_content text, p_embedding public.vector)
+RETURNS TABLE (head text, label text, probability double precision, threshold real)
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_cues     public.vector := cogmem._inbound_cues(p_content)::public.vector;
+    v_terms    text[] := cogmem._inbound_terms(p_content);
+    v_features public.vector;
+    v_model    text := CASE WHEN p_embedding IS NULL THEN 'cues' ELSE 'embedding' END;
+BEGIN
+    v_features := CASE WHEN p_embedding IS NULL THEN v_cues ELSE p_embedding OPERATOR(public.||) v_cues END;
+    RETURN QUERY
+    WITH term_scores AS (
+        -- Per head and label slot, the sum of the weights of the statement's known terms.
+        SELECT h.head, (e.n - 1)::integer AS slot, sum(e.weight::double precision) AS score
+        FROM cogmem._routing_terms() AS h
+        CROSS JOIN unnest(v_terms) AS t (term)
+        CROSS JOIN LATERAL jsonb_array_elements_text(h.terms -> t.term) WITH ORDINALITY AS e (weight, n)
+        WHERE h.model = v_model
+        GROUP BY h.head, e.n
+    ),
+    scores AS (
+        SELECT m.head, m.label, m.threshold,
+               m.bias - (m.weights OPERATOR(public.<#>) v_features) + coalesce(ts.score, 0) AS score  -- <#>: minus the dot product
+        FROM cogmem._routing_model() AS m
+        LEFT JOIN term_scores AS ts ON ts.head = m.head AND ts.slot = m.slot
+        WHERE m.model = v_model
+    ),
+    -- A softmax per head, shifted by the head's largest score so that exp() cannot overflow.
+    shifted AS (
+        SELECT s.head, s.label, s.threshold, exp(s.score - max(s.score) OVER (PARTITION BY s.head)) AS e
+        FROM scores AS s
+    )
+    SELECT x.head, x.label, x.e / sum(x.e) OVER (PARTITION BY x.head), x.threshold
+    FROM shifted AS x;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector) IS
+'The routing model''s probability of each ring (head ring) and of being an instruction (head instruction), '
+'with the threshold a never-cut ring or an instruction needs.';
+
+-- Before 0014 route took the text only and matched keywords.
+DROP FUNCTION IF EXISTS cogmem.route(text);
+
+CREATE OR REPLACE FUNCTION cogmem.classify(content text, embedding public.vector DEFAULT NULL)
+RETURNS TABLE (ring text, instruction boolean, probabilities jsonb, model text)
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    IF classify.content IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM cogmem._check_embedding(classify.embedding);
+    RETURN QUERY
+    WITH p AS (SELECT * FROM cogmem._inbound_scores(classify.content, classify.embedding))
+    SELECT
+        -- The most probable ring among those that clear their threshold; fresh's is 0, so one always does
+        -- (and fresh it is, should the model be missing).
+        coalesce((SELECT p.label FROM p WHERE p.head = 'ring' AND p.probability >= p.threshold
+                  ORDER BY p.probability DESC, p.label LIMIT 1), 'fresh'),
+        coalesce((SELECT p.probability >= p.threshold FROM p WHERE p.head = 'instruction' AND p.label = 'instruction'),
+                 false),
+        (SELECT jsonb_object_agg(p.label, round(p.probability::numeric, 4)) FROM p WHERE p.head = 'ring'),
+        CASE WHEN classify.embedding IS NULL THEN 'cues' ELSE 'embedding' END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.classify(text, public.vector) IS
+'Inbound attention for a statement: its ring (shocks, dos_and_donts, procedures or fresh; a never-cut ring '
+'only when the model is sure), whether it is an instruction, each ring''s probability, and which model '
+'decided (embedding, or cues when no embedding is given).';
+
+CREATE OR REPLACE FUNCTION cogmem.route(content text, embedding public.vector DEFAULT NULL)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned on every call.
 AS $$
 BEGIN
-    RETURN CASE
-        -- 1. An explicit rule: an imperative at the start of a sentence, or Turkish rule forms.
-        WHEN content ~* '(^|[.!?;:\n]\s*)(please\s+|pls\s+)?(don''?t|do\s+not|never|always|avoid|make\s+sure|ensure)\M'
-          OR content ~* '(^|[^a-zçğıöşü])(asla|her\s+zaman|kesinlikle|sakın|yasak(tır)?)($|[^a-zçğıöşü])'
-          OR content ~* '[a-zçğıöşü]{2,}(ma|me)(yın|yin|yınız|yiniz)?\s*[.!]*\s*$'
-          OR content ~* '(^|[^a-zçğıöşü])(etme|yapma)(yin|yın|yiniz|yınız)?($|[^a-zçğıöşü])'
-          OR content ~* '[a-zçğıöşü]{2,}(malı|meli)(dır|dir|yız|yiz|sınız|siniz|sın|sin)?($|[^a-zçğıöşü])'
-            THEN 'dos_and_donts'
-        -- 2. An incident with impact.
-        WHEN (content ~* '\m(outage|incident|went\s+down|was\s+down|is\s+down|crash(ed|es)?|data\s+loss|lost\s+data|breach(ed)?|corrupt(ed|ion)?|downtime|post-?mortem|sev[- ]?[12]|went\s+sideways|fell\s+over|failed\s+over)\M'
-              OR content ~* '(kesinti|çöktü|çökme|veri\s+kaybı|arıza|saldırı|ihlal|erişilemedi|erişilemez)')
-         AND (content ~* '\m(customers?|users?|clients?|hours?|minutes?|revenue|production|prod|all|everything|whole|entire|lost|money|sla|orders?|site|shop)\M'
-              OR content ~* '(müşteri|kullanıcı|saat|dakika|tüm|bütün|her\s+şey|para|üretim|canlı|sipariş)')
-            THEN 'shocks'
-        -- 3. Numbered or sequenced steps.
-        WHEN content ~* '(^|\s)(1[.)]|step\s*1\M|first\M)[^\n]*(\s2[.)]|\mstep\s*2\M|\mthen\M|\mnext\M|\mfinally\M)'
-          OR content ~* '(^|\s)(önce|ilk\s+olarak|adım\s*1)\M.*(sonra|ardından|adım\s*2)'
-          OR content ~ '(^|\n)\s*[-*]\s+[^\n]+\n\s*[-*]\s+'
-            THEN 'procedures'
-        -- 4. A rule stated without an imperative.
-        WHEN content ~* '\m(must|mustn''?t|must\s+not|shall\s+not|should\s+never|never|always|is\s+(not\s+allowed|forbidden|prohibited|mandatory|required))\M'
-            THEN 'dos_and_donts'
-        ELSE 'fresh'
-    END;
+    RETURN (SELECT c.ring FROM cogmem.classify(content, embedding) AS c);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.route(text) IS
-'Inbound router: explicit rules (English and Turkish) -> dos_and_donts, incidents with impact -> shocks, '
-'numbered or sequenced steps -> procedures, anything else -> fresh. Habits are earned, never routed.';
+COMMENT ON FUNCTION cogmem.route(text, public.vector) IS
+'The ring cogmem.classify() chooses for a statement (NULL for NULL). Habits and long_term are earned, '
+'never routed: the night promotes proven fresh memories.';

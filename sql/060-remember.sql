@@ -4,6 +4,44 @@
 DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb);
 DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb);
 
+-- A fact stored although it contradicts older memories: linked to them, and those that are not
+-- protected (shocks, dos_and_donts are never weakened by a heuristic) lose half their confidence, so the
+-- newer fact ranks first and the older one fades unless it is used. Statistics rows in memory_id order.
+CREATE OR REPLACE FUNCTION cogmem._link_contradiction(
+    p_tenant text, p_memory_id bigint, p_older bigint[], p_verdict text
+)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_weakened bigint[];
+BEGIN
+    SELECT coalesce(array_agg(m.memory_id ORDER BY m.memory_id), '{}') INTO v_weakened
+    FROM cogmem.memories AS m
+    WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_older) AND m.ring NOT IN ('shocks', 'dos_and_donts');
+    PERFORM FROM cogmem.memory_stats AS s
+    WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_weakened)
+    ORDER BY s.memory_id
+    FOR UPDATE;
+    UPDATE cogmem.memory_stats AS s SET confidence = s.confidence * 0.5, reinforced = false
+    WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_weakened);
+    INSERT INTO cogmem.memory_contradictions (tenant, memory_id, contradicts_id, verdict, weakened)
+    SELECT p_tenant, p_memory_id, o.id, p_verdict, o.id = ANY (v_weakened)
+    FROM unnest(p_older) AS o (id);
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    VALUES (p_tenant, 'metacognition', p_memory_id, 'contradiction_stored',
+            jsonb_build_object('contradicts', to_jsonb(p_older), 'weakened', to_jsonb(v_weakened),
+                               'verdict', p_verdict));
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    SELECT p_tenant, 'lifecycle', w.id, 'weakened', jsonb_build_object('by', 'contradiction', 'newer', p_memory_id)
+    FROM unnest(v_weakened) AS w (id);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._link_contradiction(text, bigint, bigint[], text) IS
+'Links a stored memory to the older memories it contradicts and halves the confidence of those that are '
+'not in a protected ring; audited.';
+
 -- p_contradicts: NULL to detect conflicts (sql/160-dissonance.sql), '{}' for none, or the caller's
 -- verdict; p_unlike: memories the text must not be merged into as a near-duplicate (it contradicts them).
 CREATE OR REPLACE FUNCTION cogmem._remember(
@@ -46,6 +84,8 @@ DECLARE
     v_words      text[];
     v_verdict    text;
     v_conflict_id bigint;
+    v_instruction boolean;
+    v_contradicted bigint[];
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
@@ -93,10 +133,14 @@ BEGIN
 
     -- Redact first: nothing below, including the duplicate check, sees a secret.
     SELECT r.redacted, r.redactions INTO v_content, v_redactions FROM cogmem.redact(btrim(p_content)) AS r;
-    v_ring := coalesce(p_ring, cogmem.route(v_content))::cogmem.ring;
+    v_embedding := coalesce(p_embedding, cogmem.embed(v_content));
+    -- Inbound attention (sql/030-routing.sql): the ring, unless the caller chose it, and whether the text
+    -- is an instruction, which only rules and steps are by their ring.
+    SELECT coalesce(p_ring, c.ring)::cogmem.ring, c.instruction INTO v_ring, v_instruction
+    FROM cogmem.classify(v_content, v_embedding) AS c;
+    v_instruction := v_instruction OR v_ring IN ('dos_and_donts', 'procedures');
     v_topics := coalesce(cogmem._normalize_topics(p_topics),
                          cogmem._detect_topics(v_tenant, v_content, v_language));
-    v_embedding := coalesce(p_embedding, cogmem.embed(v_content));
 
     -- Full vectors are compared only for memories within a radius of sign bits (cosine 0.92, the
     -- near-duplicate default, is ~50 of 384 bits apart; cosine 0.4, the dissonance default, ~142): those
@@ -117,26 +161,32 @@ BEGIN
         SELECT array_agg(b.memory_id) INTO v_close
         FROM cogmem.memories AS b
         WHERE b.tenant = v_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius;
-        -- Dissonance (sql/160-dissonance.sql): close in meaning to an established memory, about the
-        -- same things, and contradicting it.
+        -- Contradiction (sql/035-contradiction.sql): an established memory close in meaning that the
+        -- contradiction model says this text contradicts.
         IF v_close IS NOT NULL AND p_contradicts IS NULL THEN
             SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
             FROM cogmem.memories AS m
+            CROSS JOIN LATERAL (SELECT 1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity) AS c
             WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.ring NOT IN ('fresh', 'shocks')
-              AND 1 - (m.embedding OPERATOR(public.<=>) v_embedding) >= v_diss_sim
-              AND cogmem._shared_words(m.search, v_words)
-                  >= greatest(2, 0.4 * cardinality(v_words))
-              AND cogmem.contradicts(m.content, v_content);
+              AND c.similarity >= v_diss_sim
+              AND cogmem._contradiction(m.content, m.ring::text, v_content, c.similarity, v_language, v_instruction);
         END IF;
     ELSIF p_contradicts IS NULL THEN
-        -- No embedding: the wording alone decides closeness (the same test of words in common).
+        -- No embedding: closeness is two words in common, and the model without a cosine decides.
         SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
         FROM cogmem.memories AS m
         WHERE m.tenant = v_tenant AND m.ring NOT IN ('fresh', 'shocks')
           AND m.search @@ cogmem._or_query(v_words)
-          AND cogmem._shared_words(m.search, v_words)
-              >= greatest(2, 0.4 * cardinality(v_words))
-          AND cogmem.contradicts(m.content, v_content);
+          AND cogmem._shared_words(m.search, v_words) >= 2
+          AND cogmem._contradiction(m.content, m.ring::text, v_content, NULL, v_language, v_instruction);
+    END IF;
+
+    -- Only an instruction is held: a statement of fact that contradicts an older memory is stored, and
+    -- the older one linked and weakened (below). Nothing a person said is lost to a heuristic.
+    IF v_conflicts IS NOT NULL AND NOT v_instruction THEN
+        v_contradicted := v_conflicts;
+        v_conflicts := NULL;
+        p_unlike := coalesce(p_unlike, '{}') || v_contradicted;
     END IF;
 
     -- Held, not stored and not merged: a person (or the caller's judge) resolves it.
@@ -206,8 +256,11 @@ BEGIN
         INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
         VALUES (v_tenant, 'write', v_near_id, 'redacted', jsonb_build_object('kinds', to_jsonb(v_redactions)));
     END IF;
+    IF v_contradicted IS NOT NULL THEN
+        PERFORM cogmem._link_contradiction(v_tenant, v_near_id, v_contradicted, coalesce(v_verdict, 'detected'));
+    END IF;
     RETURN QUERY SELECT v_near_id, v_ring::text, v_topics, 'created'::text, v_redactions, NULL::bigint,
-                        NULL::bigint[];
+                        v_contradicted;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]) IS
@@ -237,9 +290,10 @@ COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jso
 'Stores a memory: redacts secrets, routes it to a ring (when ring is NULL), detects topics (when NULL), '
 'embeds it (when NULL and the server can). A near-duplicate rehearses the existing memory instead '
 '(action = duplicate). An instruction that contradicts an established memory is held, not stored '
-'(action = conflict, with conflict_id and conflicts_with; see resolve_conflict); contradicts passes the '
-'caller''s own verdict (memory ids, or ''{}'' for none). Returns the memory, its ring, topics, the action '
-'and what was redacted.';
+'(action = conflict, with conflict_id and conflicts_with; see resolve_conflict); a statement of fact that '
+'does is stored, linked to them and weakens them (action = created, with conflicts_with). contradicts '
+'passes the caller''s own verdict (memory ids, or ''{}'' for none). Returns the memory, its ring, topics, '
+'the action and what was redacted.';
 
 -- The batch path: many memories in one call, set-based (a loader, an import, a backfill). Same
 -- redaction, routing, topics and same-text de-duplication as remember(); near-duplicates by meaning
@@ -338,9 +392,10 @@ BEGIN
     END IF;
 
     -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret.
-    SELECT array_agg(ROW(p.n, r.redacted, coalesce(p.ring, cogmem.route(r.redacted))::cogmem.ring, p.ring IS NULL,
+    SELECT array_agg(ROW(p.n, r.redacted, coalesce(p.ring, cogmem.route(r.redacted, e.embedding))::cogmem.ring,
+                         p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(v_tenant, r.redacted, v_language)),
-                         coalesce(p.embedding, cogmem.embed(r.redacted)), p.source, r.redactions,
+                         e.embedding, p.source, r.redactions,
                          -- Same expression as the generated column memories.fingerprint (migration 0001).
                          md5(btrim(lower(regexp_replace(r.redacted, '[[:space:][:punct:]]+', ' ', 'g'))))
                      )::cogmem._batch_item ORDER BY p.n)
@@ -355,7 +410,8 @@ BEGIN
         FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
              WITH ORDINALITY AS i (value, embedding, n)
     ) AS p
-    CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r;
+    CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r
+    CROSS JOIN LATERAL (SELECT coalesce(p.embedding, cogmem.embed(r.redacted)) AS embedding) AS e;
     IF v_items IS NULL THEN
         RETURN;
     END IF;

@@ -75,6 +75,7 @@ DECLARE
     v_core_tokens integer := 0;
     v_linked      bigint[];
     v_noted       bigint[];
+    v_picked_ids  bigint[];
     -- Every candidate in injection order (c_*), then the positions of those that fit.
     c_layers      cogmem.layer[];
     c_memory_ids  bigint[];
@@ -269,19 +270,37 @@ BEGIN
     -- The few memories that have siblings: only they need a sibling note.
     SELECT coalesce(array_agg(l.memory_id) || array_agg(l.sibling_id), '{}') INTO v_linked
     FROM cogmem.memory_siblings AS l WHERE l.tenant = v_tenant;
-    v_noted := ARRAY(SELECT c_memory_ids[p.i] FROM unnest(v_picked) AS p (i) WHERE c_memory_ids[p.i] = ANY (v_linked));
+    v_picked_ids := ARRAY(SELECT c_memory_ids[p.i] FROM unnest(v_picked) AS p (i) WHERE c_memory_ids[p.i] IS NOT NULL);
+    v_noted := ARRAY(SELECT m.id FROM unnest(v_picked_ids) AS m (id) WHERE m.id = ANY (v_linked));
     WITH notes AS (
         -- Usually none: the gate skips a call that is planned anew each time (0.8 ms).
         SELECT * FROM cogmem._sibling_notes(v_tenant, v_noted) WHERE cardinality(v_noted) > 0
     ),
-    -- Memories a held instruction contradicts (sql/160-dissonance.sql): the agent should know.
+    -- Memories a held instruction contradicts (sql/160-dissonance.sql), and facts stored although they
+    -- contradict older ones (sql/060-remember.sql): the agent should know, on both sides.
     disputes AS (
-        SELECT w.id AS memory_id,
-               'contradicted by open conflict ' || string_agg('#' || c.conflict_id, ', ' ORDER BY c.conflict_id)
-                   AS note
-        FROM cogmem.conflicts AS c, unnest(c.conflicts_with) AS w (id)
-        WHERE c.tenant = v_tenant AND c.status = 'open'
-        GROUP BY w.id
+        SELECT d.memory_id, string_agg(d.note, '; ' ORDER BY d.n) AS note
+        FROM (
+            SELECT w.id AS memory_id, 1 AS n,
+                   'contradicted by open conflict ' || string_agg('#' || c.conflict_id, ', ' ORDER BY c.conflict_id)
+                       AS note
+            FROM cogmem.conflicts AS c, unnest(c.conflicts_with) AS w (id)
+            WHERE c.tenant = v_tenant AND c.status = 'open'
+            GROUP BY w.id
+            UNION ALL
+            SELECT l.contradicts_id, 2,
+                   'contradicted by newer memory ' || string_agg('#' || l.memory_id, ', ' ORDER BY l.memory_id)
+            FROM cogmem.memory_contradictions AS l
+            WHERE l.tenant = v_tenant AND l.contradicts_id = ANY (v_picked_ids)
+            GROUP BY l.contradicts_id
+            UNION ALL
+            SELECT l.memory_id, 3,
+                   'contradicts older memory ' || string_agg('#' || l.contradicts_id, ', ' ORDER BY l.contradicts_id)
+            FROM cogmem.memory_contradictions AS l
+            WHERE l.tenant = v_tenant AND l.memory_id = ANY (v_picked_ids)
+            GROUP BY l.memory_id
+        ) AS d
+        GROUP BY d.memory_id
     ),
     picked AS (
         SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,

@@ -13,27 +13,34 @@ RETURN (
 COMMENT ON FUNCTION cogmem._is_preference(text) IS
 'True for preferences and routines ("prefers", "usually", "every morning", "tercih eder"): promoted to habits.';
 
-CREATE OR REPLACE FUNCTION cogmem.attention(content text, role text DEFAULT 'user')
+-- Before 0014 the attention filter routed by keywords alone, without the embedding.
+DROP FUNCTION IF EXISTS cogmem.attention(text, text);
+
+CREATE OR REPLACE FUNCTION cogmem.attention(content text, role text DEFAULT 'user', embedding public.vector DEFAULT NULL)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    SELECT CASE
-        WHEN cogmem.route($1) <> 'fresh' THEN 'routed to ' || cogmem.route($1)
-        WHEN cogmem._is_preference($1)
-          OR $1 ~* '\m(i prefer|i''d rather|we prefer|please always|from now on)\M'
+DECLARE
+    v_ring text := cogmem.route(content, embedding);
+BEGIN
+    RETURN CASE
+        WHEN v_ring <> 'fresh' THEN 'routed to ' || v_ring
+        WHEN cogmem._is_preference(content)
+          OR content ~* '\m(i prefer|i''d rather|we prefer|please always|from now on)\M'
             THEN 'explicit preference'
-        WHEN coalesce($2, 'user') <> 'assistant'
-         AND ($1 ~* '^\s*(no[,.!]|nope|wrong|that''s (wrong|not right|incorrect)|not quite|actually[, ])'
-              OR $1 ~* '\m(you are wrong|you''re wrong|that is wrong|is incorrect|not what i (said|asked))\M'
-              OR $1 ~* '^\s*(hayır|yanlış|aslında|öyle değil)')
+        WHEN coalesce(role, 'user') <> 'assistant'
+         AND (content ~* '^\s*(no[,.!]|nope|wrong|that''s (wrong|not right|incorrect)|not quite|actually[, ])'
+              OR content ~* '\m(you are wrong|you''re wrong|that is wrong|is incorrect|not what i (said|asked))\M'
+              OR content ~* '^\s*(hayır|yanlış|aslında|öyle değil)')
             THEN 'correction of the agent'
-        WHEN $1 ~* '\m(we decided|decided to|decision|let''s go with|we chose|trade-?off|instead of|rather than)\M'
-          OR $1 ~* '(karar verdik|karar|yerine|tercih ettik)'
+        WHEN content ~* '\m(we decided|decided to|decision|let''s go with|we chose|trade-?off|instead of|rather than)\M'
+          OR content ~* '(karar verdik|karar|yerine|tercih ettik)'
             THEN 'decision with trade-offs'
     END;
+END;
 $$;
-COMMENT ON FUNCTION cogmem.attention(text, text) IS
+COMMENT ON FUNCTION cogmem.attention(text, text, public.vector) IS
 'Inbound attention filter for observed turns: why a turn deserves a memory (routed to a ring other than '
 'fresh, explicit preference, correction of the agent, decision with trade-offs), or NULL. Repetition within '
 'a conversation is checked by cogmem.observe() itself.';
@@ -54,6 +61,7 @@ AS $$
 DECLARE
     v_language regconfig := cogmem._tenant_language(observe.tenant);
     v_content  text;
+    v_embedding public.vector;
     v_turn_id  bigint;
     v_reason   text;
     v_words    text[];
@@ -74,8 +82,10 @@ BEGIN
     PERFORM cogmem._check_embedding(observe.embedding);
     -- The register holds raw turns only briefly, but never a secret: redact before storing.
     v_content := (cogmem.redact(btrim(observe.content))).redacted;
+    -- Once for the attention filter, the register and the memory (routing reads the embedding).
+    v_embedding := coalesce(observe.embedding, cogmem.embed(v_content));
 
-    v_reason := cogmem.attention(v_content, observe.role);
+    v_reason := cogmem.attention(v_content, observe.role, v_embedding);
     IF v_reason IS NULL THEN
         -- Something referred to again: an earlier turn of this conversation that shares most of its words.
         v_words := tsvector_to_array(to_tsvector(v_language, v_content));
@@ -90,7 +100,7 @@ BEGIN
     END IF;
 
     INSERT INTO cogmem.sensory_turns AS s (tenant, conversation, role, content, embedding, at)
-    VALUES (observe.tenant, observe.conversation, observe.role, v_content, observe.embedding, observe.at)
+    VALUES (observe.tenant, observe.conversation, observe.role, v_content, v_embedding, observe.at)
     RETURNING s.turn_id INTO v_turn_id;
 
     turn_id := v_turn_id;
@@ -100,7 +110,7 @@ BEGIN
         RETURN;
     END IF;
     SELECT * INTO m FROM cogmem._remember(
-        observe.tenant, v_content, NULL, NULL, observe.embedding,
+        observe.tenant, v_content, NULL, NULL, v_embedding,
         jsonb_build_object('conversation', observe.conversation, 'role', observe.role, 'turn_id', v_turn_id,
                            'via', 'observe', 'attention', v_reason),
         NULL

@@ -5,7 +5,8 @@
 --   expire     sensory turns older than sensory_ttl are removed
 --   merge      same ring, cosine > merge_similarity, same discriminating details: the weaker memory is
 --              folded into the stronger one (statistics summed, topics united) and deleted
---   sibling    the same, but the details differ (host, IP, environment, OS, version): linked, both kept
+--   sibling    the details differ (host, IP, environment, OS, version), cosine > sibling_similarity:
+--              linked, both kept
 --   reinforce  recalled >= reinforce_min_recalls with success > reinforce_min_success: confidence 1,
 --              decay stops
 --   promote    fresh, recalled >= promote_min_recalls with success > promote_min_success: moves to
@@ -42,6 +43,7 @@ BEGIN
         DELETE FROM cogmem.memory_stats;
         DELETE FROM cogmem.learnings;
         DELETE FROM cogmem.memory_siblings;
+        DELETE FROM cogmem.memory_contradictions;
         RETURN NULL;
     END IF;
     -- Per tenant (a night or an erasure has one), whose few links one index range holds. A join with
@@ -51,12 +53,15 @@ BEGIN
         DELETE FROM cogmem.learnings AS l WHERE l.tenant = v_tenant AND l.memory_id = ANY (v_ids);
         DELETE FROM cogmem.memory_siblings AS l
         WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_ids) OR l.sibling_id = ANY (v_ids));
+        DELETE FROM cogmem.memory_contradictions AS l
+        WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_ids) OR l.contradicts_id = ANY (v_ids));
     END LOOP;
     RETURN NULL;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._forget_keyed_rows() IS
-'Trigger function: removes the statistics, learnings and sibling links of deleted (or truncated) memories.';
+'Trigger function: removes the statistics, learnings, sibling and contradiction links of deleted (or '
+'truncated) memories.';
 
 CREATE OR REPLACE TRIGGER memories_forget_keyed_rows
 AFTER DELETE ON cogmem.memories
@@ -121,7 +126,8 @@ BEGIN
             LIMIT 5
         ) AS b
         WHERE a.tenant = p_tenant AND a.memory_id = ANY (v_changed) AND a.embedding IS NOT NULL
-          AND b.similarity > t.merge_similarity
+          -- NaN (a zero vector) is no similarity, though PostgreSQL orders it above every number.
+          AND b.similarity > least(t.merge_similarity, t.sibling_similarity) AND b.similarity <> 'NaN'
         ORDER BY b.similarity DESC, a.memory_id, b.memory_id
     LOOP
         CONTINUE WHEN NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.a_id)
@@ -129,6 +135,8 @@ BEGIN
         IF NOT v_pair.same_details
            OR (SELECT m.ring FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.a_id)
               = ANY (v_protected) THEN
+            -- Linking keeps both, so it may reach further than merging (tenants.sibling_similarity).
+            CONTINUE WHEN v_pair.similarity <= t.sibling_similarity;
             INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
             VALUES (p_tenant, least(v_pair.a_id, v_pair.b_id), greatest(v_pair.a_id, v_pair.b_id), v_pair.similarity)
             ON CONFLICT DO NOTHING;
@@ -137,6 +145,7 @@ BEGIN
             END IF;
             CONTINUE;
         END IF;
+        CONTINUE WHEN v_pair.similarity <= t.merge_similarity;
         -- Keep the stronger: more confident, then more recalled, then older.
         SELECT m.memory_id INTO v_keep
         FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)

@@ -7,84 +7,9 @@
 --   override        act now and keep both; the next night's consolidation reviews it.
 -- Open conflicts are listed by cogmem.open_conflicts() and noted on the memories recall injects.
 --
--- Established memories are the rules, long-term facts, habits and procedures: not fresh ones, and not
--- incidents (a shock records what happened, so it neither contradicts a rule nor is contradicted by one:
--- "Outage after a night restart" and "Never restart at night" agree). An instruction contradicts one
--- when it is close in meaning (cosine from tenants.dissonance_similarity, 0.4: MiniLM puts "Don't
--- restart web-1 at night" and "Restart web-1 tonight" at 0.81, "Always use Tailwind" and "Use inline
--- styles" at 0.42, unrelated operations notes below 0.15; without embeddings this test is skipped),
--- about the same things (at least two and 40% of the instruction's words in common: a runbook step
--- "restart nginx" is no answer to "don't restart the server at night"), and cogmem.contradicts() says so.
--- Callers with a better judge (an LLM) pass their verdict as remember's contradicts argument: the memory
--- ids it contradicts, or '{}' for none.
-
-CREATE OR REPLACE FUNCTION cogmem.polarity(content text)
-RETURNS smallint
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
--- PL/pgSQL, not SQL: a SQL function with a SET clause is planned on every call.
-AS $$
-BEGIN
-    RETURN CASE
-        -- English negation and prohibition.
-        WHEN content ~* ('\m(don''?t|do\s+not|doesn''?t|never|avoid|stop|no\s+longer|not|no|nothing|without|'
-                         || 'mustn''?t|shouldn''?t|can''?t|cannot|won''?t|forbidden|prohibited)\M')
-        -- Turkish: prohibition words, negative imperatives and negative verb forms (-ma/-me at the end of
-        -- a sentence, -maz/-mez, -mıyor).
-          OR content ~* '(^|[^a-zçğıöşü])(asla|sakın|yasak(tır)?|hiçbir\s+zaman|etme(yin|yiniz)?|yapma(yın|yınız)?)($|[^a-zçğıöşü])'
-          OR content ~* '[a-zçğıöşü]{2,}(ma|me)(yın|yin|yınız|yiniz)?\s*[.!]*\s*$'
-          OR content ~* '[a-zçğıöşü]{2,}(maz|mez|m[ıiuü]yor)(lar|ler|sınız|siniz|uz|üz)?($|[^a-zçğıöşü])'
-            THEN -1
-        ELSE 1
-    END;
-END;
-$$;
-COMMENT ON FUNCTION cogmem.polarity(text) IS
-'-1 when a text negates or forbids (English and Turkish: don''t, never, avoid, asla, yapma, ...-ma, ...-maz), '
-'else 1.';
-
-CREATE OR REPLACE FUNCTION cogmem._exclusive_choice(content text)
-RETURNS text
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-BEGIN
-    RETURN coalesce(
-        (regexp_match(content, '\m(?:always|only)\s+(?:use|run|pick|choose|go\s+with|deploy\s+(?:with|to|on))\s+'
-                               || '(?:the\s+|an?\s+)?([[:alnum:]_.+#-]+)', 'i'))[1],
-        (regexp_match(content, '\muse\s+only\s+(?:the\s+|an?\s+)?([[:alnum:]_.+#-]+)', 'i'))[1],
-        (regexp_match(content, '(?:her\s+zaman|sadece|yalnızca|daima|mutlaka)\s+([[:alnum:]_.+#-]+?)(?:''[[:alpha:]]+)?\s+'
-                               || '(?:kullan|çalıştır|seç)', 'i'))[1]
-    );
-END;
-$$;
-COMMENT ON FUNCTION cogmem._exclusive_choice(text) IS
-'What an exclusive rule insists on: "Always use Tailwind" -> Tailwind (also only/use only, her zaman/sadece).';
-
-CREATE OR REPLACE FUNCTION cogmem.contradicts(established text, instruction text)
-RETURNS boolean
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-DECLARE
-    v_choice  text := cogmem._exclusive_choice(established);
-    v_details text[] := cogmem._details(established);
-    v_other   text[] := cogmem._details(instruction);
-BEGIN
-    -- Different hosts, versions or environments: look-alikes for other contexts (siblings), no conflict.
-    IF v_details <> '{}' AND v_other <> '{}' AND v_details <> v_other THEN
-        RETURN false;
-    END IF;
-    RETURN cogmem.polarity(established) <> cogmem.polarity(instruction)
-        -- An alternative to an exclusive choice: "use inline styles" against "always use Tailwind".
-        OR (v_choice IS NOT NULL AND cogmem.polarity(instruction) = 1
-            AND position(lower(v_choice) IN lower(instruction)) = 0);
-END;
-$$;
-COMMENT ON FUNCTION cogmem.contradicts(text, text) IS
-'Whether an instruction contradicts an established memory about the same thing: opposite polarity '
-'(cogmem.polarity), or an alternative to what an exclusive rule insists on; never across different '
-'discriminating details (hosts, versions, environments). Closeness is the caller''s test.';
+-- How a contradiction is detected is in sql/035-contradiction.sql; only an instruction is held here (a
+-- statement of fact is stored and linked, sql/060-remember.sql). Callers with a better judge (an LLM)
+-- pass their verdict as remember's contradicts argument: the memory ids it contradicts, or '{}' for none.
 
 CREATE OR REPLACE FUNCTION cogmem.open_conflicts(tenant text)
 RETURNS TABLE (
@@ -181,3 +106,52 @@ $$;
 COMMENT ON FUNCTION cogmem.resolve_conflict(bigint, text, text) IS
 'Decides an open conflict: paradigm_shift (weaken the old memories, store the new), exception (store '
 'nothing) or override (store the new, keep both, reviewed at night). Returns what was stored and weakened.';
+
+-- What a text could contradict: the established memories closest to it (by meaning when there is an
+-- embedding, else by the words they share). For a judge on the caller's side (an LLM), whose verdict
+-- goes back as remember's contradicts argument: the Python client's classifier receives these.
+CREATE OR REPLACE FUNCTION cogmem.related(
+    tenant text, statement text, embedding public.vector DEFAULT NULL, "limit" integer DEFAULT 5
+)
+RETURNS TABLE (memory_id bigint, ring text, content text, similarity real)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_language regconfig := cogmem._tenant_language(related.tenant);
+    v_words    text[];
+BEGIN
+    IF related.statement IS NULL THEN
+        RAISE EXCEPTION 'statement must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the text to find established memories for.';
+    END IF;
+    IF related."limit" IS NULL OR related."limit" NOT BETWEEN 1 AND 100 THEN
+        RAISE EXCEPTION 'limit must be between 1 and 100, got %', coalesce(related."limit"::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The default is 5.';
+    END IF;
+    PERFORM cogmem._check_embedding(related.embedding);
+    IF related.embedding IS NOT NULL THEN
+        RETURN QUERY
+        SELECT m.memory_id, m.ring::text, m.content, (1 - (m.embedding OPERATOR(public.<=>) related.embedding))::real
+        FROM cogmem.memories AS m
+        WHERE m.tenant = related.tenant AND m.ring NOT IN ('fresh', 'shocks') AND m.embedding IS NOT NULL
+        ORDER BY m.embedding OPERATOR(public.<=>) related.embedding, m.memory_id
+        LIMIT related."limit";
+        RETURN;
+    END IF;
+    v_words := coalesce(tsvector_to_array(to_tsvector(v_language, related.statement)), '{}');
+    RETURN QUERY
+    SELECT m.memory_id, m.ring::text, m.content,
+           (cogmem._shared_words(m.search, v_words)::real / greatest(cardinality(v_words), 1))::real
+    FROM cogmem.memories AS m
+    WHERE m.tenant = related.tenant AND m.ring NOT IN ('fresh', 'shocks')
+      AND m.search @@ cogmem._or_query(v_words)
+    ORDER BY 4 DESC, m.memory_id
+    LIMIT related."limit";
+END;
+$$;
+COMMENT ON FUNCTION cogmem.related(text, text, public.vector, integer) IS
+'The established memories (rules, long-term facts, habits, procedures) closest to a text: by cosine with '
+'an embedding, else by the share of its words they hold. For a caller-side judge of contradictions.';

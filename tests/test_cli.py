@@ -24,7 +24,17 @@ def test_cli_against_a_server(dsn):
     assert "loaded" in run("--dsn", dsn, "bios", "list")
     assert "OPS-01" in run("--dsn", dsn, "bios", "list", "--rules")
     assert run("--dsn", dsn, "tenant", "acme") == "tenant acme (english) ready\n"
-    out = run("--dsn", dsn, "remember", "acme", "Never restart the servers at night", "--source", '{"who": "ayse"}')
+    out = run(
+        "--dsn",
+        dsn,
+        "remember",
+        "acme",
+        "Never restart the servers at night",
+        "--ring",
+        "dos_and_donts",
+        "--source",
+        '{"who": "ayse"}',
+    )
     assert out.startswith("created memory ") and out.endswith(" in dos_and_donts (topics: server)\n")
     out = run("--dsn", dsn, "recall", "acme", "restart the servers tonight")
     assert "[dos_and_donts]" in out and "Never restart the servers at night" in out and "[bios]" in out
@@ -103,7 +113,7 @@ def test_audit_commands(dsn):
 
     run("--dsn", dsn, "bios", "load", "operations")
     run("--dsn", dsn, "tenant", "acme")
-    run("--dsn", dsn, "remember", "acme", "Never restart the servers at night")
+    run("--dsn", dsn, "remember", "acme", "Never restart the servers at night", "--ring", "dos_and_donts")
     recall_id = run("--dsn", dsn, "recall", "acme", "restart the servers tonight", "--json").split('"recall_id": "')[1][
         :36
     ]

@@ -3,7 +3,7 @@
 import psycopg
 import pytest
 
-from cogmem_pg.client import Client, Memory
+from cogmem_pg.client import Classification, Client, Memory
 from cogmem_pg.embed import default_embedder
 
 
@@ -15,7 +15,7 @@ def client(dsn):
 
 def test_round_trip(client):
     client.create_tenant("acme")
-    memory = client.remember("acme", "Never restart the servers at night", source={"who": "ayse"})
+    memory = client.remember("acme", "Never restart the servers at night", "dos_and_donts", source={"who": "ayse"})
     assert isinstance(memory, Memory)
     assert (memory.ring, memory.topics, memory.action, memory.redactions) == (
         "dos_and_donts",
@@ -54,7 +54,11 @@ def test_client_embeds_on_the_client_side(client, db):
 def test_remember_many_embeds_the_batch_on_the_client(client, db):
     client.create_tenant("acme")
     rows = client.remember_many(
-        "acme", ["Never restart the servers at night", {"content": "Invoices go out on the 1st", "ring": "long_term"}]
+        "acme",
+        [
+            {"content": "Never restart the servers at night", "ring": "dos_and_donts"},
+            {"content": "Invoices go out on the 1st", "ring": "long_term"},
+        ],
     )
     assert [(r.item, r.ring, r.action) for r in rows] == [(1, "dos_and_donts", "created"), (2, "long_term", "created")]
     embedded = db.execute("SELECT count(*) FILTER (WHERE embedding IS NOT NULL) FROM cogmem.memories").fetchone()
@@ -80,7 +84,7 @@ def test_errors_surface_as_psycopg_errors(client):
 
 def test_observe_consolidate_and_siblings(client):
     client.create_tenant("acme")
-    observed = client.observe("acme", "c1", "user", "Never restart the servers at night")
+    observed = client.observe("acme", "c1", "user", "Never deploy on Fridays.")
     assert (observed.ring, observed.action, observed.reason) == ("dos_and_donts", "created", "routed to dos_and_donts")
     decisions = {d.decision: d.memories for d in client.consolidate(tenant="acme")}
     assert decisions["protect"] == 1
@@ -122,3 +126,37 @@ def test_identity_sessions_and_briefing(client):
     assert [line.section for line in client.briefing("acme", "shop")] == ["core", "last_session", "open_items"]
     assert client.briefing_text("acme", "shop").startswith("## Core identity\nAgent: Ops assistant")
     assert sorted(f.kind for f in client.analyze("acme", "shop")) == ["episode", "memory"]  # same moment
+
+
+class ByPrefix:
+    """A deterministic stand-in for an LLM classifier: 'RULE:' texts are rules about code style, and a rule
+    contradicts the established memory it names by a word it reverses."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, list[int]]] = []
+
+    def __call__(self, texts, established):
+        verdicts = []
+        for text, shown in zip(texts, established, strict=True):
+            self.seen.append((text, [e.memory_id for e in shown]))
+            ring = "dos_and_donts" if text.startswith("RULE:") else "fresh"
+            contradicted = [e.memory_id for e in shown if "tabs" in e.content and "spaces" in text]
+            verdicts.append(Classification(ring=ring, topics=["style"], contradicts=contradicted))
+        return verdicts
+
+
+def test_a_caller_side_classifier_decides_ring_topics_and_contradictions(dsn):
+    judge = ByPrefix()
+    with Client(dsn, classifier=judge) as client:
+        client.create_tenant("acme")
+        tabs = client.remember("acme", "RULE: indent with tabs in this repository")
+        assert (tabs.ring, tabs.topics, tabs.action) == ("dos_and_donts", ["style"], "created")
+        held = client.remember("acme", "RULE: indent with spaces from now on")
+        assert (held.action, held.conflicts_with) == ("conflict", [tabs.memory_id])
+        assert client.open_conflicts("acme")[0].verdict == "caller"
+        # What the classifier was shown: the established memories the text might contradict.
+        assert judge.seen[-1] == ("RULE: indent with spaces from now on", [tabs.memory_id])
+        # Arguments the caller passes win over the classifier.
+        assert client.remember("acme", "The style guide lives in the wiki", ring="long_term").ring == "long_term"
+        batch = client.remember_many("acme", ["RULE: lines stay under 100 characters", {"content": "Lint runs in CI"}])
+        assert [(b.ring, b.topics) for b in batch] == [("dos_and_donts", ["style"]), ("fresh", ["style"])]

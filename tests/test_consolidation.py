@@ -42,7 +42,7 @@ def memory(db, tenant, memory_id):
 def test_180_nights_then_five_years(db, tenant):
     stale = remember(db, tenant, STALE)
     start = one(db, "SELECT created_at FROM cogmem.memories WHERE memory_id = %s", (stale,))
-    rule = remember(db, tenant, RULE)
+    rule = remember(db, tenant, RULE, ring="dos_and_donts")
     proven = remember(db, tenant, "Invoices for Acme are sent from billing@acme.example", topics=["billing"])
     failing = remember(
         db, tenant, "The VAT rate for card payments is 18 percent", topics=["payments"], ring="long_term"
@@ -327,3 +327,16 @@ def test_never_cut_rings_beyond_their_allocation_are_listed_and_reported_by_the_
     assert one(
         db, "SELECT memories FROM cogmem.consolidation_report WHERE tenant = %s AND decision = 'overflow'", (tenant,)
     ) == len(rules)
+
+
+def test_duplicates_and_siblings_on_the_test_split(db):
+    # Each labelled pair of bench/corpus/duplicates.jsonl remembered, then a night (bench/inbound.py).
+    from bench import inbound
+    from bench.corpus import pairs
+
+    decided = inbound.duplicates(db, pairs("duplicates", "test"))
+    assert sum(t == p for t, p in decided) / len(decided) >= 0.55
+    siblings = [p for t, p in decided if t == "sibling"]
+    assert siblings.count("sibling") / len(siblings) >= 0.7
+    # Nothing different is ever merged away: a distinct pair or a sibling pair is never a duplicate.
+    assert not [t for t, p in decided if p == "duplicate" and t != "duplicate"]

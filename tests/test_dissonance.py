@@ -1,4 +1,4 @@
-"""sql/160-dissonance.sql: contradicting instructions are held as conflicts and resolved three ways."""
+"""sql/160-dissonance.sql: a contradicting instruction is held as a conflict, resolved three ways; a fact is stored."""
 
 import numpy as np
 import psycopg
@@ -19,40 +19,6 @@ def remember(db, tenant, content, **kw):
 
 def count(db, tenant):
     return one(db, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,))
-
-
-@pytest.mark.parametrize(
-    ("text", "polarity"),
-    [
-        ("Don't restart web-1 at night.", -1),
-        ("Never deploy on Fridays", -1),
-        ("Avoid inline styles", -1),
-        ("Reload nginx without testing the config", -1),
-        ("Restart web-1 tonight.", 1),
-        ("Always use Tailwind for styling.", 1),
-        ("Sunucuyu gece yeniden başlatma.", -1),
-        ("Cuma günleri asla deploy yapılmaz", -1),
-        ("Sunucuyu bu gece yeniden başlat.", 1),
-    ],
-)
-def test_polarity(db, text, polarity):
-    assert one(db, "SELECT cogmem.polarity(%s)", (text,)) == polarity
-
-
-@pytest.mark.parametrize(
-    ("established", "instruction", "contradicts"),
-    [
-        ("Don't restart web-1 at night.", "Restart web-1 tonight.", True),
-        ("Always use Tailwind for styling.", "Use inline styles for the new page.", True),  # an alternative
-        ("Always use Tailwind for styling.", "Use Tailwind's dark mode classes.", False),  # the same choice
-        ("Her zaman Tailwind kullanın.", "Yeni sayfada inline stil kullan.", True),
-        ("Don't restart web-1 at night.", "Don't restart web-2 at night either.", False),  # same polarity
-        ("Don't restart web-1 at night.", "Restart web-2 tonight.", False),  # another host: a sibling
-        ("Sunucuyu gece yeniden başlatma.", "Sunucuyu bu gece yeniden başlat.", True),
-    ],
-)
-def test_contradicts(db, established, instruction, contradicts):
-    assert one(db, "SELECT cogmem.contradicts(%s, %s)", (established, instruction)) is contradicts
 
 
 def test_a_contradicting_instruction_is_held_not_stored(db, tenant):
@@ -113,7 +79,9 @@ def test_incidents_neither_contradict_nor_are_contradicted(db, tenant):
 def test_the_callers_verdict_decides(db, tenant):
     rule, *_ = remember(db, tenant, "Always use Tailwind for styling.", ring="dos_and_donts")
     other, *_ = remember(db, tenant, "Use the design tokens from the brand kit.", ring="long_term")
-    conflict = remember(db, tenant, "Go with plain CSS for the landing page.", contradicts=[other, rule, rule])
+    conflict = remember(
+        db, tenant, "Go with plain CSS for the landing page.", ring="dos_and_donts", contradicts=[other, rule, rule]
+    )
     assert conflict[1:2] == ("conflict",) and conflict[3] == sorted([rule, other])
     assert one(db, "SELECT verdict FROM cogmem.conflicts WHERE conflict_id = %s", (conflict[2],)) == "caller"
     # '{}': the caller judged there is none, even against polarity.
@@ -197,3 +165,30 @@ def test_resolve_refuses_bad_input(db, tenant, conflict, resolution, sqlstate):
     with pytest.raises(psycopg.Error) as err:
         resolve(db, conflict_id, resolution)
     assert err.value.sqlstate == sqlstate and err.value.diag.message_hint
+
+
+def test_a_fact_that_contradicts_an_older_one_is_stored_linked_and_weakens_it(db, tenant):
+    old, *_ = remember(db, tenant, "db-1 runs PostgreSQL 15.", ring="long_term")
+    rule, *_ = remember(db, tenant, "Never upgrade db-1 during business hours.", ring="dos_and_donts", contradicts=[])
+    new, action, conflict_id, conflicts_with = remember(
+        db, tenant, "db-1 was upgraded to PostgreSQL 17 last night.", contradicts=[old, rule]
+    )
+    # Stored, never held: only an instruction can be held.
+    assert (action, conflict_id, conflicts_with) == ("created", None, [old, rule])
+    links = db.execute(
+        "SELECT contradicts_id, verdict, weakened FROM cogmem.memory_contradictions WHERE memory_id = %s ORDER BY 1",
+        (new,),
+    ).fetchall()
+    assert links == [(old, "caller", True), (rule, "caller", False)]  # a rule is protected
+    confidence = dict(db.execute("SELECT memory_id, confidence FROM cogmem.memory_stats").fetchall())
+    assert confidence == {old: 0.25, rule: 0.5, new: 0.5}
+    logged = one(db, "SELECT detail FROM cogmem.audit_log WHERE event = 'contradiction_stored'")
+    assert logged == {"contradicts": [old, rule], "weakened": [old], "verdict": "caller"}
+    reasons = dict(
+        db.execute("SELECT memory_id, reason FROM cogmem.recall(%s, 'which PostgreSQL runs on db-1?')", (tenant,))
+    )
+    assert f"contradicted by newer memory #{new}" in reasons[old]
+    assert f"contradicts older memory #{old}, #{rule}" in reasons[new]
+    # The links go with their memories.
+    db.execute("SELECT cogmem.erase(%s, %s)", (tenant, new))
+    assert one(db, "SELECT count(*) FROM cogmem.memory_contradictions") == 0

@@ -18,7 +18,11 @@ def end(db, session, summary, **kw):
 
 
 def test_a_session_is_archived_and_briefed_back(db, tenant):
-    rule = one(db, "SELECT memory_id FROM cogmem.remember(%s, 'Never restart the servers at night')", (tenant,))
+    rule = one(
+        db,
+        "SELECT memory_id FROM cogmem.remember(%s, 'Never restart the servers at night', 'dos_and_donts')",
+        (tenant,),
+    )
     session = start(db, tenant, goal="move the shop to the new cluster")
     recalled = db.execute(
         "SELECT memory_id FROM cogmem.recall(%s, 'restart the servers?', conversation => %s)", (tenant, str(session))
@@ -95,7 +99,7 @@ def test_analyze_gathers_a_topic_over_a_period(db, tenant):
     db.execute("UPDATE cogmem.memories SET created_at = now() - interval '200 days' WHERE memory_id = %s", (old,))
     incident = one(
         db,
-        "SELECT memory_id FROM cogmem.remember(%s, %s)",
+        "SELECT memory_id FROM cogmem.remember(%s, %s, 'shocks')",
         (tenant, "Outage: Globex web-2 was down for 2 hours, customers lost orders."),
     )
     one(db, "SELECT memory_id FROM cogmem.remember(%s, 'Invoices for Initech go out on the 1st.')", (tenant,))

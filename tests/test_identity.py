@@ -39,7 +39,7 @@ def test_versions(db, tenant):
 
 
 def test_recall_injects_it_first_within_the_budget(db, tenant):
-    db.execute("SELECT * FROM cogmem.remember(%s, 'Never restart the servers at night')", (tenant,))
+    db.execute("SELECT * FROM cogmem.remember(%s, 'Never restart the servers at night', 'dos_and_donts')", (tenant,))
     before = db.execute("SELECT layer FROM cogmem.recall(%s, 'restart the servers?')", (tenant,)).fetchall()
     assert before == [("dos_and_donts",)]
     set_identity(db, tenant, agent="Ops assistant of Acme", goals=["Keep the shop up"])

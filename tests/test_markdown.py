@@ -50,7 +50,9 @@ def cli(*args):
 
 
 def test_export_import_round_trip_loses_nothing(db, dsn, tenant, tmp_path):
-    rule = remember(db, tenant, "Never restart the servers at night", source='{"who": "ayse", "channel": "slack"}')
+    rule = remember(
+        db, tenant, "Never restart the servers at night", "dos_and_donts", source='{"who": "ayse", "channel": "slack"}'
+    )
     remember(db, tenant, "The billing password=hunter2 is in the vault", ring="long_term")
     web1 = remember(db, tenant, "web-1 listens on 10.0.0.5", ring="long_term")
     web2 = remember(db, tenant, "web-2 listens on 10.0.0.6", ring="long_term")

@@ -14,7 +14,8 @@ def test_app_role_uses_the_api(db, tenant, login):
         app.execute("SELECT * FROM cogmem.remember(%s, 'hello')", (tenant,))
     db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(app, "SELECT current_user"), tenant))
     row = app.execute(
-        "SELECT ring, action FROM cogmem.remember(%s, 'Never restart the servers at night')", (tenant,)
+        "SELECT ring, action FROM cogmem.remember(%s, 'Never restart the servers at night', 'dos_and_donts')",
+        (tenant,),
     ).fetchone()
     assert row == ("dos_and_donts", "created")
     rows = app.execute(

@@ -42,7 +42,7 @@ def test_empty_tenant_returns_nothing_and_logs_the_cycle(db, tenant):
 
 
 def test_billing_never_appears_in_a_server_recall(db, tenant):
-    rule = add(db, tenant, "Don't restart the server at night.", None, None)
+    rule = add(db, tenant, "Don't restart the server at night.", "dos_and_donts", None)
     server = add(db, tenant, "The web servers sit behind the load balancer and restart in 30 seconds.", None, None)
     billing = add(
         db, tenant, "The server hosting invoice is paid monthly; restart billing runs on the 1st.", None, ["billing"]

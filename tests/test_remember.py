@@ -10,7 +10,8 @@ import pytest
 
 from tests.conftest import blend, named, one, unit_vector
 
-RULE = "Don't restart the server at night, last time everything went sideways."
+# Tests here send no embedding and the server does not embed: the cues model routes (sql/030-routing.sql).
+RULE = "Never restart production servers during business hours."
 
 
 def remember(db, tenant, content, **args):
@@ -58,15 +59,22 @@ def test_explicit_ring_and_topics_win(db, tenant):
     assert row[1:4] == ("habits", ["meeting", "people"], "created")
 
 
-def test_turkish_rule_is_routed_and_tagged(db):
+def test_turkish_is_tagged_and_a_rule_the_model_is_unsure_of_stays_fresh(db):
     db.execute("SELECT cogmem.create_tenant('firma', 'turkish')")
+    # Without an embedding the model is conservative: below its threshold, a rule goes to fresh.
+    probability = one(
+        db, "SELECT (probabilities->>'dos_and_donts')::real FROM cogmem.classify('Sunucuyu gece restart etme')"
+    )
+    threshold = one(
+        db, "SELECT threshold FROM cogmem._routing_model() WHERE model = 'cues' AND label = 'dos_and_donts'"
+    )
     row = remember(db, "firma", "Sunucuyu gece restart etme")
-    assert row[1:4] == ("dos_and_donts", ["server"], "created")
+    assert row[1:4] == ("dos_and_donts" if probability >= threshold else "fresh", ["server"], "created")
 
 
 def test_same_text_is_rehearsed_not_inserted(db, tenant):
     first = remember(db, tenant, RULE)
-    again = remember(db, tenant, "  don't restart the SERVER at night -- last time everything went sideways ")
+    again = remember(db, tenant, "  never restart PRODUCTION servers -- during business hours ")
     assert again == (first[0], "dos_and_donts", ["server"], "duplicate", [])
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 1
     row = db.execute("SELECT rehearsal_count, last_recalled_at IS NOT NULL FROM cogmem.memory_stats").fetchone()
@@ -163,9 +171,9 @@ def test_remember_many_stores_a_batch_in_order(db, tenant):
         db,
         tenant,
         [
-            RULE,
+            {"content": RULE, "ring": "dos_and_donts"},  # random vectors: the ring is not the model's to guess
             {"content": "The nameservers of shop.example are at Cloudflare.", "topics": ["DNS", "dns"]},
-            "don't restart the server at night -- last time everything went sideways",  # same text as item 1
+            "never restart production servers -- during business hours",  # same text as item 1
             {"content": "db-1 password=hunter2, ask Ali", "ring": "long_term", "source": {"who": "ali"}},
             "The billing contact at Globex is Maria.",  # stored before this batch
         ],

@@ -1,44 +1,135 @@
-"""sql/030-routing.sql: the inbound router, English and Turkish."""
+"""sql/030-routing.sql: inbound attention, measured on the test split of our labelled corpus (bench/corpus).
 
+The figures are those of bench/RESULTS.md; each threshold here is a little below what the shipped model
+reaches, so that a change which costs precision in the never-cut rings fails here first.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
 import pytest
 
+from bench import inbound
+from bench.corpus import CORPUS, RINGS, SPLITS, TRIGGERS, statements
+from bench.train_router import Features, decide, threshold
 from tests.conftest import one
 
-CASES = [
-    # explicit rules
-    ("Don't restart the server at night, last time everything went sideways.", "dos_and_donts"),
-    ("Never deploy on Fridays.", "dos_and_donts"),
-    ("Always tag releases before deploying.", "dos_and_donts"),
-    ("Please do not email invoices as Word files.", "dos_and_donts"),
-    ("Backups must be encrypted.", "dos_and_donts"),
-    ("The staging box is fine. Avoid touching prod this week.", "dos_and_donts"),
-    ("Sunucuyu gece restart etme", "dos_and_donts"),
-    ("Asla müşteri verisini loglara yazma", "dos_and_donts"),
-    ("Her zaman önce config testi yap", "dos_and_donts"),
-    ("Yedekler şifrelenmeli", "dos_and_donts"),
-    ("Cuma günü deploy yapmayın.", "dos_and_donts"),
-    # incidents with impact
-    ("Outage in March: db-1 ran out of disk and the shop was down for 2 hours.", "shocks"),
-    ("The payment API crashed and 300 customers could not pay.", "shocks"),
-    ("Dün gece veritabanı çöktü, tüm müşteriler 3 saat erişemedi.", "shocks"),
-    # steps
-    ("To rotate: 1. drain the node 2. restart nginx 3. check health", "procedures"),
-    ("First stop the workers, then run the migration, finally start them again.", "procedures"),
-    ("Önce servisi durdur, sonra yedeği al.", "procedures"),
-    ("- drain node\n- restart nginx\n- check health", "procedures"),
-    # everything else
-    ("The billing contact is Maria in finance.", "fresh"),
-    ("Ali prefers calls in the morning.", "fresh"),
-    ("There was an incident report template in the wiki.", "fresh"),
-    ("Toplantı salı saat 10'da.", "fresh"),
-]
+# What the shipped model reaches on the test split, less a margin (bench/RESULTS.md has the figures).
+FLOORS = {
+    "embedding": {"dos_and_donts": (0.96, 0.40), "shocks": (0.96, 0.55), "accuracy": 0.81},
+    "cues": {"dos_and_donts": (0.96, 0.18), "shocks": (0.95, 0.53), "accuracy": 0.76},
+}
 
 
-@pytest.mark.parametrize(("content", "ring"), CASES)
-def test_route(db, content, ring):
+@cache
+def held_out():
+    rows = statements("test")
+    return rows, inbound.embed([s.text for s in rows])
+
+
+def test_the_corpus_is_ours_and_large_enough():
+    rows = statements()
+    assert len(rows) >= 2000 and {s.lang for s in rows} == {"en", "tr"}
+    assert {s.split for s in rows} == set(SPLITS) and {s.ring for s in rows} == set(RINGS)
+    import re
+
+    # A third is talk that uses rule words without stating a rule (what a keyword router gets wrong).
+    talk_with_rule_words = [s for s in rows if s.ring == "fresh" and re.search(TRIGGERS, s.text, re.I)]
+    assert len(talk_with_rule_words) >= len(rows) / 3
+    assert len([r for r in (CORPUS / "dissonance.jsonl").read_text().splitlines() if r]) >= 500
+    assert len(set(s.text for s in rows)) == len(rows)  # no statement twice
+
+
+@pytest.mark.parametrize("model", ["embedding", "cues"])
+def test_never_cut_rings_are_precise_on_the_test_split(db, model):
+    rows, vectors = held_out()
+    result = inbound.routing(db, rows, vectors if model == "embedding" else [None] * len(rows))
+    for ring in ("dos_and_donts", "shocks"):
+        precision, recall = FLOORS[model][ring]
+        assert result.precision(ring) >= precision, (ring, result.precision(ring))
+        assert result.recall(ring) >= recall, (ring, result.recall(ring))
+    assert result.accuracy >= FLOORS[model]["accuracy"]
+    # Both languages, not one carrying the other.
+    for lang in ("en", "tr"):
+        idx = [i for i, s in enumerate(rows) if s.lang == lang]
+        part = inbound.Routing([result.truth[i] for i in idx], [result.predicted[i] for i in idx])
+        assert part.precision("dos_and_donts") >= 0.93 and part.precision("shocks") >= 0.93, lang
+
+
+def test_only_instructions_are_instructions(db):
+    rows, vectors = held_out()
+    result = inbound.routing(db, rows, vectors)
+    assert result.instruction_precision >= 0.95 and result.instruction_recall >= 0.55
+
+
+def test_casual_talk_is_neither_held_nor_made_a_rule(db):
+    rows, vectors = held_out()
+    casual = [(s, v) for s, v in zip(rows, vectors, strict=True) if s.casual and s.ring == "fresh"]
+    turns, held, never_cut = inbound.false_conflicts(db, [s for s, _ in casual], [v for _, v in casual])
+    assert turns > 500
+    assert held / turns <= 0.005
+    assert never_cut / turns <= 0.01
+
+
+def test_the_model_was_trained_on_these_cues(db):
+    assert one(db, "SELECT cogmem._routing_model_cues() = cogmem._inbound_cue_names()") is True
+    assert one(db, "SELECT cardinality(cogmem._inbound_cues('x')) = cardinality(cogmem._inbound_cue_names())")
+    assert one(db, "SELECT count(DISTINCT model) FROM cogmem._routing_model()") == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "ring"),
+    [
+        # Casual talk full of rule words stays fresh: a never-cut ring is for real rules and incidents.
+        ("I'll never forget it!", "fresh"),
+        ("They always make us smile", "fresh"),
+        ("Taking care of ourselves is so important — even if it's not always easy", "fresh"),
+        ("Researching adoption agencies — it's been a dream to have a family", "fresh"),
+        ("Don't worry about it!", "fresh"),
+        ("O yazı asla unutmayacağım", "fresh"),
+        ("Unutma, yarın annemin doğum günü", "fresh"),
+        ("Ayşe always wants a backup before any deployment.", "fresh"),
+        ("My laptop crashed and I lost my whole thesis draft.", "fresh"),
+        ("Toplantı salı saat 10'da.", "fresh"),
+        # Steps.
+        ("To rotate: 1. drain the node 2. restart nginx 3. check health", "procedures"),
+        ("Önce servisi durdur, sonra yedeği al, en son servisi başlat.", "procedures"),
+        ("- drain node\n- restart nginx\n- check health", "procedures"),
+    ],
+)
+def test_route_examples(db, content, ring):
     assert one(db, "SELECT cogmem.route(%s)", (content,)) == ring
 
 
-def test_route_is_strict_and_immutable(db):
+def test_classify_explains_itself(db):
+    ring, _, probabilities, model = db.execute("SELECT * FROM cogmem.classify('Never deploy on Fridays.')").fetchone()
+    assert model == "cues" and set(probabilities) == set(RINGS)
+    assert sum(probabilities.values()) == pytest.approx(1, abs=1e-3)
+    assert ring == max(probabilities, key=probabilities.get) or ring == "fresh"
     assert one(db, "SELECT cogmem.route(NULL)") is None
-    assert one(db, "SELECT provolatile FROM pg_proc WHERE oid = 'cogmem.route(text)'::regprocedure") == "i"
+    with pytest.raises(Exception, match="embedding has 2 dimensions"):
+        db.execute("SELECT cogmem.classify('x', '[1,2]')")
+
+
+# The training script's pure parts, without a database.
+def test_threshold_is_the_lowest_that_keeps_precision():
+    p = np.array([0.99, 0.95, 0.9, 0.8, 0.6])
+    truth = np.array([True, True, False, True, True])
+    assert threshold(p, truth, 1.0) == 0.95
+    assert threshold(p, truth, 0.75) == 0.5  # never below one half
+    assert threshold(np.array([0.9]), np.array([False]), 0.9) == 1.0
+
+
+def test_decide_takes_the_most_probable_ring_that_clears_its_threshold():
+    labels = ["dos_and_donts", "fresh", "procedures", "shocks"]
+    p = np.array([[0.8, 0.1, 0.05, 0.05], [0.97, 0.01, 0.01, 0.01], [0.5, 0.2, 0.3, 0.0]])
+    assert decide(p, labels, {"dos_and_donts": 0.95}) == ["fresh", "dos_and_donts", "procedures"]
+
+
+def test_features_keep_the_training_vocabulary():
+    train = Features.build([["a", "b"], ["a"], ["a", "c"], ["b", "a"], ["b"], ["b"]], np.ones((6, 1)), np.array([3.0]))
+    assert train.vocabulary == ["a", "b"]  # c is seen once: dropped
+    dev = Features.build([["c", "b"]], np.ones((1, 1)), np.array([3.0]), train.vocabulary)
+    assert dev.matrix.toarray().tolist() == [[0.0, 1.0, 3.0]]

@@ -18,7 +18,7 @@ def observe(db, tenant, content, role="user", conversation="c1", at=None):
 @pytest.mark.parametrize(
     ("content", "role", "reason"),
     [
-        ("Never deploy on Fridays", "user", "routed to dos_and_donts"),
+        ("Never restart production servers during business hours.", "user", "routed to dos_and_donts"),
         ("I prefer short answers with links", "user", "explicit preference"),
         ("No, that's the staging box, not production", "user", "correction of the agent"),
         ("No, I will check it", "assistant", None),
@@ -34,7 +34,7 @@ def test_attention(db, content, role, reason):
 def test_turns_that_pass_become_memories_and_the_rest_stay_in_the_register(db, tenant):
     chit_chat = observe(db, tenant, "Good morning!")
     assert chit_chat[1:] == (None, None, None, None, None)
-    rule = observe(db, tenant, "Never restart the servers at night")
+    rule = observe(db, tenant, "Never restart production servers during business hours.")
     assert rule[2:] == ("dos_and_donts", ["server"], "created", "routed to dos_and_donts")
     source = one(db, "SELECT source FROM cogmem.memories WHERE memory_id = %s", (rule[1],))
     assert source == {

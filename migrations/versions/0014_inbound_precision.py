@@ -5,6 +5,9 @@
   whether the older memory was weakened. Recall notes it on both; links go with their memories.
 - recalls.feedback_used: the memories a cycle's feedback credited, when the caller named them
   (NULL: every memory the cycle injected), so that repeated feedback replaces exactly what it gave.
+- tenants.sibling_similarity: the night links look-alikes whose details differ from this cosine on
+  (0.85; merging stays at merge_similarity, 0.92): on the duplicate pairs of bench/corpus, siblings
+  sit at a median cosine of 0.93 and a quarter below 0.86, distinct look-alikes at 0.67.
 
 Revision ID: 0014
 Revises: 0013
@@ -41,6 +44,8 @@ COMMENT ON TABLE cogmem.memory_contradictions IS
 CREATE INDEX memory_contradictions_older_idx ON cogmem.memory_contradictions (tenant, contradicts_id);
 
 ALTER TABLE cogmem.recalls ADD COLUMN feedback_used bigint[];
+ALTER TABLE cogmem.tenants ADD COLUMN sibling_similarity real NOT NULL DEFAULT 0.85
+    CHECK (sibling_similarity BETWEEN 0 AND 1);
 COMMENT ON COLUMN cogmem.recalls.feedback_used IS
 'The memories the feedback credited when the caller named them; NULL: every memory the cycle injected.';
 """)
@@ -48,6 +53,7 @@ COMMENT ON COLUMN cogmem.recalls.feedback_used IS
 
 def downgrade() -> None:
     execute("""
+ALTER TABLE cogmem.tenants DROP COLUMN sibling_similarity;
 ALTER TABLE cogmem.recalls DROP COLUMN feedback_used;
 DROP TABLE cogmem.memory_contradictions;
 """)

@@ -1,0 +1,83 @@
+"""The labelled inbound corpus (bench/corpus/, see its README): statements, contradiction and duplicate pairs.
+
+Each record carries its split; `python bench/corpus.py` gives new records one from a hash of their text
+(60% train, 20% dev, 20% test), so that adding records never moves old ones between splits. Pairs are
+split by their first text, so that every pair about one established memory lands in the same split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+RINGS = ("dos_and_donts", "shocks", "procedures", "fresh")
+NEVER_CUT = ("dos_and_donts", "shocks")
+SPLITS = ("train", "dev", "test")
+# What can be held as a conflict: a standing rule, a one-off order, steps to follow.
+INSTRUCTION_KINDS = frozenset({"rule", "request", "procedure"})
+# Words that make a naive router call casual talk a rule (the corpus holds a third of them).
+TRIGGERS = (
+    r"\b(always|never|must|important|don'?t|do not)\b|(^|[^a-zçğıöşü])(unutma\w*|asla|her zaman|sakın|"
+    r"mutlaka|kesinlikle|önemli)"
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    ring: str
+    lang: str
+    kind: str
+    context: str
+    split: str
+
+    @property
+    def instruction(self) -> bool:
+        return self.kind in INSTRUCTION_KINDS
+
+    @property
+    def casual(self) -> bool:
+        return self.context in ("casual", "assistant")
+
+
+def split_of(key: str) -> str:
+    bucket = hashlib.sha256(key.encode("utf-8")).digest()[0] / 256
+    return "train" if bucket < 0.6 else "dev" if bucket < 0.8 else "test"
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def statements(split: str | None = None) -> list[Statement]:
+    rows = [Statement(**r) for path in sorted((CORPUS / "inbound").glob("*.jsonl")) for r in _records(path)]
+    return [s for s in rows if split is None or s.split == split]
+
+
+def pairs(name: str, split: str | None = None) -> list[dict]:
+    """Records of dissonance.jsonl or duplicates.jsonl."""
+    rows = _records(CORPUS / f"{name}.jsonl")
+    return [r for r in rows if split is None or r["split"] == split]
+
+
+def assign_splits() -> dict[str, int]:
+    """Gives every record without a split the one its hash names; returns how many were given one."""
+    given: dict[str, int] = {}
+    files = [(p, "text") for p in sorted((CORPUS / "inbound").glob("*.jsonl"))]
+    files += [(CORPUS / "dissonance.jsonl", "established"), (CORPUS / "duplicates.jsonl", "a")]
+    for path, key in files:
+        rows = _records(path)
+        missing = [r for r in rows if "split" not in r]
+        for r in missing:
+            r["split"] = split_of(r[key])
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        given[path.name] = len(missing)
+    return given
+
+
+if __name__ == "__main__":
+    for name, count in assign_splits().items():
+        print(f"{name}: {count} records given a split")

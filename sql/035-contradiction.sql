@@ -1,0 +1,193 @@
+-- Contradiction: does a new statement contradict an established memory (a rule, a long-term fact, a
+-- habit, a procedure)? Used by cogmem.remember() (sql/060-remember.sql), which holds a contradicting
+-- instruction as a conflict (sql/160-dissonance.sql) and stores a contradicting fact, linked.
+--
+-- Candidates are the established memories close to the statement: cosine at least
+-- tenants.dissonance_similarity with an embedding, else two words in common. Of those, a logistic
+-- regression over the pair's cues (below) decides, trained by bench/train_router.py on the train split
+-- of bench/corpus/dissonance.jsonl (its weights in sql/025-routing-model.sql, model pair-embedding or
+-- pair-cues; its threshold set on the dev split for precision). The cues include the older rule-based
+-- test, cogmem.contradicts(): opposite polarity, or an alternative to what an exclusive rule insists on.
+-- Shocks record what happened: they neither contradict nor are contradicted.
+
+CREATE OR REPLACE FUNCTION cogmem.polarity(content text)
+RETURNS smallint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is planned on every call.
+AS $$
+BEGIN
+    RETURN CASE
+        -- English negation and prohibition.
+        WHEN content ~* ('\m(don''?t|do\s+not|doesn''?t|never|avoid|stop|no\s+longer|not|no|nothing|without|'
+                         || 'mustn''?t|shouldn''?t|can''?t|cannot|won''?t|forbidden|prohibited)\M')
+            THEN -1
+        -- Turkish: prohibition words, negative imperatives and negative verb forms (-ma/-me at the end of
+        -- a sentence, -maz/-mez, -mıyor); only in Turkish text, where these endings mean that.
+        WHEN cogmem._looks_turkish(content)
+         AND (content ~* '(^|[^a-zçğıöşü])(asla|sakın|yasak(tır)?|hiçbir\s+zaman|etme(yin|yiniz)?|yapma(yın|yınız)?)($|[^a-zçğıöşü])'
+              OR content ~* '[a-zçğıöşü]{2,}(ma|me)(yın|yin|yınız|yiniz)?\s*[.!]*\s*$'
+              OR content ~* '[a-zçğıöşü]{2,}(maz|mez|m[ıiuü]yor)(lar|ler|sınız|siniz|uz|üz)?($|[^a-zçğıöşü])')
+            THEN -1
+        ELSE 1
+    END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.polarity(text) IS
+'-1 when a text negates or forbids (English and Turkish: don''t, never, avoid, asla, yapma, ...-ma, ...-maz), '
+'else 1.';
+
+CREATE OR REPLACE FUNCTION cogmem._exclusive_choice(content text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN coalesce(
+        (regexp_match(content, '\m(?:always|only)\s+(?:use|run|pick|choose|go\s+with|deploy\s+(?:with|to|on))\s+'
+                               || '(?:the\s+|an?\s+)?([[:alnum:]_.+#-]+)', 'i'))[1],
+        (regexp_match(content, '\muse\s+only\s+(?:the\s+|an?\s+)?([[:alnum:]_.+#-]+)', 'i'))[1],
+        (regexp_match(content, '(?:her\s+zaman|sadece|yalnızca|daima|mutlaka)\s+([[:alnum:]_.+#-]+?)(?:''[[:alpha:]]+)?\s+'
+                               || '(?:kullan|çalıştır|seç)', 'i'))[1]
+    );
+END;
+$$;
+COMMENT ON FUNCTION cogmem._exclusive_choice(text) IS
+'What an exclusive rule insists on: "Always use Tailwind" -> Tailwind (also only/use only, her zaman/sadece).';
+
+CREATE OR REPLACE FUNCTION cogmem.contradicts(established text, instruction text)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_choice  text := cogmem._exclusive_choice(established);
+    v_details text[] := cogmem._details(established);
+    v_other   text[] := cogmem._details(instruction);
+BEGIN
+    -- Different hosts, versions or environments: look-alikes for other contexts (siblings), no conflict.
+    IF v_details <> '{}' AND v_other <> '{}' AND v_details <> v_other THEN
+        RETURN false;
+    END IF;
+    RETURN cogmem.polarity(established) <> cogmem.polarity(instruction)
+        -- An alternative to an exclusive choice: "use inline styles" against "always use Tailwind".
+        OR (v_choice IS NOT NULL AND cogmem.polarity(instruction) = 1
+            AND position(lower(v_choice) IN lower(instruction)) = 0);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.contradicts(text, text) IS
+'Whether an instruction contradicts an established memory about the same thing: opposite polarity '
+'(cogmem.polarity), or an alternative to what an exclusive rule insists on; never across different '
+'discriminating details (hosts, versions, environments). Closeness is the caller''s test.';
+
+CREATE OR REPLACE FUNCTION cogmem._pair_cue_names()
+RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN ARRAY[
+    'similarity', 'statement_share', 'established_share', 'two_shared', 'contradicts', 'polarity_flip',
+    'choice_alternative', 'details_differ', 'details_same', 'change_marker', 'question', 'new_number',
+    'feeling', 'first_person', 'established_rule', 'established_fact', 'established_procedure', 'also_marker',
+    'exception_marker', 'turkish', 'statement_instruction', 'instruction_polarity_flip',
+    'instruction_choice_alternative', 'instruction_contradicts'
+];
+COMMENT ON FUNCTION cogmem._pair_cue_names() IS
+'Names of the cues of cogmem._pair_cues(), in the same order (the contradiction model''s columns).';
+
+-- p_similarity is the cosine of the two embeddings, NULL without them; p_instruction whether the
+-- statement is an instruction (cogmem.classify).
+CREATE OR REPLACE FUNCTION cogmem._pair_cues(
+    p_established text, p_ring text, p_statement text, p_similarity double precision, p_language regconfig,
+    p_instruction boolean
+)
+RETURNS real[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_old      text[] := coalesce(tsvector_to_array(to_tsvector(p_language, p_established)), '{}');
+    v_new      text[] := coalesce(tsvector_to_array(to_tsvector(p_language, p_statement)), '{}');
+    v_shared   integer;
+    v_details  text[] := cogmem._details(p_established);
+    v_other    text[] := cogmem._details(p_statement);
+    v_cues     real[] := cogmem._inbound_cues(p_statement);
+    v_names    text[] := cogmem._inbound_cue_names();
+    v_folded   text := ' ' || cogmem._fold(p_statement) || ' ';
+    v_choice   text := cogmem._exclusive_choice(p_established);
+BEGIN
+    v_shared := cardinality(ARRAY(SELECT unnest(v_old) INTERSECT SELECT unnest(v_new)));
+    RETURN ARRAY[
+        coalesce(p_similarity, 0),
+        v_shared::real / greatest(cardinality(v_new), 1),
+        v_shared::real / greatest(cardinality(v_old), 1),
+        (v_shared >= 2)::integer,
+        cogmem.contradicts(p_established, p_statement)::integer,
+        (cogmem.polarity(p_established) <> cogmem.polarity(p_statement))::integer,
+        (v_choice IS NOT NULL AND position(lower(v_choice) IN lower(p_statement)) = 0)::integer,
+        (v_details <> '{}' AND v_other <> '{}' AND v_details <> v_other)::integer,
+        (v_details <> '{}' AND v_details = v_other)::integer,
+        (v_folded ~ '[^a-zçğıöşü](now|no longer|anymore|any more|instead|switched|switch|moved|changed|upgraded|downgraded|replaced|left|new|from now on|starting|as of|stopped|quit|artık|yerine|değişti|değiştirdik|değiştirildi|geçtik|geçti|taşındı|taşıdık|ayrıldı|yeni|bundan sonra|bundan böyle|bıraktı|bıraktım)[^a-zçğıöşü]')::integer,
+        v_cues[array_position(v_names, 'question')],
+        (EXISTS (SELECT FROM unnest(v_other) AS d WHERE NOT d = ANY (v_details)))::integer,
+        v_cues[array_position(v_names, 'feeling')],
+        v_cues[array_position(v_names, 'first_person')],
+        (p_ring = 'dos_and_donts')::integer,
+        (p_ring IN ('long_term', 'habits'))::integer,
+        (p_ring = 'procedures')::integer,
+        (v_folded ~ '[^a-z](also|too|as well|additionally|ayrıca|aynı zamanda)[^a-z]')::integer,
+        (v_folded ~ '[^a-zçğıöşü](except|unless|only if|but not|hariç|dışında|sadece bu|bu seferlik|just this once|this once)[^a-zçğıöşü]')::integer,
+        v_cues[array_position(v_names, 'turkish')],
+        coalesce(p_instruction, false)::integer,
+        -- An instruction that reverses a rule is the conflict; a fact that merely negates is often not.
+        (coalesce(p_instruction, false) AND cogmem.polarity(p_established) <> cogmem.polarity(p_statement))::integer,
+        (coalesce(p_instruction, false) AND v_choice IS NOT NULL AND position(lower(v_choice) IN lower(p_statement)) = 0)::integer,
+        (coalesce(p_instruction, false) AND cogmem.contradicts(p_established, p_statement))::integer
+    ];
+END;
+$$;
+COMMENT ON FUNCTION cogmem._pair_cues(text, text, text, double precision, regconfig, boolean) IS
+'Cues of an (established memory, new statement) pair, in the order of cogmem._pair_cue_names().';
+
+CREATE OR REPLACE FUNCTION cogmem._pair_cue(p_cues public.vector, p_name text)
+RETURNS real
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN (p_cues::real[])[array_position(cogmem._pair_cue_names(), p_name)];
+END;
+$$;
+COMMENT ON FUNCTION cogmem._pair_cue(public.vector, text) IS 'One named cue of a pair''s cues.';
+
+-- The probability that a statement contradicts an established memory, and the threshold that says so:
+-- the pair-embedding model with a cosine, the pair-cues model without.
+CREATE OR REPLACE FUNCTION cogmem._contradiction(
+    p_established text, p_ring text, p_statement text, p_similarity double precision, p_language regconfig,
+    p_instruction boolean
+)
+RETURNS boolean
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_features public.vector := cogmem._pair_cues(p_established, p_ring, p_statement, p_similarity, p_language,
+                                                  p_instruction)::public.vector;
+    v_score    double precision;
+    v_threshold real;
+BEGIN
+    -- An instruction that reverses a rule about the same things (the rule-based test: opposite polarity
+    -- or another choice, two words and 40% of its words in common) is a conflict whatever the model
+    -- says: held, a person decides, and nothing is lost.
+    IF p_instruction AND cogmem._pair_cue(v_features, 'contradicts') = 1 AND cogmem._pair_cue(v_features, 'two_shared') = 1
+       AND cogmem._pair_cue(v_features, 'statement_share') >= 0.4 THEN
+        RETURN true;
+    END IF;
+    SELECT m.bias - (m.weights OPERATOR(public.<#>) v_features), m.threshold INTO v_score, v_threshold
+    FROM cogmem._routing_model() AS m
+    WHERE m.model = CASE WHEN p_similarity IS NULL THEN 'pair-cues' ELSE 'pair-embedding' END
+      AND m.head = 'contradicts' AND m.label = 'contradicts';
+    RETURN 1 / (1 + exp(-least(greatest(v_score, -50), 50))) >= v_threshold;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._contradiction(text, text, text, double precision, regconfig, boolean) IS
+'Whether a new statement contradicts an established memory, by the contradiction model (sql/025).';
