@@ -288,17 +288,15 @@ BEGIN
             WHERE c.tenant = v_tenant AND c.status = 'open'
             GROUP BY w.id
             UNION ALL
-            SELECT l.contradicts_id, 2,
-                   'contradicted by newer memory ' || string_agg('#' || l.memory_id, ', ' ORDER BY l.memory_id)
+            -- Each link seen from both of its memories.
+            SELECT x.memory_id, x.n, x.label || string_agg('#' || x.other, ', ' ORDER BY x.other)
             FROM cogmem.memory_contradictions AS l
-            WHERE l.tenant = v_tenant AND l.contradicts_id = ANY (v_picked_ids)
-            GROUP BY l.contradicts_id
-            UNION ALL
-            SELECT l.memory_id, 3,
-                   'contradicts older memory ' || string_agg('#' || l.contradicts_id, ', ' ORDER BY l.contradicts_id)
-            FROM cogmem.memory_contradictions AS l
-            WHERE l.tenant = v_tenant AND l.memory_id = ANY (v_picked_ids)
-            GROUP BY l.memory_id
+            CROSS JOIN LATERAL (VALUES (l.contradicts_id, 2, 'contradicted by newer memory ', l.memory_id),
+                                       (l.memory_id, 3, 'contradicts older memory ', l.contradicts_id))
+                AS x (memory_id, n, label, other)
+            WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_picked_ids) OR l.contradicts_id = ANY (v_picked_ids))
+              AND x.memory_id = ANY (v_picked_ids)
+            GROUP BY x.memory_id, x.n, x.label
         ) AS d
         GROUP BY d.memory_id
     ),
