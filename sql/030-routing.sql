@@ -70,7 +70,9 @@ COMMENT ON FUNCTION cogmem._inbound_cue_names() IS
 'Names of the lexical cues of cogmem._inbound_cues(), in the same order (the model''s columns).';
 
 -- One cue per element, 0 or 1, in the order of _inbound_cue_names(). Words are looked up in the folded
--- text's word list (an array test, no regular expression); structure is matched by a few patterns.
+-- text's word list (an array test) and phrases with LIKE in the words joined by spaces; only structure is
+-- a regular expression. A backend caches 32 compiled expressions: with more, each call compiled them all
+-- again (milliseconds per remember).
 CREATE OR REPLACE FUNCTION cogmem._inbound_cues(content text)
 RETURNS real[]
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
@@ -91,29 +93,30 @@ BEGIN
         v ~ '(^|[.!?;:\n]\s*|\m(and|but|so|also|heads up)\s+)(please\s+|pls\s+|plz\s+|just\s+)?(don''t|dont|do not|never|always|avoid|make sure|ensure|no one|nobody|under no circumstances|only)\M',
         w && '{always,never,ever,alway,nevr}',
         w && '{must,mustn''t,shall,forbidden,prohibited,mandatory,required,requires,require,allowed,banned,compulsory,obligatory}'
-            OR p ~ ' (have|has|need|needs) to ' OR p ~ ' should (never|always|not) ' OR p ~ ' off limits ',
-        p ~ ' (from now on|going forward|from today|henceforth|as a rule|my rule|the rule|our rule|rule of thumb|policy|no exceptions|at all times|without exception|no matter what|effective (today|immediately)) ',
-        w && '{whenever,every,each,anytime}' OR p ~ ' any time ',
+            OR p LIKE ANY ('{"% have to %","% has to %","% need to %","% needs to %","% should never %","% should always %","% should not %","% off limits %"}'::text[]),
+        p LIKE ANY ('{"% from now on %","% going forward %","% from today %","% henceforth %","% as a rule %","% my rule %","% the rule %","% our rule %","% rule of thumb %","% policy %","% no exceptions %","% at all times %","% without exception %","% no matter what %","% effective today %","% effective immediately %"}'::text[]),
+        w && '{whenever,every,each,anytime}' OR p LIKE '% any time %',
         w && '{i,i''m,i''ve,i''ll,i''d,me,my,mine,myself,im,ive}',
         w && '{you,your,you''re,you''ll,yours,u,ur}',
         w && '{we,our,us,we''re,we''ve,ours}',
         w && '{yesterday,ago,last,was,were,had,did,went,got,happened}' OR v ~ '\m[a-z]{3,}ed\M',
-        w && '{today,tonight,tomorrow,now,asap,later,morning,weekend,soon}' OR p ~ ' this (morning|afternoon|evening|week|weekend|time|month) ',
+        w && '{today,tonight,tomorrow,now,asap,later,morning,weekend,soon}'
+            OR p LIKE ANY ('{"% this morning %","% this afternoon %","% this evening %","% this week %","% this weekend %","% this time %","% this month %"}'::text[]),
         w && '{love,hate,miss,happy,sad,tired,excited,ugh,omg,lol,haha,wow,proud,sorry,thanks,thank,awesome,amazing,cute,worst,best,seriously,honestly,glad,cry,laugh,fun,dream,lovely,beautiful,gorgeous,yay}',
         w && '{outage,incident,down,crash,crashed,failed,failure,broke,broken,lost,loss,leak,leaked,breach,breached,corrupted,corruption,deleted,wiped,charged,overcharged,refund,refunded,missed,cancelled,canceled,downtime,postmortem,sev1,sev2,kesinti,çöktü,çökme,arıza,sızıntı,sızdı,kayboldu,silindi,patladı,kapandı,kaçırdım,kaçırdık,ihlal,erişilemedi,saldırı}'
-            OR p ~ ' (went|was|were|is) down | fell over | went sideways | data loss | lost data ',
+            OR p LIKE ANY ('{"% went down %","% was down %","% were down %","% is down %","% fell over %","% went sideways %","% data loss %","% lost data %"}'::text[]),
         w && '{customers,customer,users,clients,hours,minutes,revenue,production,prod,orders,sla,checkout,site,shop,money,deposit,fee,fine,tl,lira,euros,dollars,müşteri,müşteriler,müşterilerin,kullanıcı,kullanıcılar,saat,dakika,sipariş,siparişler,canlı,üretim,para,ücret,ceza}'
-            OR v ~ '[€$£]',
+            OR translate(v, '€$£', '') <> v,
         w && '{server,servers,deploy,deploys,deployment,database,db,prod,staging,backup,backups,kubernetes,k8s,pr,merge,migration,dns,cert,certificate,ticket,tickets,invoice,invoices,refund,customer,release,rollback,cluster,node,pod,api,incident,on-call,oncall,sunucu,veritabanı,yedek,müşteri,fatura,iade}',
-        v ~ '[0-9]',
+        translate(v, '0123456789', '') <> v,
         v ~ '(^|\s)(1[.)]|step\s*1\M|adım\s*1)[^\n]*(\s2[.)]|\mstep\s*2\M|adım\s*2)',
         v ~ '\m(first|firstly|start by)\M.*\m(then|next|finally|after that|afterwards)\M'
             OR v ~ '(^|[^a-zçğıöşü])(önce|ilk olarak|ilk önce|öncelikle)([^a-zçğıöşü]).*(sonra|ardından|en son|daha sonra)($|[^a-zçğıöşü])',
         v ~ '(^|\n)\s*([-*•]|[0-9][.)])\s+[^\n]+\n\s*([-*•]|[0-9][.)])\s+',
-        v ~ '\?' OR w && '{mi,mı,mu,mü,misin,mısın,musun,müsün,miyiz,mıyız,midir,mıdır}',
-        v ~ '!' OR content ~ '[\U0001F300-\U0001FAFF\u2600-\u27BF]' OR w && '{haha,lol,hahaha,ya,yaa,yaaa,valla,vallahi}',
+        strpos(v, '?') > 0 OR w && '{mi,mı,mu,mü,misin,mısın,musun,müsün,miyiz,mıyız,midir,mıdır}',
+        strpos(v, '!') > 0 OR content ~ '[\U0001F300-\U0001FAFF\u2600-\u27BF]' OR w && '{haha,lol,hahaha,ya,yaa,yaaa,valla,vallahi}',
         w && '{asla,sakın,yasak,yasaktır,kesinlikle,daima,mutlaka}'
-            OR p ~ ' (hiçbir zaman|her zaman|bundan sonra|bundan böyle|her seferinde|hiçbir koşulda|hiçbir şekilde|ne olursa olsun) ',
+            OR p LIKE ANY ('{"% hiçbir zaman %","% her zaman %","% bundan sonra %","% bundan böyle %","% her seferinde %","% hiçbir koşulda %","% hiçbir şekilde %","% ne olursa olsun %"}'::text[]),
         v ~ '[a-zçğıöşü]{2,}(ma|me)(yın|yin|yınız|yiniz)?\s*([.!;,]|$)',
         v ~ '[a-zçğıöşü]{2,}(masın|mesin|masınlar|mesinler)($|[^a-zçğıöşü])',
         v ~ '[a-zçğıöşü]{2,}(malı|meli)(dır|dir|yız|yiz|sınız|siniz|sın|sin|yım|yim)?($|[^a-zçğıöşü])',
@@ -125,16 +128,16 @@ BEGIN
             OR v ~ '[a-zçğıöşü]{2,}(dı|di|du|dü|tı|ti|tu|tü)(k|m|n|nız|niz|lar|ler)?($|[^a-zçğıöşü])',
         v ~ '[a-zçğıöşü]{2,}(ılmaz|ilmez|ulmaz|ülmez|nmaz|nmez|ılamaz|ilemez)($|[^a-zçğıöşü])',
         w && '{gerektirir,gerekir,zorunlu,zorunludur,şart,şarttır,gereklidir}' OR p ~ ' (izin verilmez|kabul edilmez|onay[a-zçğıöşü]* (gerek|şart|al)) ',
-        p ~ ' (never (thought|been|seen|had|knew|got|heard|again|mind|fails|ends|gets old|a dull)|don''?t (know|think|worry|care|remember|like|be|get|mind|ask|judge|knock|tell)|always (been|said|says|say|wanted|loved|forget|the same|makes|make)|must (be|have|say|dash|admit|try|see)|asla unutma(yacağım|m)|her zaman (böyle|aynı|güzel)) ',
+        p LIKE ANY ('{"% never thought %","% never been %","% never seen %","% never had %","% never knew %","% never got %","% never heard %","% never again %","% never mind %","% never fails %","% never ends %","% never gets old %","% never a dull %","% don''t know %","% don''t think %","% don''t worry %","% don''t care %","% don''t remember %","% don''t like %","% don''t be %","% don''t get %","% don''t mind %","% don''t ask %","% don''t judge %","% don''t knock %","% don''t tell %","% dont know %","% dont think %","% dont worry %","% dont care %","% dont remember %","% dont like %","% dont be %","% dont get %","% dont mind %","% dont ask %","% dont judge %","% dont knock %","% dont tell %","% always been %","% always said %","% always says %","% always say %","% always wanted %","% always loved %","% always forget %","% always the same %","% always makes %","% always make %","% must be %","% must have %","% must say %","% must dash %","% must admit %","% must try %","% must see %","% asla unutmayacağım %","% asla unutmam %","% her zaman böyle %","% her zaman aynı %","% her zaman güzel %"}'::text[]),
         v ~ '\m(he|she|they|it|mum|mom|dad|gran|granny|grandma|grandad|grandpa|my [a-z]+|the [a-z]+|our [a-z]+) (always|never|usually|rarely)\M'
             OR content ~ '[A-ZÇĞİÖŞÜ][a-zçğıöşü]+( [A-ZÇĞİÖŞÜ][a-zçğıöşü]+)? (always|never|usually|her zaman|asla|hep)\M',
-        p ~ ' (for me|book me|remind me|send me|tell me|call me|ping me|wake me|ask me|bana|benim için) ',
-        p ~ '^ (i''ll|i will|i''ve|here are|here''s|here is|sure|of course|got it|noted|done|let me|happy to|great question|tabii|elbette|hemen|not aldım|hallettim|ayarladım) ',
+        p LIKE ANY ('{"% for me %","% book me %","% remind me %","% send me %","% tell me %","% call me %","% ping me %","% wake me %","% ask me %","% bana %","% benim için %"}'::text[]),
+        p LIKE ANY ('{" i''ll %"," i will %"," i''ve %"," here are %"," here''s %"," here is %"," sure %"," of course %"," got it %"," noted %"," done %"," let me %"," happy to %"," great question %"," tabii %"," elbette %"," hemen %"," not aldım %"," hallettim %"," ayarladım %"}'::text[]),
         v ~ '(^|[.!?;:\n]\s*)(please\s+|pls\s+)?(restart|deploy|run|send|book|call|reply|use|check|tag|ping|page|rotate|merge|push|add|remove|delete|keep|put|set|give|tell|ask|remind|cancel|order|email|text|schedule|block|turn|stop|start|write|let|get|buy|pick|bring|update|drain|back|take|open|close|move|copy|pay|file|escalate|refund|loop|route|forward|cc|mark|label|lock|disable|enable|fix|roll|revert|pin|hold|wait|sign|log|store|encrypt|share|post|print|save|follow|treat|answer|respond|confirm)\M',
         v ~ '(^|[^a-zçğıöşü])(yap|et|gönder|ara|yaz|kullan|al|ver|kapat|aç|sil|başlat|durdur|bak|ekle|koy|sor|söyle|hatırlat|ayarla|bekle|kaydet|paylaş|kontrol et|iptal et|haber ver|ilet|cevap ver|yanıtla)\s*[.!]*\s*$',
         cardinality(w) <= 4,
         cardinality(w) >= 25,
-        p ~ ' (said|says|used to say|told me|always told|dedi|derdi|söylerdi|der ki) ',
+        p LIKE ANY ('{"% said %","% says %","% used to say %","% told me %","% always told %","% dedi %","% derdi %","% söylerdi %","% der ki %"}'::text[]),
         -- "Never book ...", "Don't ever reply ...", "Always use ...": a rule word, then a verb in its base form.
         v ~ ('(^|[.!?;:\n]\s*)(please\s+|pls\s+)?(never|always|don''t|dont|do not|only)\s+(ever\s+)?'
              || '(book|schedule|share|post|tell|give|order|reply|answer|call|text|send|put|leave|let|accept|approve|'
@@ -144,8 +147,8 @@ BEGIN
              || 'agree|plan|reschedule|check|ask|tag|rotate|force|disable|enable|upgrade|install|expose|hardcode|'
              || 'bypass|skip|reply-all|mark|assume|guess|show|include|keep|make|go|put|set)\M'),
         w && '{all,every,any,anything,anyone,anybody,nobody,none,whenever,everyone,everything,hiçbir,herhangi,tüm,bütün,herkes,hiç kimse,kimse}'
-            OR p ~ ' no one ',
-        p ~ ' (until|yet|for now|this once|just this|right now|for today|at the moment|şimdilik|bu seferlik|bu sefer|şu an|şu anda|henüz) '
+            OR p LIKE '% no one %',
+        p LIKE ANY ('{"% until %","% yet %","% for now %","% this once %","% just this %","% right now %","% for today %","% at the moment %","% şimdilik %","% bu seferlik %","% bu sefer %","% şu an %","% şu anda %","% henüz %"}'::text[])
             OR v ~ '[a-zçğıöşü](e|a|ye|ya) kadar($|[^a-zçğıöşü])',
         v ~ '\m(if|when|whenever|once|before|after)\M[^.;!?]*,\s*(please\s+)?(always|never|don''t|do not|use|call|ask|tell|send|move|check|page|escalate|loop|forward|reply|put|book|cancel|wait|stop|roll|quarantine)\M',
         -- "Dişçi ararsa randevuyu cumaya al.": a conditional clause (-sa/-se, -ınca, -dığında), then the order.
