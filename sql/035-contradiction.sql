@@ -114,16 +114,21 @@ DECLARE
     v_names    text[] := cogmem._inbound_cue_names();
     v_folded   text := ' ' || cogmem._fold(p_statement) || ' ';
     v_choice   text := cogmem._exclusive_choice(p_established);
+    v_flip     boolean := cogmem.polarity(p_established) <> cogmem.polarity(p_statement);
+    v_other_choice boolean;
+    v_contradicts boolean := cogmem.contradicts(p_established, p_statement);
+    v_instruction boolean := coalesce(p_instruction, false);
 BEGIN
+    v_other_choice := v_choice IS NOT NULL AND position(lower(v_choice) IN lower(p_statement)) = 0;
     v_shared := cardinality(ARRAY(SELECT unnest(v_old) INTERSECT SELECT unnest(v_new)));
     RETURN ARRAY[
         coalesce(p_similarity, 0),
         v_shared::real / greatest(cardinality(v_new), 1),
         v_shared::real / greatest(cardinality(v_old), 1),
         (v_shared >= 2)::integer,
-        cogmem.contradicts(p_established, p_statement)::integer,
-        (cogmem.polarity(p_established) <> cogmem.polarity(p_statement))::integer,
-        (v_choice IS NOT NULL AND position(lower(v_choice) IN lower(p_statement)) = 0)::integer,
+        v_contradicts::integer,
+        v_flip::integer,
+        v_other_choice::integer,
         (v_details <> '{}' AND v_other <> '{}' AND v_details <> v_other)::integer,
         (v_details <> '{}' AND v_details = v_other)::integer,
         (v_folded ~ '[^a-zçğıöşü](now|no longer|anymore|any more|instead|switched|switch|moved|changed|upgraded|downgraded|replaced|left|new|from now on|starting|as of|stopped|quit|artık|yerine|değişti|değiştirdik|değiştirildi|geçtik|geçti|taşındı|taşıdık|ayrıldı|yeni|bundan sonra|bundan böyle|bıraktı|bıraktım)[^a-zçğıöşü]')::integer,
@@ -137,11 +142,11 @@ BEGIN
         (v_folded ~ '[^a-z](also|too|as well|additionally|ayrıca|aynı zamanda)[^a-z]')::integer,
         (v_folded ~ '[^a-zçğıöşü](except|unless|only if|but not|hariç|dışında|sadece bu|bu seferlik|just this once|this once)[^a-zçğıöşü]')::integer,
         v_cues[array_position(v_names, 'turkish')],
-        coalesce(p_instruction, false)::integer,
+        v_instruction::integer,
         -- An instruction that reverses a rule is the conflict; a fact that merely negates is often not.
-        (coalesce(p_instruction, false) AND cogmem.polarity(p_established) <> cogmem.polarity(p_statement))::integer,
-        (coalesce(p_instruction, false) AND v_choice IS NOT NULL AND position(lower(v_choice) IN lower(p_statement)) = 0)::integer,
-        (coalesce(p_instruction, false) AND cogmem.contradicts(p_established, p_statement))::integer
+        (v_instruction AND v_flip)::integer,
+        (v_instruction AND v_other_choice)::integer,
+        (v_instruction AND v_contradicts)::integer
     ];
 END;
 $$;
