@@ -256,7 +256,8 @@ def pair_inputs(conn: psycopg.Connection, records: list[dict]) -> np.ndarray:
     new = np.asarray(embed([r["new"] for r in records]))
     cosine = (old * new).sum(axis=1)
     rows = conn.execute(
-        "SELECT cogmem._pair_cues(p.established, p.ring, p.statement, p.similarity, p.language::regconfig,"
+        "SELECT cogmem._pair_cues(p.established, p.ring, p.statement, cogmem._inbound_cues(p.statement),"
+        " p.similarity, p.language::regconfig,"
         " p.instruction)"
         " FROM unnest(%s::text[], %s::text[], %s::text[], %s::float8[], %s::text[], %s::boolean[])"
         " WITH ORDINALITY AS p (established, ring, statement, similarity, language, instruction, n) ORDER BY p.n",

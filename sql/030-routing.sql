@@ -4,10 +4,10 @@
 -- The never-cut rings are injected into every recall, so a casual sentence there costs every future
 -- recall: "I'll never forget it!" is not a rule, "Taking care of ourselves is so important" is not an
 -- incident. A keyword router cannot tell; a logistic regression over the sentence's MiniLM embedding
--- and the lexical cues below can. It is trained by bench/train_router.py on the train split of
+-- and the lexical cues below can. It is trained by bench/train_router.py on the train and dev splits of
 -- bench/corpus (our own labelled statements, English and Turkish, a third casual talk full of
 -- always/never/asla/unutma) and its weights ship as data, sql/025-routing-model.sql. A never-cut ring
--- is chosen only when the model is sure (its threshold was set on the dev split for precision); else the
+-- is chosen only when the model is sure (its threshold set for precision on out-of-fold predictions); else the
 -- statement goes to procedures or fresh, which decay and are topic-filtered. Without an embedding (a
 -- server that cannot embed, a caller that sends none) a model over the cues alone decides, with its own,
 -- more conservative thresholds. Figures: bench/RESULTS.md, kept from regressing by tests/test_routing.py.
@@ -31,19 +31,19 @@ COMMENT ON FUNCTION cogmem._fold(text) IS
 
 -- Turkish letters, or more Turkish than English function words: decides whether Turkish suffix
 -- patterns apply (an English "at a time." does not end in the negative imperative -me).
+-- It takes the text already folded (cogmem._fold), which the cues have at hand.
 CREATE OR REPLACE FUNCTION cogmem._looks_turkish(content text)
 RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v text := cogmem._fold(content);
     w text[];
 BEGIN
-    IF v ~ '[çğışöü]' THEN
+    IF content ~ '[çğışöü]' THEN
         RETURN true;
     END IF;
-    w := regexp_split_to_array(v, '[^a-z0-9'']+');
+    w := regexp_split_to_array(content, '[^a-z0-9'']+');
     RETURN cardinality(ARRAY(SELECT unnest(w) INTERSECT SELECT unnest(
                '{ve,bir,bu,su,icin,ile,cok,ama,degil,mi,mu,ne,da,de,ben,sen,biz,var,yok,gibi,daha,sonra,hic,her,lutfen,bana,beni,ya}'::text[])))
          > cardinality(ARRAY(SELECT unnest(w) INTERSECT SELECT unnest(
@@ -51,7 +51,8 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._looks_turkish(text) IS
-'Whether a text is Turkish: Turkish letters, or more Turkish than English function words.';
+'Whether a folded text (cogmem._fold) is Turkish: Turkish letters, or more Turkish than English function '
+'words.';
 
 CREATE OR REPLACE FUNCTION cogmem._inbound_cue_names()
 RETURNS text[]
@@ -86,7 +87,7 @@ DECLARE
 BEGIN
     w := array_remove(regexp_split_to_array(v, '[^a-z0-9çğıöşüâîû'']+'), '');
     p := ' ' || array_to_string(w, ' ') || ' ';
-    v_tr := cogmem._looks_turkish(content);
+    v_tr := cogmem._looks_turkish(v);
     RETURN ARRAY[
         v_tr,
         -- A sentence that opens with a rule word: "Never deploy on Fridays." "pls don't ..."

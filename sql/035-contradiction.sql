@@ -4,10 +4,11 @@
 --
 -- Candidates are the established memories close to the statement: cosine at least
 -- tenants.dissonance_similarity with an embedding, else two words in common. Of those, a logistic
--- regression over the pair's cues (below) decides, trained by bench/train_router.py on the train split
--- of bench/corpus/dissonance.jsonl (its weights in sql/025-routing-model.sql, model pair-embedding or
--- pair-cues; its threshold set on the dev split for precision). The cues include the older rule-based
--- test, cogmem.contradicts(): opposite polarity, or an alternative to what an exclusive rule insists on.
+-- regression over the pair's cues (below) decides, trained by bench/train_router.py on the train and dev
+-- splits of bench/corpus/dissonance.jsonl (its weights in sql/025-routing-model.sql, model pair-embedding
+-- or pair-cues; its threshold set for precision on out-of-fold predictions). The cues include the older
+-- rule-based test, cogmem.contradicts(): opposite polarity, or an alternative to what an exclusive rule
+-- insists on; an instruction that passes that test and shares most of its words is a conflict outright.
 -- Shocks record what happened: they neither contradict nor are contradicted.
 
 CREATE OR REPLACE FUNCTION cogmem.polarity(content text)
@@ -24,7 +25,7 @@ BEGIN
             THEN -1
         -- Turkish: prohibition words, negative imperatives and negative verb forms (-ma/-me at the end of
         -- a sentence, -maz/-mez, -mıyor); only in Turkish text, where these endings mean that.
-        WHEN cogmem._looks_turkish(content)
+        WHEN cogmem._looks_turkish(cogmem._fold(content))
          AND (content ~* '(^|[^a-zçğıöşü])(asla|sakın|yasak(tır)?|hiçbir\s+zaman|etme(yin|yiniz)?|yapma(yın|yınız)?)($|[^a-zçğıöşü])'
               OR content ~* '[a-zçğıöşü]{2,}(ma|me)(yın|yin|yınız|yiniz)?\s*[.!]*\s*$'
               OR content ~* '[a-zçğıöşü]{2,}(maz|mez|m[ıiuü]yor)(lar|ler|sınız|siniz|uz|üz)?($|[^a-zçğıöşü])')
@@ -94,11 +95,16 @@ RETURN ARRAY[
 COMMENT ON FUNCTION cogmem._pair_cue_names() IS
 'Names of the cues of cogmem._pair_cues(), in the same order (the contradiction model''s columns).';
 
--- p_similarity is the cosine of the two embeddings, NULL without them; p_instruction whether the
--- statement is an instruction (cogmem.classify).
+-- Signatures before the statement's cues were passed in.
+DROP FUNCTION IF EXISTS cogmem._contradiction(text, text, text, double precision, regconfig, boolean);
+DROP FUNCTION IF EXISTS cogmem._pair_cues(text, text, text, double precision, regconfig, boolean);
+
+-- p_statement_cues are the statement's cogmem._inbound_cues (computed once by the caller, not once per
+-- established memory it is compared with); p_similarity is the cosine of the two embeddings, NULL
+-- without them; p_instruction whether the statement is an instruction (cogmem.classify).
 CREATE OR REPLACE FUNCTION cogmem._pair_cues(
-    p_established text, p_ring text, p_statement text, p_similarity double precision, p_language regconfig,
-    p_instruction boolean
+    p_established text, p_ring text, p_statement text, p_statement_cues real[], p_similarity double precision,
+    p_language regconfig, p_instruction boolean
 )
 RETURNS real[]
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
@@ -110,7 +116,7 @@ DECLARE
     v_shared   integer;
     v_details  text[] := cogmem._details(p_established);
     v_other    text[] := cogmem._details(p_statement);
-    v_cues     real[] := cogmem._inbound_cues(p_statement);
+    v_cues     real[] := p_statement_cues;
     v_names    text[] := cogmem._inbound_cue_names();
     v_folded   text := ' ' || cogmem._fold(p_statement) || ' ';
     v_choice   text := cogmem._exclusive_choice(p_established);
@@ -150,7 +156,7 @@ BEGIN
     ];
 END;
 $$;
-COMMENT ON FUNCTION cogmem._pair_cues(text, text, text, double precision, regconfig, boolean) IS
+COMMENT ON FUNCTION cogmem._pair_cues(text, text, text, real[], double precision, regconfig, boolean) IS
 'Cues of an (established memory, new statement) pair, in the order of cogmem._pair_cue_names().';
 
 CREATE OR REPLACE FUNCTION cogmem._pair_cue(p_cues public.vector, p_name text)
@@ -164,19 +170,19 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._pair_cue(public.vector, text) IS 'One named cue of a pair''s cues.';
 
--- The probability that a statement contradicts an established memory, and the threshold that says so:
--- the pair-embedding model with a cosine, the pair-cues model without.
+-- Whether a statement contradicts an established memory: the pair-embedding model with a cosine, the
+-- pair-cues model without, each against its threshold.
 CREATE OR REPLACE FUNCTION cogmem._contradiction(
-    p_established text, p_ring text, p_statement text, p_similarity double precision, p_language regconfig,
-    p_instruction boolean
+    p_established text, p_ring text, p_statement text, p_statement_cues real[], p_similarity double precision,
+    p_language regconfig, p_instruction boolean
 )
 RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_features public.vector := cogmem._pair_cues(p_established, p_ring, p_statement, p_similarity, p_language,
-                                                  p_instruction)::public.vector;
+    v_features public.vector := cogmem._pair_cues(p_established, p_ring, p_statement, p_statement_cues,
+                                                  p_similarity, p_language, p_instruction)::public.vector;
     v_score    double precision;
     v_threshold real;
 BEGIN
@@ -194,5 +200,5 @@ BEGIN
     RETURN 1 / (1 + exp(-least(greatest(v_score, -50), 50))) >= v_threshold;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._contradiction(text, text, text, double precision, regconfig, boolean) IS
+COMMENT ON FUNCTION cogmem._contradiction(text, text, text, real[], double precision, regconfig, boolean) IS
 'Whether a new statement contradicts an established memory, by the contradiction model (sql/025).';

@@ -86,6 +86,7 @@ DECLARE
     v_conflict_id bigint;
     v_instruction boolean;
     v_contradicted bigint[];
+    v_cues       real[];
 BEGIN
     v_language := cogmem._tenant_language(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
@@ -155,6 +156,7 @@ BEGIN
     IF p_contradicts IS NULL THEN
         v_bits_radius := greatest(v_bits_radius, ceil(v_dimensions * acos(v_diss_sim) / pi())::integer + v_dimensions / 16);
         v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
+        v_cues := cogmem._inbound_cues(v_content);  -- once, for every established memory compared
     END IF;
     IF v_embedding IS NOT NULL AND v_conflicts IS NULL THEN
         v_bits := public.binary_quantize(v_embedding)::bit(384);  -- once, not per compared row
@@ -169,7 +171,8 @@ BEGIN
             CROSS JOIN LATERAL (SELECT 1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity) AS c
             WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.ring NOT IN ('fresh', 'shocks')
               AND c.similarity >= v_diss_sim
-              AND cogmem._contradiction(m.content, m.ring::text, v_content, c.similarity, v_language, v_instruction);
+              AND cogmem._contradiction(m.content, m.ring::text, v_content, v_cues, c.similarity, v_language,
+                                        v_instruction);
         END IF;
     ELSIF p_contradicts IS NULL THEN
         -- No embedding: closeness is two words in common, and the model without a cosine decides.
@@ -178,7 +181,7 @@ BEGIN
         WHERE m.tenant = v_tenant AND m.ring NOT IN ('fresh', 'shocks')
           AND m.search @@ cogmem._or_query(v_words)
           AND cogmem._shared_words(m.search, v_words) >= 2
-          AND cogmem._contradiction(m.content, m.ring::text, v_content, NULL, v_language, v_instruction);
+          AND cogmem._contradiction(m.content, m.ring::text, v_content, v_cues, NULL, v_language, v_instruction);
     END IF;
 
     -- Only an instruction is held: a statement of fact that contradicts an older memory is stored, and

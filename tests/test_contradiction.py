@@ -59,5 +59,7 @@ def test_contradictions_on_the_test_split(db):
 
 def test_pair_cues_have_names(db):
     assert one(db, "SELECT cardinality(cogmem._pair_cue_names())") == one(
-        db, "SELECT cardinality(cogmem._pair_cues('a b', 'dos_and_donts', 'a c', 0.5, 'english', true))"
+        db,
+        "SELECT cardinality(cogmem._pair_cues('a b', 'dos_and_donts', 'a c', cogmem._inbound_cues('a c'), 0.5,"
+        " 'english', true))",
     )
