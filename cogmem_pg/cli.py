@@ -399,7 +399,8 @@ def export_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
                 [tenant] if tenant else [r[0] for r in conn.execute("SELECT tenant FROM cogmem.tenants ORDER BY 1")]
             )
             for name in tenants:
-                conn.execute("SELECT cogmem._tenant_language(%s)", (name,))  # unknown tenant: a clear error
+                if conn.execute("SELECT FROM cogmem.tenants WHERE tenant = %s", (name,)).fetchone() is None:
+                    raise click.ClickException(f'unknown tenant "{name}" (or not one you may read)')
                 memories, episodes = export_markdown(conn, name, directory / name)
                 click.echo(f"{name}: {memories} memories, {episodes} episodes -> {directory / name}")
         except psycopg.Error as exc:

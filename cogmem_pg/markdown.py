@@ -5,7 +5,8 @@ episode (``episodes/<session id>.md``), each with front-matter (ring, topics, co
 provenance, statistics) and ``[[wikilinks]]`` between siblings, episodes and the memories they touched,
 plus ``index.md``. Opened in Obsidian, the folder shows the graph. ``import_markdown`` reads such a
 folder into a tenant: memories through ``remember_many`` (the same text already stored is not duplicated),
-then their statistics, sibling links and episodes, with ids mapped to the new ones.
+then their statistics, sibling links and episodes through the audited cogmem.restore_* functions (episode
+texts redacted), with ids mapped to the new ones; import is an administrator's job.
 
 Front-matter values are written as JSON, which is also YAML, so the files are read back exactly.
 Embeddings are not exported (a file per memory is for people); import embeds again when it can.
@@ -39,6 +40,9 @@ MEMORY_FIELDS = (
 )
 EPISODE_FIELDS = ("session_id", "project", "phase", "topics", "started_at", "ended_at")
 EPISODE_LISTS = (("decisions", "Decisions"), ("open_items", "Open items"), ("next_steps", "Next steps"))
+# What a memory had earned and when it was made, restored by cogmem.restore_memory_stats.
+RESTORED = ("confidence", "reinforced", "recall_count", "rehearsal_count", "outcome_count", "outcome_sum",
+            "last_recalled_at", "created_at", "updated_at", "redactions")  # fmt: skip
 
 
 def _front_matter(values: dict[str, Any]) -> str:
@@ -158,78 +162,33 @@ def import_markdown(
             ).fetchall()
             for item, memory_id in rows:
                 new_ids[batch[item - 1][0]["memory_id"]] = memory_id
-        # What the memories had earned, and when they were made: restored as they were.
-        # One batch each (executemany pipelines them), not a round trip per memory.
-        with conn.cursor() as cur:
-            cur.executemany(
-                """UPDATE cogmem.memory_stats SET confidence = %s, reinforced = %s, recall_count = %s,
-                          rehearsal_count = %s, outcome_count = %s, outcome_sum = %s, last_recalled_at = %s
-                   WHERE tenant = %s AND memory_id = %s""",
-                [
-                    (
-                        meta["confidence"],
-                        meta["reinforced"],
-                        meta["recall_count"],
-                        meta["rehearsal_count"],
-                        meta["outcome_count"],
-                        meta["outcome_sum"],
-                        meta["last_recalled_at"],
-                        tenant,
-                        new_ids[meta["memory_id"]],
-                    )
-                    for meta, _ in read
-                ],
-            )
-            cur.executemany(
-                "UPDATE cogmem.memories SET created_at = %s, updated_at = %s, redactions = %s"
-                " WHERE tenant = %s AND memory_id = %s",
-                [
-                    (meta["created_at"], meta["updated_at"], meta["redactions"], tenant, new_ids[meta["memory_id"]])
-                    for meta, _ in read
-                ],
-            )
-            # Both files of a pair link to each other: each pair once.
-            links = {
-                tuple(sorted((new_ids[meta["memory_id"]], new_ids[int(other)]))): meta["sibling_similarity"][other]
-                for meta, body in read
-                for other in _links(_section(body, "Siblings", meta["content_chars"]), "memories")
-            }
-            cur.executemany(
-                """INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
-                   VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING""",
-                [(tenant, a, b, similarity) for (a, b), similarity in links.items() if a != b],
-            )
+        # What the memories had earned, and when they were made: restored as they were, audited.
+        restored = [
+            {key: meta[key] for key in RESTORED} | {"memory_id": new_ids[meta["memory_id"]]} for meta, _ in read
+        ]
+        conn.execute("SELECT cogmem.restore_memory_stats(%s, %s)", (tenant, json.dumps(restored, default=str)))
+        # Both files of a pair link to each other: each pair once.
+        links = {
+            tuple(sorted((new_ids[meta["memory_id"]], new_ids[int(other)]))): meta["sibling_similarity"][other]
+            for meta, body in read
+            for other in _links(_section(body, "Siblings", meta["content_chars"]), "memories")
+        }
+        pairs = [{"a": a, "b": b, "similarity": similarity} for (a, b), similarity in links.items()]
+        conn.execute("SELECT cogmem.restore_siblings(%s, %s)", (tenant, json.dumps(pairs)))
         episodes = sorted((directory / "episodes").glob("*.md"))
         for path in episodes:
             meta, body = _read(path)
             chars = meta["summary_chars"]
-            lists = [
+            decisions, open_items, next_steps = (
                 [line[2:] for line in _section(body, title, chars).splitlines() if line.startswith("- ")]
                 for _, title in EPISODE_LISTS
-            ]
+            )
             touched = [new_ids[int(m)] for m in _links(_section(body, "Memories touched", chars), "memories")]
-            # Imported twice into the same tenant: the episode is there already (a session id of another
-            # tenant fails on the episode's key instead).
             conn.execute(
-                """INSERT INTO cogmem.sessions (tenant, session_id, project, started_at, ended_at)
-                   VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING""",
-                (tenant, meta["session_id"], meta["project"], meta["started_at"], meta["ended_at"]),
-            )
-            conn.execute(
-                """INSERT INTO cogmem.episodes (tenant, session_id, project, phase, summary, decisions, open_items,
-                                                next_steps, memory_ids, topics, started_at, ended_at)
-                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING""",
-                (
-                    tenant,
-                    meta["session_id"],
-                    meta["project"],
-                    meta["phase"],
-                    body[:chars],
-                    *lists,
-                    touched,
-                    meta["topics"],
-                    meta["started_at"],
-                    meta["ended_at"],
-                ),
-            )
+                """SELECT cogmem.restore_episode(%s, %s, %s, project => %s, phase => %s, decisions => %s,
+                          open_items => %s, next_steps => %s, memory_ids => %s, topics => %s,
+                          started_at => %s, ended_at => %s)""",
+                (tenant, meta["session_id"], body[:chars], meta["project"], meta["phase"], decisions, open_items,
+                 next_steps, touched, meta["topics"], meta["started_at"], meta["ended_at"]),
+            )  # fmt: skip
     return len(read), len(episodes)

@@ -1,10 +1,115 @@
 -- Shared helpers: input checks with clear errors, topic normalisation, token and detail extraction.
 -- Idempotent: re-applied after every upgrade (CREATE OR REPLACE only).
 
-CREATE OR REPLACE FUNCTION cogmem._tenant_language(p_tenant text)
+-- Who is calling, and which tenants it reaches (row-level security, sql/110-isolation.sql).
+--
+-- The writing functions run as the NOLOGIN role cogmem_owner (SECURITY DEFINER, sql/999-privileges.sql),
+-- where current_user names the owner. cogmem.caller() names the role the call acts for: current_user
+-- outside a definer function; inside one, the role chosen with SET ROLE (a definer function leaves that
+-- setting alone) or else the login. A role used through group membership acts as itself, and its
+-- groups' grants apply through pg_has_role. The policies evaluate reach for caller(), so the owner is
+-- bound to the caller's tenants as the caller would be. Created by migration 0015 (column defaults
+-- need it); re-created here unchanged.
+CREATE OR REPLACE FUNCTION cogmem.caller()
+RETURNS name
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- SET ROLE sets the role setting, which a definer function does not change; session_user is the login.
+    IF current_user OPERATOR(pg_catalog.<>) 'cogmem_owner' THEN
+        RETURN current_user;
+    ELSIF pg_catalog.current_setting('role') OPERATOR(pg_catalog.<>) 'none' THEN
+        RETURN pg_catalog.current_setting('role')::name;
+    END IF;
+    RETURN session_user;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.caller() IS
+'The role a call acts for: current_user, or inside the API''s definer functions the SET ROLE role or the login.';
+
+-- The policies run these once per statement and table, so they are PL/pgSQL (a SQL function with a SET
+-- clause is parsed and planned on every call) and read only the caller's own rows of tenant_access.
+-- They are public: a policy runs them as whoever reads the table, and they tell a role only about itself.
+CREATE OR REPLACE FUNCTION cogmem.reaches_every_tenant()
+RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN pg_catalog.pg_has_role(cogmem.caller(), 'cogmem_admin', 'USAGE')  -- superusers are members
+        OR EXISTS (SELECT FROM cogmem.tenant_access AS a WHERE a.tenant OPERATOR(pg_catalog.=) '*')
+        -- A role that bypasses row-level security keeps doing so through the API.
+        OR (SELECT r.rolbypassrls FROM pg_catalog.pg_roles AS r WHERE r.rolname OPERATOR(pg_catalog.=) cogmem.caller());
+END;
+$$;
+COMMENT ON FUNCTION cogmem.reaches_every_tenant() IS
+'True for members of cogmem_admin and for roles granted tenant ''*'' (row-level security shows a role '
+'only its own grants).';
+
+CREATE OR REPLACE FUNCTION cogmem.reachable_tenants()
+RETURNS text[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+-- Index lookups only, whatever the statistics say: a plan that reads all of tenant_access evaluates its
+-- policy on every grant.
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+AS $$
+DECLARE
+    v_caller name := cogmem.caller();
+BEGIN
+    -- The roles whose grants apply: the caller and what it is a member of, as pg_has_role decides
+    -- (USAGE: membership with inheritance). Walked from the caller, not tested for every role there is.
+    RETURN (
+        SELECT pg_catalog.array_agg(a.tenant) FROM cogmem.tenant_access AS a
+        WHERE a.role_name OPERATOR(pg_catalog.=) ANY (ARRAY(
+            WITH RECURSIVE reach (oid) AS (
+                SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(v_caller))::oid
+                UNION
+                -- A lookup per role reached (OFFSET 0 keeps it one), not a pass over every membership.
+                SELECT m.roleid FROM reach, LATERAL (
+                    SELECT a.roleid FROM pg_catalog.pg_auth_members AS a
+                    WHERE a.member OPERATOR(pg_catalog.=) reach.oid OFFSET 0
+                ) AS m
+            )
+            SELECT pg_catalog.pg_get_userbyid(reach.oid) FROM reach
+            WHERE pg_catalog.pg_has_role(v_caller, reach.oid, 'USAGE')
+        ))
+    );
+END;
+$$;
+COMMENT ON FUNCTION cogmem.reachable_tenants() IS 'The tenants the calling role was granted.';
+
+CREATE OR REPLACE FUNCTION cogmem.may_use_vault(tenant text)
+RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- Membership is checked here, not left to the row-level security of tenant_access: administrators
+    -- see every grant there, and must not hold every vault by that. A dropped role reaches nothing
+    -- (to_regrole gives NULL). Superusers and BYPASSRLS roles read every vault directly, and so through
+    -- the API too.
+    RETURN (SELECT r.rolsuper OR r.rolbypassrls FROM pg_catalog.pg_roles AS r
+            WHERE r.rolname OPERATOR(pg_catalog.=) cogmem.caller())
+        OR EXISTS (
+            SELECT FROM cogmem.tenant_access AS a
+            WHERE a.vault AND a.tenant OPERATOR(pg_catalog.=) ANY (ARRAY[may_use_vault.tenant, '*'])
+              AND pg_catalog.pg_has_role(
+                  cogmem.caller(), pg_catalog.to_regrole(pg_catalog.quote_ident(a.role_name)), 'USAGE')
+        );
+END;
+$$;
+COMMENT ON FUNCTION cogmem.may_use_vault(text) IS 'Whether the calling role was granted this tenant''s vault.';
+
+-- The first statement of every function that names a tenant. Row-level security would hide a tenant the
+-- caller does not reach all the same; this says so explicitly, and answers exactly as for a tenant that
+-- does not exist, so that neither can be told from the other.
+CREATE OR REPLACE FUNCTION cogmem._reach(p_tenant text)
 RETURNS regconfig
 LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_language regconfig;
@@ -13,21 +118,39 @@ BEGIN
         RAISE EXCEPTION 'tenant must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the tenant name, e.g. ''acme''.';
     END IF;
-    IF btrim(p_tenant) = '' THEN
+    IF pg_catalog.btrim(p_tenant) OPERATOR(pg_catalog.=) '' THEN
         RAISE EXCEPTION 'tenant must not be empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the tenant name, e.g. ''acme''.';
     END IF;
-    SELECT t.language INTO v_language FROM cogmem.tenants AS t WHERE t.tenant = p_tenant;
+    SELECT t.language INTO v_language FROM cogmem.tenants AS t
+    WHERE t.tenant OPERATOR(pg_catalog.=) p_tenant
+      AND (p_tenant OPERATOR(pg_catalog.=) ANY (cogmem.reachable_tenants()) OR cogmem.reaches_every_tenant());
     IF NOT FOUND THEN
         RAISE EXCEPTION 'unknown tenant "%"', p_tenant
             USING ERRCODE = 'undefined_object',
-                  HINT = format('Create it first: SELECT cogmem.create_tenant(%L);', p_tenant);
+                  HINT = pg_catalog.format('Create it first: SELECT cogmem.create_tenant(%L);', p_tenant);
     END IF;
     RETURN v_language;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._tenant_language(text) IS
-'Checks that a tenant name is given and exists; returns its text-search language.';
+COMMENT ON FUNCTION cogmem._reach(text) IS
+'Checks that the caller reaches the tenant (an unreachable tenant is an unknown one); returns its language.';
+
+-- The first statement of the administrative functions that name no single tenant.
+CREATE OR REPLACE FUNCTION cogmem._reach_every()
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT pg_catalog.pg_has_role(cogmem.caller(), 'cogmem_admin', 'USAGE') THEN
+        RAISE EXCEPTION 'permission denied: % is not a cogmem administrator', cogmem.caller()
+            USING ERRCODE = 'insufficient_privilege', HINT = 'GRANT cogmem_admin TO the role that runs this.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._reach_every() IS
+'Raises insufficient_privilege unless the caller is a member of cogmem_admin (superusers are).';
 
 -- Daytime calls (remember, recall, feedback, observe) share a tenant; a consolidation night has it to
 -- itself. Each takes row locks on many memory_stats rows, and in no order a deadlock could be ruled
@@ -140,68 +263,3 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 RETURN length(search) - length(ts_delete(search, words));
 COMMENT ON FUNCTION cogmem._shared_words(tsvector, text[]) IS
 'How many of the given (already stemmed) words a text''s tsvector holds.';
-
--- Tenant reach (row-level security, sql/110-isolation.sql). The policies run these once per statement
--- and table, so they are PL/pgSQL (a SQL function with a SET clause is parsed and planned on every call)
--- and read only the caller's own rows of tenant_access.
-CREATE OR REPLACE FUNCTION cogmem._sees_every_tenant()
-RETURNS boolean
-LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-BEGIN
-    RETURN pg_has_role(current_user, 'cogmem_admin', 'USAGE')
-        OR EXISTS (SELECT FROM cogmem.tenant_access AS a WHERE a.tenant = '*');
-END;
-$$;
-COMMENT ON FUNCTION cogmem._sees_every_tenant() IS
-'True for members of cogmem_admin and for roles granted tenant ''*'' (row-level security shows a role '
-'only its own grants).';
-
-CREATE OR REPLACE FUNCTION cogmem._granted_tenants()
-RETURNS text[]
-LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
--- Index lookups only, whatever the statistics say: a plan that reads all of tenant_access evaluates its
--- policy on every grant (~3 ms a statement with a thousand grants).
-SET enable_seqscan = off
-SET enable_bitmapscan = off
-AS $$
-BEGIN
-    -- The roles whose grants apply: the caller and what it is a member of, as pg_has_role decides
-    -- (USAGE: membership with inheritance). Walked from the caller, not tested for every role there is.
-    RETURN (
-        SELECT array_agg(a.tenant) FROM cogmem.tenant_access AS a
-        WHERE a.role_name = ANY (ARRAY(
-            WITH RECURSIVE reach (oid) AS (
-                SELECT to_regrole(quote_ident(current_user))::oid
-                UNION
-                -- A lookup per role reached (OFFSET 0 keeps it one), not a pass over every membership.
-                SELECT m.roleid FROM reach, LATERAL (
-                    SELECT a.roleid FROM pg_auth_members AS a WHERE a.member = reach.oid OFFSET 0
-                ) AS m
-            )
-            SELECT pg_get_userbyid(reach.oid) FROM reach WHERE pg_has_role(current_user, reach.oid, 'USAGE')
-        ))
-    );
-END;
-$$;
-COMMENT ON FUNCTION cogmem._granted_tenants() IS 'The tenants the current role was granted.';
-
-CREATE OR REPLACE FUNCTION cogmem._may_use_vault(p_tenant text)
-RETURNS boolean
-LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-BEGIN
-    -- Membership is checked here, not left to the row-level security of tenant_access: administrators
-    -- see every grant there, and must not hold every vault by that. A dropped role reaches nothing
-    -- (to_regrole gives NULL).
-    RETURN EXISTS (
-        SELECT FROM cogmem.tenant_access AS a
-        WHERE a.vault AND a.tenant IN (p_tenant, '*')
-          AND pg_has_role(current_user, to_regrole(quote_ident(a.role_name)), 'USAGE')
-    );
-END;
-$$;
-COMMENT ON FUNCTION cogmem._may_use_vault(text) IS 'Whether the current role was granted this tenant''s vault.';

@@ -2,7 +2,7 @@
 
 CREATE OR REPLACE FUNCTION cogmem.create_tenant(tenant text, language text DEFAULT 'english')
 RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -11,6 +11,7 @@ DECLARE
     v_language regconfig;
     v_existing regconfig;
 BEGIN
+    PERFORM cogmem._reach_every();
     IF v_tenant IS NULL THEN
         RAISE EXCEPTION 'tenant must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the tenant name, e.g. ''acme''.';

@@ -17,12 +17,13 @@ COMMENT ON FUNCTION cogmem.topic_keywords(text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.set_topic(tenant text, topic text, keywords text[])
 RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._tenant_language(set_topic.tenant);
+    PERFORM cogmem._reach_every();
+    PERFORM cogmem._reach(set_topic.tenant);
     IF set_topic.topic IS NULL OR btrim(set_topic.topic) = '' THEN
         RAISE EXCEPTION 'topic must not be NULL or empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Name the topic, e.g. ''kubernetes''.';
@@ -98,11 +99,11 @@ COMMENT ON FUNCTION cogmem._detect_topics(text, text, regconfig) IS
 
 CREATE OR REPLACE FUNCTION cogmem.detect_topics(tenant text, message text)
 RETURNS text[]
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_language regconfig := cogmem._tenant_language(detect_topics.tenant);
+    v_language regconfig := cogmem._reach(detect_topics.tenant);
 BEGIN
     IF detect_topics.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'

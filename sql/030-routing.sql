@@ -234,7 +234,7 @@ DROP FUNCTION IF EXISTS cogmem.route(text);
 
 CREATE OR REPLACE FUNCTION cogmem.classify(content text, embedding public.vector DEFAULT NULL)
 RETURNS TABLE (ring text, instruction boolean, probabilities jsonb, model text)
-LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -263,7 +263,7 @@ COMMENT ON FUNCTION cogmem.classify(text, public.vector) IS
 
 CREATE OR REPLACE FUNCTION cogmem.route(content text, embedding public.vector DEFAULT NULL)
 RETURNS text
-LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned on every call.
 AS $$

@@ -13,7 +13,7 @@
 
 CREATE OR REPLACE FUNCTION cogmem.polarity(content text)
 RETURNS smallint
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is planned on every call.
 AS $$
@@ -58,7 +58,7 @@ COMMENT ON FUNCTION cogmem._exclusive_choice(text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.contradicts(established text, instruction text)
 RETURNS boolean
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE

@@ -29,7 +29,7 @@ $$;
 COMMENT ON FUNCTION cogmem._luhn_valid(text) IS 'True for a 13-19 digit string that passes the Luhn check.';
 
 CREATE OR REPLACE FUNCTION cogmem.redact(content text, OUT redacted text, OUT redactions text[])
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE

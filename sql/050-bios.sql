@@ -44,7 +44,7 @@ CREATE OR REPLACE FUNCTION cogmem.add_bios_rule(
     always_on boolean DEFAULT FALSE
 )
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -53,6 +53,7 @@ DECLARE
     v_rule     text := btrim(add_bios_rule.rule);
     v_rule_id  bigint;
 BEGIN
+    PERFORM cogmem._reach_every();
     IF v_category IS NULL OR v_category = '' THEN
         RAISE EXCEPTION 'BIOS rule category must not be NULL or empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Use a topic name such as ''server'' or ''payments''.';
@@ -67,7 +68,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Use one of: must, should, may.';
     END IF;
     IF add_bios_rule.tenant IS NOT NULL THEN
-        PERFORM cogmem._tenant_language(add_bios_rule.tenant);
+        PERFORM cogmem._reach(add_bios_rule.tenant);
     END IF;
 
     INSERT INTO cogmem.bios_rules (tenant, category, rule, severity, preset, requirement, topics, always_on)
@@ -90,11 +91,12 @@ COMMENT ON FUNCTION cogmem.add_bios_rule(text, text, text, text, text, text, tex
 
 CREATE OR REPLACE FUNCTION cogmem.retire_bios_rule(rule_id bigint, reason text)
 RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM cogmem._reach_every();
     IF NOT EXISTS (SELECT FROM cogmem.bios_rules AS r WHERE r.rule_id = retire_bios_rule.rule_id) THEN
         RAISE EXCEPTION 'unknown BIOS rule %', retire_bios_rule.rule_id
             USING ERRCODE = 'no_data_found', HINT = 'List rules with SELECT * FROM cogmem.active_bios_rules;';
@@ -114,7 +116,7 @@ $$;
 COMMENT ON FUNCTION cogmem.retire_bios_rule(bigint, text) IS
 'Retires a BIOS rule by appending an event; the rule row itself never changes. Idempotent.';
 
-CREATE OR REPLACE VIEW cogmem.active_bios_rules AS
+CREATE OR REPLACE VIEW cogmem.active_bios_rules WITH (security_invoker = TRUE) AS
 SELECT
     r.rule_id,
     r.tenant,

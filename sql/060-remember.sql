@@ -88,7 +88,7 @@ DECLARE
     v_contradicted bigint[];
     v_cues       real[];
 BEGIN
-    v_language := cogmem._tenant_language(v_tenant);
+    v_language := cogmem._reach(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     SELECT t.max_content_chars, t.duplicate_similarity, t.dissonance_similarity INTO v_max_chars, v_dup_sim, v_diss_sim
     FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
@@ -284,9 +284,10 @@ RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
     conflicts_with bigint[]
 )
-LANGUAGE sql VOLATILE SECURITY INVOKER
+LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+    SELECT cogmem._reach(tenant);
     SELECT * FROM cogmem._remember(tenant, content, ring, topics, embedding, source, contradicts);
 $$;
 COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]) IS
@@ -310,7 +311,7 @@ CREATE OR REPLACE FUNCTION cogmem.remember_many(
 RETURNS TABLE (
     item integer, memory_id bigint, ring text, topics text[], action text, redactions text[]
 )
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Statements keyed by tenant: index plans only, one plan per statement for the session (see recall).
 SET enable_seqscan = off
@@ -322,7 +323,7 @@ DECLARE
     v_language   regconfig;
     v_max_chars  integer;
     v_count      integer;
-    v_dimensions integer := cogmem.embedding_dimensions();
+    v_dimensions integer;
     v_bad        record;
     v_items      cogmem._batch_item[];
     v_new_ids    bigint[];
@@ -330,7 +331,8 @@ DECLARE
     v_ids        bigint[];
     v_created    boolean[];
 BEGIN
-    v_language := cogmem._tenant_language(v_tenant);
+    v_language := cogmem._reach(v_tenant);
+    v_dimensions := cogmem.embedding_dimensions();
     PERFORM cogmem._lock_tenant(v_tenant, false);
     SELECT t.max_content_chars INTO v_max_chars FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
     IF remember_many.items IS NULL THEN

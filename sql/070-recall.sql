@@ -39,7 +39,7 @@ RETURNS TABLE (
     recall_id uuid, layer text, memory_id bigint, content text, tokens integer, score real, reason text,
     rule_id bigint
 )
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Every statement here reads one tenant's rows through an index. A session keeps its plans, and a
 -- plan made while the table was nearly empty scans all of it; on a grown table that cost 28 ms a call.
@@ -100,7 +100,7 @@ DECLARE
     v_reasons     text[];
     v_audit_reasons text[];
 BEGIN
-    v_language := cogmem._tenant_language(v_tenant);
+    v_language := cogmem._reach(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     IF recall.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'
@@ -414,7 +414,7 @@ DROP FUNCTION IF EXISTS cogmem.feedback(uuid, real);
 
 CREATE OR REPLACE FUNCTION cogmem.feedback(recall_id uuid, outcome real, used bigint[] DEFAULT NULL)
 RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -443,6 +443,7 @@ BEGIN
         RAISE EXCEPTION 'unknown recall %', feedback.recall_id
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
+    PERFORM cogmem._reach(v_tenant);
     -- Only what the answer used earns its outcome: in a small tenant every memory is injected every
     -- time, and crediting them all gives a good fact and a bad one the same success score.
     IF feedback.used IS NOT NULL THEN

@@ -18,7 +18,7 @@ DROP FUNCTION IF EXISTS cogmem.attention(text, text);
 
 CREATE OR REPLACE FUNCTION cogmem.attention(content text, role text DEFAULT 'user', embedding public.vector DEFAULT NULL)
 RETURNS text
-LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
@@ -54,12 +54,12 @@ CREATE OR REPLACE FUNCTION cogmem.observe(
     at timestamptz DEFAULT now()
 )
 RETURNS TABLE (turn_id bigint, memory_id bigint, ring text, topics text[], action text, reason text)
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_language regconfig := cogmem._tenant_language(observe.tenant);
+    v_language regconfig := cogmem._reach(observe.tenant);
     v_content  text;
     v_embedding public.vector;
     v_turn_id  bigint;

@@ -352,7 +352,7 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the moment to consolidate up to, e.g. now().';
     END IF;
     IF p_tenant IS NOT NULL THEN
-        PERFORM cogmem._tenant_language(p_tenant);
+        PERFORM cogmem._reach(p_tenant);
     END IF;
     IF pg_is_in_recovery() THEN
         RAISE NOTICE 'cogmem.consolidate skipped: this server is a read replica';
@@ -381,9 +381,10 @@ COMMENT ON FUNCTION cogmem._consolidate(timestamptz, text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.consolidate(as_of timestamptz DEFAULT now(), tenant text DEFAULT NULL)
 RETURNS TABLE (tenant text, decision text, memories integer)
-LANGUAGE sql VOLATILE SECURITY INVOKER
+LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+    SELECT cogmem._reach_every();
     SELECT * FROM cogmem._consolidate(as_of, tenant);
 $$;
 COMMENT ON FUNCTION cogmem.consolidate(timestamptz, text) IS
@@ -488,9 +489,10 @@ COMMENT ON FUNCTION cogmem._siblings_of(text, bigint[]) IS
 
 CREATE OR REPLACE FUNCTION cogmem.siblings(tenant text, memory_id bigint)
 RETURNS TABLE (sibling_id bigint, content text, similarity real, differs text[])
-LANGUAGE sql STABLE SECURITY INVOKER
+LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+    SELECT cogmem._reach($1);
     SELECT s.sibling_id, s.content, s.similarity, s.differs FROM cogmem._siblings_of($1, ARRAY[$2]) AS s;
 $$;
 COMMENT ON FUNCTION cogmem.siblings(text, bigint) IS

@@ -83,7 +83,7 @@ SELECT cogmem.audit_partitions_ensure();
 
 CREATE OR REPLACE FUNCTION cogmem.seal_audit(max_rows integer DEFAULT 1000000)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
@@ -100,6 +100,7 @@ DECLARE
     v_times   timestamptz[] := '{}';
     v_hashes  bytea[] := '{}';
 BEGIN
+    PERFORM cogmem._reach_every();
     IF max_rows IS NULL OR max_rows < 1 THEN
         RAISE EXCEPTION 'max_rows must be positive, got %', coalesce(max_rows::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The default, 1000000, seals a busy minute at once.';
@@ -153,9 +154,10 @@ COMMENT ON FUNCTION cogmem.seal_audit(integer) IS
 
 CREATE OR REPLACE FUNCTION cogmem.verify_audit(tenant text DEFAULT NULL)
 RETURNS TABLE (tenant text, ok boolean, rows_checked bigint, first_bad_id bigint)
-LANGUAGE sql STABLE SECURITY INVOKER
+LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+    SELECT cogmem._reach($1) WHERE $1 IS NOT NULL;
     WITH archived AS (
         SELECT a.range_from, a.range_to FROM cogmem.audit_archives AS a WHERE a.dropped_at IS NOT NULL
     ), chain AS (
@@ -209,7 +211,7 @@ COMMENT ON FUNCTION cogmem.verify_audit(text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.audit_mark_exported(partition_name text, exported_to text)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -220,6 +222,7 @@ DECLARE
     v_rows    bigint;
     v_pending bigint;
 BEGIN
+    PERFORM cogmem._reach_every();
     SELECT pg_get_expr(c.relpartbound, c.oid) INTO v_bounds
     FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
     WHERE i.inhparent = 'cogmem.audit_log'::regclass AND c.relname = audit_mark_exported.partition_name;
@@ -238,10 +241,11 @@ BEGIN
         RAISE EXCEPTION 'audit partition "%" is still being written (it ends %)', audit_mark_exported.partition_name, v_to
             USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Export a month after it has ended.';
     END IF;
-    EXECUTE format('SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT FROM cogmem.audit_chain AS c '
-                   'WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id)) FROM cogmem.%I AS l',
-                   audit_mark_exported.partition_name)
-    INTO v_rows, v_pending;
+    -- Through the parent (pruned to the month): partitions carry no grants of their own.
+    SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT FROM cogmem.audit_chain AS c
+                                                        WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id))
+    INTO v_rows, v_pending
+    FROM cogmem.audit_log AS l WHERE l.logged_at >= v_from AND l.logged_at < v_to;
     IF v_pending > 0 THEN
         RAISE EXCEPTION 'audit partition "%" has % unsealed rows', audit_mark_exported.partition_name, v_pending
             USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run SELECT cogmem.seal_audit(); and export again.';
@@ -470,7 +474,7 @@ SELECT
     l.event,
     count(*) AS events
 FROM cogmem.audit_log AS l
-WHERE (SELECT cogmem._sees_every_tenant()) OR l.tenant IN (SELECT unnest(cogmem._granted_tenants()))
+WHERE (SELECT cogmem.reaches_every_tenant()) OR l.tenant IN (SELECT unnest(cogmem.reachable_tenants()))
 GROUP BY l.tenant, (l.at AT TIME ZONE 'UTC')::date, l.level, l.event;
 COMMENT ON VIEW cogmem.audit_daily IS 'Events per tenant, day (UTC), level and event. Aggregates only.';
 
@@ -485,7 +489,7 @@ SELECT
     sum(s.recall_count) AS recalls
 FROM cogmem.memories AS m
 INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
-WHERE (SELECT cogmem._sees_every_tenant()) OR m.tenant IN (SELECT unnest(cogmem._granted_tenants()))
+WHERE (SELECT cogmem.reaches_every_tenant()) OR m.tenant IN (SELECT unnest(cogmem.reachable_tenants()))
 GROUP BY m.tenant, m.ring;
 COMMENT ON VIEW cogmem.memory_census IS 'Memories per tenant and ring with mean confidence. Aggregates only.';
 
@@ -494,7 +498,7 @@ RETURNS TABLE (
     item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text,
     provenance jsonb, history jsonb
 )
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -512,6 +516,7 @@ BEGIN
         RAISE EXCEPTION 'no audited recall %', explain_recall.recall_id
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall() in a tenant you may read.';
     END IF;
+    PERFORM cogmem._reach(v_recall.tenant);
     RETURN QUERY
     SELECT i.item, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason,
            CASE

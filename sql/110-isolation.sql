@@ -2,24 +2,25 @@
 --
 -- A role reaches a tenant when it (or a role it belongs to) is granted that tenant in
 -- cogmem.tenant_access (tenant '*' = every tenant), or when it is a member of cogmem_admin. The table
--- owner and superusers bypass row-level security, as PostgreSQL defines. Everything in cogmem runs as
--- the caller (security invoker), so no function, view or table reaches a tenant its caller cannot:
--- a tenant one may not see answers exactly like a tenant that does not exist.
+-- owner and superusers bypass row-level security, as PostgreSQL defines. The API's writing functions run
+-- as cogmem_owner (sql/999-privileges.sql), which owns no table, so the policies bind it too; they ask
+-- what cogmem.caller() reaches, so no function, view or table reaches a tenant its caller cannot, and a
+-- tenant one may not see answers exactly like a tenant that does not exist.
 --
 -- Global tables (no tenant column) hold no tenant data: default_topics, bios_presets, bios_rule_events,
 -- consolidation_runs, audit_seal_state, alembic_version. vault_keys is readable by no role at all.
 
--- The helpers the policies use (_sees_every_tenant, _granted_tenants, _may_use_vault) are in
+-- The helpers the policies use (reaches_every_tenant, reachable_tenants, may_use_vault) are in
 -- sql/000-helpers.sql: views in earlier files use them too.
 
 ALTER TABLE cogmem.tenant_access ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS own_grants ON cogmem.tenant_access;
--- Not through _sees_every_tenant(): that reads this table, and a policy must not recurse.
+-- Not through reaches_every_tenant(): that reads this table, and a policy must not recurse.
 -- A grant to a dropped role reaches nothing: to_regrole gives NULL, and so does pg_has_role.
 CREATE POLICY own_grants ON cogmem.tenant_access
 USING (
-    pg_has_role(current_user, 'cogmem_admin', 'USAGE')
-    OR pg_has_role(current_user, to_regrole(quote_ident(role_name)), 'USAGE')
+    pg_has_role(cogmem.caller(), 'cogmem_admin', 'USAGE')
+    OR pg_has_role(cogmem.caller(), to_regrole(quote_ident(role_name)), 'USAGE')
 );
 
 -- One policy per tenant table. The sub-selects are evaluated once per statement (init plans), and only
@@ -38,8 +39,8 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', v_table);
         EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %s', v_table);
         EXECUTE format(
-            'CREATE POLICY tenant_isolation ON %s USING (%stenant = ANY ((SELECT cogmem._granted_tenants())::text[]) '
-            'OR (SELECT cogmem._sees_every_tenant()))',
+            'CREATE POLICY tenant_isolation ON %s USING (%stenant = ANY ((SELECT cogmem.reachable_tenants())::text[]) '
+            'OR (SELECT cogmem.reaches_every_tenant()))',
             v_table,
             -- Global BIOS rules (tenant NULL) apply to everyone.
             CASE WHEN v_table = 'cogmem.bios_rules'::regclass THEN 'tenant IS NULL OR ' ELSE '' END);
@@ -51,7 +52,7 @@ $policies$;
 -- no role can forge another's entry or slip one under the sealer's horizon.
 DROP POLICY IF EXISTS honest_writes ON cogmem.audit_log;
 CREATE POLICY honest_writes ON cogmem.audit_log AS RESTRICTIVE FOR INSERT
-WITH CHECK (actor = current_user AND xid = pg_current_xact_id() AND logged_at = now());
+WITH CHECK (actor = cogmem.caller() AND xid = pg_current_xact_id() AND logged_at = now());
 
 -- The vault needs a grant of its own: reaching a tenant's memories is not enough.
 ALTER TABLE cogmem.vault_items ENABLE ROW LEVEL SECURITY;
@@ -59,14 +60,14 @@ ALTER TABLE cogmem.vault_keys ENABLE ROW LEVEL SECURITY;
 -- Administrators see the (encrypted) items, to list and erase them, but not the keys.
 DROP POLICY IF EXISTS vault_access ON cogmem.vault_items;
 CREATE POLICY vault_access ON cogmem.vault_items
-USING (cogmem._may_use_vault(tenant) OR pg_has_role(current_user, 'cogmem_admin', 'USAGE'));
+USING (cogmem.may_use_vault(tenant) OR pg_has_role(cogmem.caller(), 'cogmem_admin', 'USAGE'));
 DROP POLICY IF EXISTS vault_access ON cogmem.vault_keys;
 CREATE POLICY vault_access ON cogmem.vault_keys
-USING (cogmem._may_use_vault(tenant));
+USING (cogmem.may_use_vault(tenant));
 
 CREATE OR REPLACE FUNCTION cogmem.grant_tenant(role_name name, tenant text, vault boolean DEFAULT FALSE)
 RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -80,7 +81,7 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass a tenant, or ''*'' for every tenant.';
     END IF;
     IF grant_tenant.tenant <> '*' THEN
-        PERFORM cogmem._tenant_language(grant_tenant.tenant);
+        PERFORM cogmem._reach(grant_tenant.tenant);
     END IF;
     INSERT INTO cogmem.tenant_access AS a (tenant, role_name, vault)
     VALUES (grant_tenant.tenant, grant_tenant.role_name, coalesce(grant_tenant.vault, false))
@@ -93,9 +94,10 @@ COMMENT ON FUNCTION cogmem.grant_tenant(name, text, boolean) IS
 
 CREATE OR REPLACE FUNCTION cogmem.revoke_tenant(role_name name, tenant text)
 RETURNS boolean
-LANGUAGE sql VOLATILE SECURITY INVOKER
+LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+    SELECT cogmem._reach_every();
     WITH gone AS (
         DELETE FROM cogmem.tenant_access AS a WHERE a.role_name = $1 AND a.tenant = $2 RETURNING 1
     )

@@ -25,15 +25,15 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._vault_key(text, boolean) IS 'The tenant''s vault data key (created on first use).';
 
-CREATE OR REPLACE FUNCTION cogmem._vault_check(p_tenant text, p_name text)
+DROP FUNCTION IF EXISTS cogmem._vault_check(text, text);  -- renamed: the first statement of a vault call
+CREATE OR REPLACE FUNCTION cogmem._reach_vault(p_tenant text, p_name text)
 RETURNS void
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
-    PERFORM cogmem._tenant_language(p_tenant);
-    IF NOT (cogmem._may_use_vault(p_tenant)
-            OR (SELECT r.rolsuper OR r.rolbypassrls FROM pg_roles AS r WHERE r.rolname = current_user)) THEN
+    PERFORM cogmem._reach(p_tenant);
+    IF NOT cogmem.may_use_vault(p_tenant) THEN
         RAISE EXCEPTION 'permission denied for the vault of tenant "%"', p_tenant
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'An administrator grants it: SELECT cogmem.grant_tenant(role, tenant, vault => true);';
@@ -44,20 +44,21 @@ BEGIN
     END IF;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._vault_check(text, text) IS 'Validates a vault call: tenant, vault grant, item name.';
+COMMENT ON FUNCTION cogmem._reach_vault(text, text) IS
+'The first statement of a vault call: the caller reaches the tenant and its vault; the item name is valid.';
 
 CREATE OR REPLACE FUNCTION cogmem.vault_put(
     tenant text, name text, secret text, description text DEFAULT '', subject text DEFAULT NULL
 )
 RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
     v_version integer;
 BEGIN
-    PERFORM cogmem._vault_check(vault_put.tenant, vault_put.name);
+    PERFORM cogmem._reach_vault(vault_put.tenant, vault_put.name);
     IF vault_put.secret IS NULL OR vault_put.secret = '' THEN
         RAISE EXCEPTION 'secret must not be NULL or empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'To remove an item, use cogmem.vault_delete().';
@@ -83,14 +84,14 @@ COMMENT ON FUNCTION cogmem.vault_put(text, text, text, text, text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.vault_get(tenant text, name text)
 RETURNS text
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
     v_secret text;
 BEGIN
-    PERFORM cogmem._vault_check(vault_get.tenant, vault_get.name);
+    PERFORM cogmem._reach_vault(vault_get.tenant, vault_get.name);
     SELECT public.pgp_sym_decrypt(v.secret, cogmem._vault_key(vault_get.tenant, false)) INTO v_secret
     FROM cogmem.vault_items AS v WHERE v.tenant = vault_get.tenant AND v.name = vault_get.name;
     IF NOT FOUND THEN
@@ -106,12 +107,12 @@ COMMENT ON FUNCTION cogmem.vault_get(text, text) IS 'Decrypts and returns a vaul
 
 CREATE OR REPLACE FUNCTION cogmem.vault_list(tenant text)
 RETURNS TABLE (name text, description text, subject text, version integer, updated_at timestamptz)
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._vault_check(vault_list.tenant, 'list');
+    PERFORM cogmem._reach_vault(vault_list.tenant, 'list');
     RETURN QUERY
     SELECT v.name, v.description, v.subject, v.version, v.updated_at
     FROM cogmem.vault_items AS v WHERE v.tenant = vault_list.tenant ORDER BY v.name;
@@ -121,12 +122,12 @@ COMMENT ON FUNCTION cogmem.vault_list(text) IS 'The names and descriptions of a 
 
 CREATE OR REPLACE FUNCTION cogmem.vault_delete(tenant text, name text)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._vault_check(vault_delete.tenant, vault_delete.name);
+    PERFORM cogmem._reach_vault(vault_delete.tenant, vault_delete.name);
     DELETE FROM cogmem.vault_items AS v WHERE v.tenant = vault_delete.tenant AND v.name = vault_delete.name;
     IF NOT FOUND THEN
         RETURN false;

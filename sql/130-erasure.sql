@@ -43,12 +43,12 @@ COMMENT ON FUNCTION cogmem._erase_memories(text, bigint[], text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.erase(tenant text, memory_id bigint, reason text DEFAULT NULL)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._tenant_language(erase.tenant);
+    PERFORM cogmem._reach(erase.tenant);
     IF erase.memory_id IS NULL THEN
         RAISE EXCEPTION 'memory_id must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'To erase everything about a person, use cogmem.erase_subject().';
@@ -62,7 +62,7 @@ COMMENT ON FUNCTION cogmem.erase(text, bigint, text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.erase_subject(tenant text, subject text, reason text DEFAULT NULL)
 RETURNS TABLE (kind text, erased integer)
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -72,7 +72,7 @@ DECLARE
     v_count   integer;
     v_counts  jsonb := '{}';
 BEGIN
-    PERFORM cogmem._tenant_language(erase_subject.tenant);
+    PERFORM cogmem._reach(erase_subject.tenant);
     IF erase_subject.subject IS NULL OR length(btrim(erase_subject.subject)) < 3 THEN
         RAISE EXCEPTION 'subject must be at least 3 characters'
             USING ERRCODE = 'invalid_parameter_value',

@@ -19,12 +19,12 @@ COMMENT ON FUNCTION cogmem._trust_delta(text) IS 'How much an event of each kind
 
 CREATE OR REPLACE FUNCTION cogmem.trust(tenant text)
 RETURNS real
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._tenant_language(trust.tenant);
+    PERFORM cogmem._reach(trust.tenant);
     RETURN coalesce((SELECT e.score FROM cogmem.trust_events AS e WHERE e.tenant = trust.tenant
                      ORDER BY e.event_id DESC LIMIT 1), 50);
 END;
@@ -72,12 +72,12 @@ COMMENT ON FUNCTION cogmem._trust_event(text, text, text, bigint) IS
 
 CREATE OR REPLACE FUNCTION cogmem.trust_event(tenant text, kind text, cause text DEFAULT NULL, memory_id bigint DEFAULT NULL)
 RETURNS real
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._tenant_language(trust_event.tenant);
+    PERFORM cogmem._reach(trust_event.tenant);
     IF trust_event.kind IS NULL OR trust_event.kind NOT IN ('praise', 'delegation', 'caught_error', 'correction') THEN
         RAISE EXCEPTION 'unknown trust event kind "%"', coalesce(trust_event.kind, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',

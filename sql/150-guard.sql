@@ -38,7 +38,7 @@ CREATE OR REPLACE FUNCTION cogmem.guard_check(
 RETURNS TABLE (
     kind text, memory_id bigint, content text, strength real, times_referenced integer, blocking boolean
 )
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Statements keyed by tenant: index plans, one per statement for the session (see cogmem.recall).
 SET enable_seqscan = off
@@ -64,7 +64,7 @@ DECLARE
     v_counts    integer[];
     v_blocking  boolean[];
 BEGIN
-    v_language := cogmem._tenant_language(v_tenant);
+    v_language := cogmem._reach(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     v_area := cogmem._area(guard_check.area);
     IF guard_check.action IS NULL THEN
@@ -166,7 +166,7 @@ CREATE OR REPLACE FUNCTION cogmem.report_error(
     source jsonb DEFAULT '{}'
 )
 RETURNS TABLE (learning_id bigint, errors integer, repeats_since_ack integer, blocking boolean, repeated boolean)
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
@@ -184,7 +184,7 @@ DECLARE
     v_row        cogmem.learnings;
     v_repeated   boolean;
 BEGIN
-    v_language := cogmem._tenant_language(v_tenant);
+    v_language := cogmem._reach(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     v_area := cogmem._area(report_error.area);
     IF report_error.description IS NULL OR btrim(report_error.description) = '' THEN
@@ -266,7 +266,7 @@ COMMENT ON FUNCTION cogmem.report_error(text, text, text, text, bigint, public.v
 
 CREATE OR REPLACE FUNCTION cogmem.acknowledge(tenant text, learning_id bigint, note text DEFAULT NULL)
 RETURNS TABLE (memory_id bigint, errors integer, blocking boolean, acknowledged_by text)
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -274,7 +274,7 @@ DECLARE
     v_tenant text := acknowledge.tenant;
     v_was    boolean;
 BEGIN
-    PERFORM cogmem._tenant_language(v_tenant);
+    PERFORM cogmem._reach(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     SELECT l.blocking INTO v_was FROM cogmem.learnings AS l
     WHERE l.tenant = v_tenant AND l.memory_id = acknowledge.learning_id
@@ -285,7 +285,7 @@ BEGIN
     END IF;
     -- A person has looked at it: the repeats start counting again from here.
     UPDATE cogmem.learnings AS l
-    SET blocking = false, repeats_since_ack = 0, acknowledged_at = now(), acknowledged_by = current_user,
+    SET blocking = false, repeats_since_ack = 0, acknowledged_at = now(), acknowledged_by = cogmem.caller(),
         acknowledgement = (cogmem.redact(acknowledge.note)).redacted
     WHERE l.tenant = v_tenant AND l.memory_id = acknowledge.learning_id;
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)

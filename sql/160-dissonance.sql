@@ -16,12 +16,12 @@ RETURNS TABLE (
     conflict_id bigint, content text, conflicts_with bigint[], established text[], verdict text,
     opened_at timestamptz
 )
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._tenant_language(open_conflicts.tenant);
+    PERFORM cogmem._reach(open_conflicts.tenant);
     RETURN QUERY
     SELECT c.conflict_id, c.content, c.conflicts_with,
            ARRAY(SELECT m.content FROM unnest(c.conflicts_with) WITH ORDINALITY AS w (id, n)
@@ -37,7 +37,7 @@ COMMENT ON FUNCTION cogmem.open_conflicts(text) IS
 
 CREATE OR REPLACE FUNCTION cogmem.resolve_conflict(conflict_id bigint, resolution text, note text DEFAULT NULL)
 RETURNS TABLE (status text, memory_id bigint, weakened bigint[])
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -58,6 +58,7 @@ BEGIN
         RAISE EXCEPTION 'unknown conflict %', coalesce(resolve_conflict.conflict_id::text, 'NULL')
             USING ERRCODE = 'no_data_found', HINT = 'Pass a conflict_id from remember() or open_conflicts().';
     END IF;
+    PERFORM cogmem._reach(v_conflict.tenant);
     PERFORM cogmem._lock_tenant(v_conflict.tenant, false);
     -- Again, locked: of two people resolving at once, the second sees the first's decision.
     SELECT * INTO v_conflict FROM cogmem.conflicts AS c
@@ -93,7 +94,7 @@ BEGIN
     END IF;
 
     UPDATE cogmem.conflicts AS c
-    SET status = resolve_conflict.resolution, resolved_at = now(), resolved_by = current_user,
+    SET status = resolve_conflict.resolution, resolved_at = now(), resolved_by = cogmem.caller(),
         note = (cogmem.redact(resolve_conflict.note)).redacted, memory_id = v_stored
     WHERE c.tenant = v_conflict.tenant AND c.conflict_id = v_conflict.conflict_id;
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
@@ -114,13 +115,13 @@ CREATE OR REPLACE FUNCTION cogmem.related(
     tenant text, statement text, embedding public.vector DEFAULT NULL, "limit" integer DEFAULT 5
 )
 RETURNS TABLE (memory_id bigint, ring text, content text, similarity real)
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_language regconfig := cogmem._tenant_language(related.tenant);
+    v_language regconfig := cogmem._reach(related.tenant);
     v_words    text[];
 BEGIN
     IF related.statement IS NULL THEN

@@ -16,14 +16,14 @@ FOR EACH ROW EXECUTE FUNCTION cogmem._refuse_change();
 
 CREATE OR REPLACE FUNCTION cogmem.start_session(tenant text, project text DEFAULT NULL, goal text DEFAULT NULL)
 RETURNS uuid
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
     v_session uuid;
 BEGIN
-    PERFORM cogmem._tenant_language(start_session.tenant);
+    PERFORM cogmem._reach(start_session.tenant);
     IF length(start_session.goal) > 1000 OR length(start_session.project) > 200 THEN
         RAISE EXCEPTION 'a session goal has at most 1000 characters and a project name 200'
             USING ERRCODE = 'string_data_right_truncation', HINT = 'Name the project and the goal briefly.';
@@ -80,7 +80,7 @@ CREATE OR REPLACE FUNCTION cogmem.end_session(
     memory_ids bigint[] DEFAULT '{}'
 )
 RETURNS TABLE (episode uuid, touched bigint[], remembered bigint[])
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -105,7 +105,7 @@ BEGIN
         RAISE EXCEPTION 'summary must not be empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Say what was done in the session: the next one starts from it.';
     END IF;
-    v_language := cogmem._tenant_language(v_session.tenant);
+    v_language := cogmem._reach(v_session.tenant);
     -- An episode is read back into prompts: each of its texts obeys the tenant's limit for a memory.
     SELECT t.max_content_chars INTO v_max_chars FROM cogmem.tenants AS t WHERE t.tenant = v_session.tenant;
     SELECT max(length(x)) INTO v_longest
@@ -179,7 +179,7 @@ COMMENT ON FUNCTION cogmem.end_session(uuid, text, text[], text[], text[], text[
 
 CREATE OR REPLACE FUNCTION cogmem.briefing(tenant text, project text DEFAULT NULL, budget integer DEFAULT 800)
 RETURNS TABLE (section text, content text, at timestamptz, tokens integer)
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -190,7 +190,7 @@ DECLARE
     v_used    integer := 0;
     v_line    record;
 BEGIN
-    PERFORM cogmem._tenant_language(v_tenant);
+    PERFORM cogmem._reach(v_tenant);
     IF briefing.budget IS NULL OR briefing.budget <= 0 THEN
         RAISE EXCEPTION 'budget must be a positive number of tokens, got %', coalesce(briefing.budget::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The default is 800 tokens.';
@@ -295,7 +295,7 @@ CREATE OR REPLACE FUNCTION cogmem.analyze(
     tenant text, topic text, since timestamptz DEFAULT '-infinity', until timestamptz DEFAULT 'infinity'
 )
 RETURNS TABLE (kind text, ref text, at timestamptz, content text, topics text[], detail jsonb)
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -308,7 +308,7 @@ DECLARE
     v_topic    text;
     v_query    tsquery;
 BEGIN
-    v_language := cogmem._tenant_language(v_tenant);
+    v_language := cogmem._reach(v_tenant);
     IF $2 IS NULL OR btrim($2) = '' THEN
         RAISE EXCEPTION 'topic must not be empty'
             USING ERRCODE = 'invalid_parameter_value',

@@ -21,12 +21,12 @@ COMMENT ON FUNCTION cogmem._core_text(cogmem.core_identity) IS 'A core identity 
 
 CREATE OR REPLACE FUNCTION cogmem.core_identity(tenant text)
 RETURNS TABLE (version integer, agent text, user_profile text, goals text[], set_at timestamptz, set_by text)
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._tenant_language(core_identity.tenant);
+    PERFORM cogmem._reach(core_identity.tenant);
     RETURN QUERY
     SELECT c.version, c.agent, c.user_profile, c.goals, c.set_at, c.set_by FROM cogmem.core_identity AS c
     WHERE c.tenant = core_identity.tenant ORDER BY c.version DESC LIMIT 1;
@@ -38,7 +38,7 @@ CREATE OR REPLACE FUNCTION cogmem.set_core_identity(
     tenant text, agent text DEFAULT NULL, user_profile text DEFAULT NULL, goals text[] DEFAULT NULL
 )
 RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
@@ -48,7 +48,7 @@ DECLARE
     v_next    cogmem.core_identity;
     v_chars   integer;
 BEGIN
-    PERFORM cogmem._tenant_language(v_tenant);
+    PERFORM cogmem._reach(v_tenant);
     -- One version at a time per tenant.
     PERFORM pg_advisory_xact_lock(hashtext('cogmem.identity'), hashtext(v_tenant));
     SELECT * INTO v_before FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1;

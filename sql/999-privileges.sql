@@ -22,26 +22,81 @@ COMMENT ON ROLE cogmem_admin IS 'cogmem-pg: administrators (tenants, BIOS rules,
 COMMENT ON ROLE cogmem_auditor IS 'cogmem-pg: auditors: the audit trail and its verification, no memory content.';
 COMMENT ON ROLE cogmem_bi IS 'cogmem-pg: BI tools: aggregate views only.';
 
+-- The boundary. Tables belong to the schema owner (the installer), and no application role may write
+-- one: cogmem_app, cogmem_admin, cogmem_auditor and cogmem_bi read under row-level security and write
+-- only through the API. The functions that write run as cogmem_owner (SECURITY DEFINER): a NOLOGIN role
+-- without superuser or BYPASSRLS, which holds the table rights they need and owns no table, so the
+-- tenant policies bind it to what its caller reaches (cogmem.caller(), sql/000-helpers.sql). Each checks
+-- the caller's reach in its first statement and pins its search_path. Nothing is executable by PUBLIC,
+-- and no internal (_) helper by an application role.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM public;
+REVOKE ALL ON ALL PROCEDURES IN SCHEMA cogmem FROM public;
 REVOKE ALL ON ALL TABLES IN SCHEMA cogmem FROM public;
-GRANT USAGE ON SCHEMA cogmem TO cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
+REVOKE ALL ON ALL TABLES IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
+REVOKE ALL ON ALL PROCEDURES IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
+GRANT USAGE ON SCHEMA cogmem TO cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi, cogmem_owner;
 GRANT cogmem_app TO cogmem_admin;
 
--- The functions run as the caller (security invoker), so the app role needs these table rights.
+DO $owner$
+DECLARE
+    v_function regprocedure;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_owner') THEN
+        CREATE ROLE cogmem_owner NOLOGIN NOINHERIT;
+    END IF;
+    FOR v_function IN
+        SELECT p.oid FROM pg_catalog.pg_proc AS p
+        WHERE p.pronamespace = 'cogmem'::regnamespace AND p.prosecdef
+          AND p.proowner <> 'cogmem_owner'::regrole
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s OWNER TO cogmem_owner', v_function);
+    END LOOP;
+    -- Definer functions resolve vector operators in public: nobody else may create objects there.
+    IF has_schema_privilege('public', 'public', 'CREATE') THEN
+        RAISE WARNING 'any role may create objects in schema public, where cogmem''s definer functions find pgvector'
+            USING HINT = 'REVOKE CREATE ON SCHEMA public FROM PUBLIC; (the default since PostgreSQL 15)';
+    END IF;
+END;
+$owner$;
+COMMENT ON ROLE cogmem_owner IS
+'cogmem-pg: runs the API''s writing functions (SECURITY DEFINER); NOLOGIN, bound by row-level security.';
+
+-- What the definer functions do, and no more: append-only tables get no UPDATE or DELETE.
+GRANT USAGE ON SCHEMA public TO cogmem_owner;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA cogmem TO cogmem_owner;
+-- Partitions are written and read through their parent.
+DO $partitions$
+DECLARE
+    v_partition regclass;
+BEGIN
+    FOR v_partition IN
+        SELECT c.oid FROM pg_catalog.pg_class AS c
+        WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relispartition AND c.relkind = 'r'
+    LOOP
+        EXECUTE format('REVOKE ALL ON %s FROM cogmem_owner', v_partition);
+    END LOOP;
+END;
+$partitions$;
+-- Episodes and identity versions are deleted only by erasure (sql/130-erasure.sql), never changed.
+REVOKE UPDATE, DELETE ON cogmem.audit_log, cogmem.audit_chain, cogmem.bios_rule_events FROM cogmem_owner;
+REVOKE UPDATE ON cogmem.episodes, cogmem.core_identity FROM cogmem_owner;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA cogmem TO cogmem_owner;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA cogmem TO cogmem_owner;
+
+-- Reads: row-level security decides which tenant's rows (sql/110-isolation.sql); vault_keys no one reads.
 GRANT SELECT ON cogmem.tenants, cogmem.tenant_layers, cogmem.default_topics, cogmem.tenant_topics,
 cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules,
-cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings, cogmem.never_cut_overflow TO cogmem_app;
-GRANT SELECT, INSERT, UPDATE ON cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns
-TO cogmem_app;
-GRANT SELECT, INSERT ON cogmem.audit_log, cogmem.trust_events TO cogmem_app;
-GRANT SELECT, INSERT, UPDATE ON cogmem.learnings, cogmem.conflicts, cogmem.sessions TO cogmem_app;
-GRANT SELECT, INSERT ON cogmem.episodes, cogmem.core_identity, cogmem.memory_contradictions TO cogmem_app;
-GRANT SELECT ON cogmem.audit_chain TO cogmem_app;
--- Row-level security decides which tenant's rows (sql/110-isolation.sql); the vault has its own grant.
-GRANT SELECT ON cogmem.tenant_access, cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items,
-cogmem.memory_history, cogmem.recall_items TO cogmem_app;
-GRANT SELECT, INSERT, UPDATE, DELETE ON cogmem.vault_items TO cogmem_app;
-GRANT SELECT, INSERT ON cogmem.vault_keys TO cogmem_app;
+cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings, cogmem.never_cut_overflow,
+cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns, cogmem.audit_log,
+cogmem.trust_events, cogmem.learnings, cogmem.conflicts, cogmem.sessions, cogmem.episodes,
+cogmem.core_identity, cogmem.memory_contradictions, cogmem.audit_chain, cogmem.tenant_access,
+cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.memory_history,
+cogmem.recall_items, cogmem.vault_items TO cogmem_app;
+
+-- Reach, asked by the policies as whoever reads a table; they tell a role only about itself.
+GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.reachable_tenants(), cogmem.reaches_every_tenant(),
+cogmem.may_use_vault(text) TO cogmem_app, cogmem_auditor, cogmem_bi;
 
 GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]),
@@ -53,72 +108,31 @@ cogmem.detect_topics(text, text),
 cogmem.topic_keywords(text),
 cogmem.route(text, public.vector),
 cogmem.classify(text, public.vector),
-cogmem._fold(text),
-cogmem._looks_turkish(text),
-cogmem._inbound_terms(text),
-cogmem._inbound_cue_names(),
-cogmem._inbound_cues(text),
-cogmem._inbound_scores(text, public.vector),
-cogmem._routing_model(),
-cogmem._routing_model_cues(),
-cogmem._routing_terms(),
-cogmem._link_contradiction(text, bigint, bigint[], text),
 cogmem.redact(text),
 cogmem.embed(text),
 cogmem.server_can_embed(),
 cogmem.embedding_dimensions(),
-cogmem._tenant_language(text),
-cogmem._check_embedding(public.vector),
-cogmem._normalize_topics(text[]),
-cogmem._details(text),
-cogmem._keyword_query(regconfig, text[]),
-cogmem._detect_topics(text, text, regconfig),
-cogmem._luhn_valid(text),
-cogmem._rehearse(text, bigint, text[], jsonb),
-cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]),
-cogmem._or_query(text[]),
 cogmem.strength(interval, interval),
-cogmem._shared_words(tsvector, text[]),
 cogmem.observe(text, text, text, text, public.vector, timestamptz),
 cogmem.attention(text, text, public.vector),
 cogmem.siblings(text, bigint),
-cogmem._siblings_of(text, bigint[]),
-cogmem._sibling_notes(text, bigint[]),
 cogmem.trust(text),
 cogmem.trust_event(text, text, text, bigint),
-cogmem._trust_event(text, text, text, bigint),
-cogmem._trust_delta(text),
-cogmem._area(text),
 cogmem.guard_check(text, text, text, public.vector),
 cogmem.report_error(text, text, text, text, bigint, public.vector, jsonb),
 cogmem.acknowledge(text, bigint, text),
 cogmem.polarity(text),
-cogmem._exclusive_choice(text),
 cogmem.contradicts(text, text),
-cogmem._pair_cue_names(),
-cogmem._pair_cue(public.vector, text),
-cogmem._pair_cues(text, text, text, real[], double precision, regconfig, boolean),
-cogmem._contradiction(text, text, text, real[], double precision, regconfig, boolean),
 cogmem.open_conflicts(text),
 cogmem.related(text, text, public.vector, integer),
 cogmem.resolve_conflict(bigint, text, text),
 cogmem.start_session(text, text, text),
 cogmem.end_session(uuid, text, text[], text[], text[], text[], text[], text, bigint[]),
-cogmem._clean_text(text),
-cogmem._clean_list(text[]),
 cogmem.briefing(text, text, integer),
 cogmem.briefing_text(text, text, integer),
 cogmem.analyze(text, text, timestamptz, timestamptz),
-cogmem._core_text(cogmem.core_identity),
 cogmem.core_identity(text),
 cogmem.set_core_identity(text, text, text, text[]),
-cogmem._is_preference(text),
-cogmem._sees_every_tenant(),
-cogmem._granted_tenants(),
-cogmem._may_use_vault(text),
-cogmem._lock_tenant(text, boolean),
-cogmem._vault_key(text, boolean),
-cogmem._vault_check(text, text),
 cogmem.vault_put(text, text, text, text, text),
 cogmem.vault_get(text, text),
 cogmem.vault_list(text),
@@ -132,20 +146,30 @@ cogmem.audit_trail, cogmem.audit_writes, cogmem.audit_recalls, cogmem.audit_reca
 cogmem.audit_lifecycle, cogmem.audit_governance, cogmem.memory_history, cogmem.consolidation_nights,
 cogmem.consolidation_decisions, cogmem.consolidation_report, cogmem.consolidation_runs, cogmem.bios_rules,
 cogmem.bios_rule_events, cogmem.tenant_access, cogmem.audit_settings, cogmem.audit_archives TO cogmem_auditor;
-GRANT EXECUTE ON FUNCTION
-cogmem.verify_audit(text),
-cogmem.explain_recall(uuid),
-cogmem._audit_bytes(cogmem.audit_log),
-cogmem._sees_every_tenant(),
-cogmem._granted_tenants()
-TO cogmem_auditor;
+GRANT EXECUTE ON FUNCTION cogmem.verify_audit(text), cogmem.explain_recall(uuid) TO cogmem_auditor;
 
 -- BI tools: aggregates only, through views that run with their owner's rights.
 GRANT SELECT ON cogmem.audit_daily, cogmem.memory_census, cogmem.tenant_access TO cogmem_bi;
-GRANT EXECUTE ON FUNCTION cogmem._sees_every_tenant(), cogmem._granted_tenants() TO cogmem_bi;
--- Consolidation is maintenance: cogmem_admin (below) and the pg_cron job's owner run it.
 
-GRANT ALL ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA cogmem TO cogmem_admin;
-GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA cogmem TO cogmem_admin;
-REVOKE ALL ON ALL PROCEDURES IN SCHEMA cogmem FROM public;
+-- Administrators: every tenant, the administrative verbs, and every table to read. Maintenance that
+-- needs the tables' owner (partitions, retention, pg_cron schedules, the nightly procedure, which
+-- commits and so cannot be a definer) stays with the schema owner and pg_cron.
+GRANT SELECT ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
+REVOKE SELECT ON cogmem.vault_keys FROM cogmem_admin;
+GRANT EXECUTE ON FUNCTION
+cogmem.create_tenant(text, text),
+cogmem.set_topic(text, text, text[]),
+cogmem.add_bios_rule(text, text, text, text, text, text, text[], boolean),
+cogmem.retire_bios_rule(bigint, text),
+cogmem.grant_tenant(name, text, boolean),
+cogmem.revoke_tenant(name, text),
+cogmem.erase(text, bigint, text),
+cogmem.erase_subject(text, text, text),
+cogmem.consolidate(timestamptz, text),
+cogmem.seal_audit(integer),
+cogmem.verify_audit(text),
+cogmem.audit_mark_exported(text, text),
+cogmem.restore_memory_stats(text, jsonb),
+cogmem.restore_siblings(text, jsonb),
+cogmem.restore_episode(text, uuid, text, text, text, text[], text[], text[], bigint[], text[], timestamptz, timestamptz)
+TO cogmem_admin;

@@ -1,7 +1,5 @@
 """Catalog hygiene for everything in the cogmem schema."""
 
-from tests.conftest import one
-
 # Reference tables shared by all tenants (Citus: reference tables), and alembic's bookkeeping.
 GLOBAL_TABLES = {
     "alembic_version",
@@ -42,11 +40,6 @@ def test_inlined_expressions_are_pure_sql_over_the_catalog(db):
         ).fetchone()
         assert (language, volatility) == ("sql", "i")
         assert "cogmem." not in body.split("RETURN", 1)[1] and "SELECT" not in body.split("RETURN", 1)[1]
-
-
-def test_no_function_is_security_definer_without_reason(db):
-    # None is needed yet: every function runs with the caller's rights.
-    assert one(db, "SELECT count(*) FROM pg_proc WHERE pronamespace = 'cogmem'::regnamespace AND prosecdef") == 0
 
 
 def test_public_executes_nothing(db):

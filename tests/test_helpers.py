@@ -44,7 +44,7 @@ def test_details_are_what_tells_siblings_apart(db):
 )
 def test_tenant_checks(db, tenant, sqlstate, message):
     with pytest.raises(psycopg.Error) as err:
-        db.execute("SELECT cogmem._tenant_language(%s)", (tenant,))
+        db.execute("SELECT cogmem._reach(%s)", (tenant,))
     assert err.value.sqlstate == sqlstate
     assert err.value.diag.message_primary == message
     assert err.value.diag.message_hint
