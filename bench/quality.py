@@ -105,7 +105,10 @@ def setup(conn: psycopg.Connection, embed) -> None:
     texts = [m.content for m in background]
     vectors = embed(texts)
     items = [{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in background]
-    conn.execute("SELECT count(*) FROM cogmem.remember_many(%s, %s, %b)", (TENANT, json.dumps(items), list(vectors)))
+    conn.execute(  # the figures since the first run: same-text de-duplication only
+        "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
+        (TENANT, json.dumps(items), list(vectors)),
+    )
     # History: the background was written over the past 90 days and is in use (recalled in the last ten
     # days, mostly helpfully), as a working team's memory is.
     conn.execute(

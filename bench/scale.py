@@ -96,7 +96,7 @@ def load(dsn: str, total: int, loaders: int = 2) -> tuple[float, int]:
             for first, end in batches[k::loaders]:
                 items = [{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in rows[first:end]]
                 conn.execute(
-                    "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b)",
+                    "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
                     (rows[first].tenant, json.dumps(items), list(vectors[first:end])),
                 )
 
@@ -127,7 +127,7 @@ def batch_rate(dsn: str, rows: int = 5000) -> float:
                 {"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in items[first : first + BATCH]
             ]
             conn.execute(
-                "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b)",
+                "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
                 (items[first].tenant, json.dumps(payload), list(vectors[first : first + BATCH])),
             )
         return len(items) / (time.perf_counter() - started)

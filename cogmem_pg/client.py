@@ -138,11 +138,13 @@ class BatchMemory:
     """One item of a remember_many batch: its position (from 1) and what became of it."""
 
     item: int
-    memory_id: int
+    memory_id: int | None  # None when the item was held as a conflict
     ring: str
     topics: list[str]
     action: str
     redactions: list[str]
+    conflict_id: int | None = None
+    conflicts_with: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -341,17 +343,19 @@ class Client:
         items: Sequence[str | dict[str, Any]],
         embeddings: Sequence[Sequence[float] | None] | None = None,
         *,
+        skip: Sequence[str] = (),
         conn: psycopg.Connection | None = None,
     ) -> list[BatchMemory]:
         """Stores a batch in one call. Items are texts or dicts with content and optionally ring, topics,
-        source. Without embeddings, the client's embedder (if any) embeds the whole batch at once."""
+        source. Without embeddings, the client's embedder (if any) embeds the whole batch at once. Each item
+        gets every check remember() makes, unless ``skip`` names some (``near_duplicates``, ``conflicts``)."""
         import numpy as np
 
         texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
         if embeddings is None and self._embedder is not None and items:
             embeddings = self._embedder.embed(texts)
         if self._classifier is not None and items:
-            # A batch is not checked for conflicts (see cogmem.remember_many): rings and topics only.
+            # Rings and topics: the classifier is not asked about conflicts in a batch.
             verdicts = self._classifier(texts, [[] for _ in texts])
             items = [_classified(item, verdict) for item, verdict in zip(items, verdicts, strict=True)]
         vectors = None
@@ -362,8 +366,8 @@ class Client:
         return self._rows(
             conn,
             BatchMemory,
-            "SELECT * FROM cogmem.remember_many(%s, %s, %b)",
-            (tenant, json.dumps(list(items)), vectors),
+            "SELECT * FROM cogmem.remember_many(%s, %s, %b, %s)",
+            (tenant, json.dumps(list(items)), vectors, list(skip)),
         )
 
     def recall(

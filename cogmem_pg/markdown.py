@@ -158,7 +158,9 @@ def import_markdown(
             if embed is not None and items:
                 vectors = [np.asarray(v, dtype=np.float32) for v in embed([i["content"] for i in items])]
             rows = conn.execute(
-                "SELECT item, memory_id FROM cogmem.remember_many(%s, %s, %b)", (tenant, json.dumps(items), vectors)
+                # Checked when they were first stored; restored as they were, look-alikes included.
+                "SELECT item, memory_id FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
+                (tenant, json.dumps(items), vectors),
             ).fetchall()
             for item, memory_id in rows:
                 new_ids[batch[item - 1][0]["memory_id"]] = memory_id

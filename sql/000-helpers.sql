@@ -263,3 +263,36 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 RETURN length(search) - length(ts_delete(search, words));
 COMMENT ON FUNCTION cogmem._shared_words(tsvector, text[]) IS
 'How many of the given (already stemmed) words a text''s tsvector holds.';
+
+CREATE OR REPLACE FUNCTION cogmem._or_query(p_lexemes text[])
+RETURNS tsquery
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is planned on every call (docs/scaling.md).
+AS $$
+BEGIN
+    RETURN (SELECT nullif(string_agg(quote_literal(l), ' | '), '')::tsquery FROM unnest(p_lexemes) AS l);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._or_query(text[]) IS
+'A tsquery matching any of the given (already stemmed) lexemes; NULL when there are none.';
+
+CREATE OR REPLACE FUNCTION cogmem._refuse_change()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION '% on %.% is not allowed: % rows are immutable', tg_op, tg_table_schema, tg_table_name,
+        tg_table_name
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              HINT = CASE WHEN tg_table_name LIKE 'audit_log%' THEN 'The audit trail is append-only. Erasure '
+                          'leaves a tombstone instead: cogmem.erase(tenant, memory_id, reason).' ELSE CASE tg_table_name
+                  WHEN 'bios_rules' THEN 'Retire a rule with cogmem.retire_bios_rule(rule_id, reason) and add a new one.'
+                  WHEN 'audit_chain' THEN 'The audit trail is append-only; cogmem.verify_audit() checks it.'
+                  ELSE 'These rows are append-only.'
+              END END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._refuse_change() IS
+'Trigger function that refuses UPDATE, DELETE and TRUNCATE on append-only tables.';

@@ -88,3 +88,29 @@ $$;
 COMMENT ON FUNCTION cogmem.redact(text) IS
 'Removes card numbers (Luhn-valid PANs), private keys, passwords in key=value form, bearer and API '
 'tokens; returns the redacted text and the kinds removed (never the removed values).';
+
+-- A person's text as kept: trimmed, redacted, NULL when empty.
+CREATE OR REPLACE FUNCTION cogmem._clean_text(p_text text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN (cogmem.redact(nullif(btrim(p_text), ''))).redacted;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._clean_text(text) IS 'A text trimmed and redacted; NULL when empty.';
+
+-- Each entry cleaned (cogmem._clean_text), empty ones dropped, order kept.
+CREATE OR REPLACE FUNCTION cogmem._clean_list(p_items text[])
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN ARRAY(SELECT cogmem._clean_text(i.item)
+                 FROM unnest(coalesce(p_items, '{}')) WITH ORDINALITY AS i (item, n)
+                 WHERE btrim(i.item) <> '' ORDER BY i.n);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._clean_list(text[]) IS 'Redacted, trimmed entries of a list, without empty ones.';

@@ -44,9 +44,10 @@ COMMENT ON FUNCTION cogmem._link_contradiction(text, bigint, bigint[], text) IS
 
 -- p_contradicts: NULL to detect conflicts (sql/160-dissonance.sql), '{}' for none, or the caller's
 -- verdict; p_unlike: memories the text must not be merged into as a near-duplicate (it contradicts them).
+DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]);
 CREATE OR REPLACE FUNCTION cogmem._remember(
     p_tenant text, p_content text, p_ring text, p_topics text[], p_embedding public.vector, p_source jsonb,
-    p_contradicts bigint[], p_unlike bigint[] DEFAULT '{}'
+    p_contradicts bigint[], p_unlike bigint[] DEFAULT '{}', p_near_duplicates boolean DEFAULT TRUE
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -55,7 +56,7 @@ RETURNS TABLE (
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Every statement here reads one tenant's rows through an index. A session keeps its plans, and a
--- plan made while the table was nearly empty scans all of it; on a grown table that cost 28 ms a call.
+-- plan made while the table was nearly empty scans all of it, at a cost that grows with the table.
 SET enable_seqscan = off
 -- One plan per statement for the session, not one per call's tenant (see cogmem.recall).
 SET plan_cache_mode = force_generic_plan
@@ -158,7 +159,7 @@ BEGIN
         v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
         v_cues := cogmem._inbound_cues(v_content);  -- once, for every established memory compared
     END IF;
-    IF v_embedding IS NOT NULL AND v_conflicts IS NULL THEN
+    IF v_embedding IS NOT NULL AND v_conflicts IS NULL AND (p_near_duplicates OR p_contradicts IS NULL) THEN
         v_bits := public.binary_quantize(v_embedding)::bit(384);  -- once, not per compared row
         SELECT array_agg(b.memory_id) INTO v_close
         FROM cogmem.memories AS b
@@ -210,7 +211,7 @@ BEGIN
     END IF;
 
     -- A near-duplicate by meaning is rehearsed, unless its discriminating details differ (siblings).
-    IF v_close IS NOT NULL THEN
+    IF v_close IS NOT NULL AND p_near_duplicates THEN
         SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding)
         INTO v_near_id, v_near_sim
         FROM cogmem.memories AS m
@@ -219,7 +220,7 @@ BEGIN
         ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
         LIMIT 1;
         -- Nested, not one AND: the details are compared only for a near neighbour (an AND in one
-        -- expression let the planner compute them on every call, 0.7 ms).
+        -- expression let the planner compute them on every call).
         IF v_near_id IS NOT NULL AND v_near_sim >= v_dup_sim THEN
             IF cogmem._details(v_content) = (SELECT cogmem._details(m.content) FROM cogmem.memories AS m
                                              WHERE m.tenant = v_tenant AND m.memory_id = v_near_id) THEN
@@ -266,8 +267,9 @@ BEGIN
                         v_contradicted;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]) IS
-'Implementation of cogmem.remember() (PL/pgSQL cannot name an input and an output column alike).';
+COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean) IS
+'The one store: cogmem.remember() and each item of remember_many() (PL/pgSQL cannot name an input and an '
+'output column alike). p_near_duplicates = false: a batch that skips that check on purpose.';
 
 -- The public signature is a contract; its output columns reuse input names (ring, topics), which only
 -- a SQL-language function allows, so it wraps the PL/pgSQL implementation.
@@ -299,65 +301,20 @@ COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jso
 'passes the caller''s own verdict (memory ids, or ''{}'' for none). Returns the memory, its ring, topics, '
 'the action and what was redacted.';
 
--- The batch path: many memories in one call, set-based (a loader, an import, a backfill). Same
--- redaction, routing, topics and same-text de-duplication as remember(); near-duplicates by meaning
--- are left to the nightly merge, since a nearest-neighbour search per item would cost more than the
--- rest of the batch. A bad item rejects the whole batch, naming the item: nothing is half-stored.
-CREATE OR REPLACE FUNCTION cogmem.remember_many(
-    tenant text,
-    items jsonb,
-    embeddings public.vector[] DEFAULT NULL
-)
-RETURNS TABLE (
-    item integer, memory_id bigint, ring text, topics text[], action text, redactions text[]
-)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, cogmem, public, pg_temp
--- Statements keyed by tenant: index plans only, one plan per statement for the session (see recall).
-SET enable_seqscan = off
-SET plan_cache_mode = force_generic_plan
-AS $$
-#variable_conflict use_column
-DECLARE
-    v_tenant     text := remember_many.tenant;
-    v_language   regconfig;
-    v_max_chars  integer;
-    v_count      integer;
-    v_dimensions integer;
-    v_bad        record;
-    v_items      cogmem._batch_item[];
-    v_new_ids    bigint[];
-    v_new_fingerprints text[];
-    v_ids        bigint[];
-    v_created    boolean[];
-BEGIN
-    v_language := cogmem._reach(v_tenant);
-    v_dimensions := cogmem.embedding_dimensions();
-    PERFORM cogmem._lock_tenant(v_tenant, false);
-    SELECT t.max_content_chars INTO v_max_chars FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
-    IF remember_many.items IS NULL THEN
-        RAISE EXCEPTION 'items must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Pass a JSON array of texts or of {"content", "ring", "topics", "source"} objects.';
-    END IF;
-    IF jsonb_typeof(remember_many.items) <> 'array' THEN
-        RAISE EXCEPTION 'items must be a JSON array, got %', jsonb_typeof(remember_many.items)
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Pass a JSON array of texts or of {"content", "ring", "topics", "source"} objects.';
-    END IF;
-    v_count := jsonb_array_length(remember_many.items);
-    IF v_count > 100000 THEN
-        RAISE EXCEPTION 'a batch holds at most 100000 items, got %', v_count
-            USING ERRCODE = 'program_limit_exceeded', HINT = 'Split it into batches of 1,000 to 10,000 items.';
-    END IF;
-    IF remember_many.embeddings IS NOT NULL AND cardinality(remember_many.embeddings) <> v_count THEN
-        RAISE EXCEPTION '% embeddings for % items', cardinality(remember_many.embeddings), v_count
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Pass one embedding per item, in the same order (a NULL element embeds that item here).';
-    END IF;
+-- The batch path: many memories in one call (a loader, an import, a backfill). By default every item
+-- goes through the one store, _remember(), with all its checks. A loader that has its own may skip the
+-- checks by meaning, on purpose: then the batch is stored set-based, de-duplicating the same text only,
+-- and near-duplicates are left to the nightly merge. A bad item rejects the whole batch, naming it.
 
-    -- The first bad item, if any, with what is wrong with it.
-    SELECT c.n, c.problem INTO v_bad
+-- The first item of a batch that cannot be stored, and what is wrong with it (no row: all are fine).
+CREATE OR REPLACE FUNCTION cogmem._batch_problem(
+    p_items jsonb, p_embeddings public.vector[], p_max_chars integer, p_dimensions integer
+)
+RETURNS TABLE (item integer, problem text)
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT c.n::integer, c.problem
     FROM (
         SELECT i.n, CASE
                 WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN 'is neither a text nor an object'
@@ -367,9 +324,9 @@ BEGIN
                     THEN 'has unknown keys (known: content, ring, topics, source)'
                 WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
                 WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
-                WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > v_max_chars
+                WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > p_max_chars
                     THEN format('has %s characters, the limit is %s',
-                                length(coalesce(i.value ->> 'content', i.value #>> '{}')), v_max_chars)
+                                length(coalesce(i.value ->> 'content', i.value #>> '{}')), p_max_chars)
                 WHEN jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
                   OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
                     THEN format('has unknown ring %s', i.value -> 'ring')
@@ -379,27 +336,35 @@ BEGIN
                              WHERE jsonb_typeof(t) <> 'string')
                     THEN 'has topics that are not an array of texts'
                 WHEN jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null') THEN 'has a source that is not an object'
-                WHEN public.vector_dims(i.embedding) <> v_dimensions
+                WHEN public.vector_dims(i.embedding) <> p_dimensions
                     THEN format('has an embedding of %s dimensions, expected %s',
-                                public.vector_dims(i.embedding), v_dimensions)
+                                public.vector_dims(i.embedding), p_dimensions)
             END AS problem
         -- Zipped, not embeddings[n]: subscripting an array of vectors walks it from the start every time.
-        FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
+        FROM ROWS FROM (jsonb_array_elements(p_items), unnest(p_embeddings))
              WITH ORDINALITY AS i (value, embedding, n)
     ) AS c
     WHERE c.problem IS NOT NULL
     ORDER BY c.n LIMIT 1;
-    IF v_bad.n IS NOT NULL THEN
-        RAISE EXCEPTION 'item % %; nothing of this batch was stored', v_bad.n, v_bad.problem
-            USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters%' THEN 'string_data_right_truncation'
-                                 ELSE 'invalid_parameter_value' END,
-                  HINT = 'Items are texts or {"content", "ring", "topics", "source"} objects, numbered from 1.';
-    END IF;
+$$;
+COMMENT ON FUNCTION cogmem._batch_problem(jsonb, public.vector[], integer, integer) IS
+'The first bad item of a remember_many batch, numbered from 1, with what is wrong with it.';
 
+-- Redacted, routed, with topics and an embedding: a batch as remember() would see each item.
+CREATE OR REPLACE FUNCTION cogmem._prepare_batch(
+    p_tenant text, p_language regconfig, p_items jsonb, p_embeddings public.vector[]
+)
+RETURNS cogmem._batch_item[]
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_items cogmem._batch_item[];
+BEGIN
     -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret.
     SELECT array_agg(ROW(p.n, r.redacted, coalesce(p.ring, cogmem.route(r.redacted, e.embedding))::cogmem.ring,
                          p.ring IS NULL,
-                         coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(v_tenant, r.redacted, v_language)),
+                         coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
                          e.embedding, p.source, r.redactions,
                          -- Same expression as the generated column memories.fingerprint (migration 0001).
                          md5(btrim(lower(regexp_replace(r.redacted, '[[:space:][:punct:]]+', ' ', 'g'))))
@@ -412,20 +377,38 @@ BEGIN
                     THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
                i.embedding,
                coalesce(CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END, '{}') AS source
-        FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
+        FROM ROWS FROM (jsonb_array_elements(p_items), unnest(p_embeddings))
              WITH ORDINALITY AS i (value, embedding, n)
     ) AS p
     CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r
     CROSS JOIN LATERAL (SELECT coalesce(p.embedding, cogmem.embed(r.redacted)) AS embedding) AS e;
-    IF v_items IS NULL THEN
-        RETURN;
-    END IF;
+    RETURN v_items;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._prepare_batch(text, regconfig, jsonb, public.vector[]) IS
+'A remember_many batch redacted first, then routed, given topics and embedded, in item order.';
+
+-- The set-based store for a batch that skips the checks by meaning: the same text only.
+CREATE OR REPLACE FUNCTION cogmem._store_same_text(p_tenant text, p_language regconfig, p_items cogmem._batch_item[])
+RETURNS TABLE (item integer, memory_id bigint, ring text, topics text[], action text, redactions text[])
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_new_ids          bigint[];
+    v_new_fingerprints text[];
+    v_ids              bigint[];
+    v_created          boolean[];
+BEGIN
 
     -- The unique fingerprint index decides what is new, the first of equal items in the batch included.
     WITH inserted AS (
         INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source)
-        SELECT v_tenant, b.ring, b.content, b.topics, v_language, b.embedding, b.redactions, b.source
-        FROM unnest(v_items) AS b
+        SELECT p_tenant, b.ring, b.content, b.topics, p_language, b.embedding, b.redactions, b.source
+        FROM unnest(p_items) AS b
         ORDER BY b.item
         ON CONFLICT (tenant, fingerprint) DO NOTHING
         RETURNING m.memory_id, m.fingerprint
@@ -437,25 +420,25 @@ BEGIN
     INTO v_ids, v_created
     FROM (
         SELECT x.item, x.fingerprint, x.item = min(x.item) OVER (PARTITION BY x.fingerprint) AS first
-        FROM unnest(v_items) AS x
+        FROM unnest(p_items) AS x
     ) AS b
     LEFT JOIN unnest(v_new_ids, v_new_fingerprints) AS n (id, fingerprint) ON n.fingerprint = b.fingerprint;
     IF array_position(v_ids, NULL) IS NOT NULL THEN
         -- Texts stored before: a new statement also sees those a concurrent writer won the race for.
         SELECT array_agg(coalesce(x.id, m.memory_id) ORDER BY x.ordinality) INTO v_ids
-        FROM unnest(v_ids, v_items) WITH ORDINALITY AS x (id, item, content, ring, routed, topics, embedding, source,
+        FROM unnest(v_ids, p_items) WITH ORDINALITY AS x (id, item, content, ring, routed, topics, embedding, source,
                                                           redactions, fingerprint, ordinality)
-        LEFT JOIN cogmem.memories AS m ON x.id IS NULL AND m.tenant = v_tenant AND m.fingerprint = x.fingerprint;
+        LEFT JOIN cogmem.memories AS m ON x.id IS NULL AND m.tenant = p_tenant AND m.fingerprint = x.fingerprint;
     END IF;
     IF array_position(v_ids, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'item % matched a memory that was erased meanwhile', array_position(v_ids, NULL)
             USING ERRCODE = 'serialization_failure', HINT = 'Retry the batch.';
     END IF;
 
-    INSERT INTO cogmem.memory_stats (tenant, memory_id) SELECT v_tenant, n.id FROM unnest(v_new_ids) AS n (id);
+    INSERT INTO cogmem.memory_stats (tenant, memory_id) SELECT p_tenant, n.id FROM unnest(v_new_ids) AS n (id);
     -- Hearing a text again is a rehearsal (as in remember()), locked in memory_id order like recall.
     PERFORM FROM cogmem.memory_stats AS s
-    WHERE s.tenant = v_tenant
+    WHERE s.tenant = p_tenant
       AND s.memory_id IN (SELECT i.id FROM unnest(v_ids, v_created) AS i (id, created) WHERE NOT i.created)
     ORDER BY s.memory_id
     FOR UPDATE;
@@ -465,11 +448,11 @@ BEGIN
         SELECT i.id, count(*)::integer AS heard FROM unnest(v_ids, v_created) AS i (id, created)
         WHERE NOT i.created GROUP BY i.id
     ) AS d
-    WHERE s.tenant = v_tenant AND s.memory_id = d.id;
+    WHERE s.tenant = p_tenant AND s.memory_id = d.id;
 
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
-    SELECT v_tenant, 'write', j.id, e.event, e.detail
-    FROM unnest(v_items) WITH ORDINALITY AS b
+    SELECT p_tenant, 'write', j.id, e.event, e.detail
+    FROM unnest(p_items) WITH ORDINALITY AS b
     JOIN unnest(v_ids, v_created) WITH ORDINALITY AS j (id, created, ordinality) USING (ordinality)
     CROSS JOIN LATERAL (
         SELECT 'created' AS event,
@@ -488,17 +471,103 @@ BEGIN
     RETURN QUERY
     SELECT b.item, j.id, m.ring::text, m.topics, CASE WHEN j.created THEN 'created' ELSE 'duplicate' END,
            b.redactions
-    FROM unnest(v_items) WITH ORDINALITY AS b
+    FROM unnest(p_items) WITH ORDINALITY AS b
     JOIN unnest(v_ids, v_created) WITH ORDINALITY AS j (id, created, ordinality) USING (ordinality)
-    JOIN cogmem.memories AS m ON m.tenant = v_tenant AND m.memory_id = j.id
+    JOIN cogmem.memories AS m ON m.tenant = p_tenant AND m.memory_id = j.id
     ORDER BY b.item;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[]) IS
+COMMENT ON FUNCTION cogmem._store_same_text(text, regconfig, cogmem._batch_item[]) IS
+'Stores a prepared batch set-based: new texts become memories, texts stored before are rehearsed; audited.';
+
+DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);  -- before skip and conflicts
+CREATE OR REPLACE FUNCTION cogmem.remember_many(
+    tenant text,
+    items jsonb,
+    embeddings public.vector[] DEFAULT NULL,
+    skip text[] DEFAULT '{}'
+)
+RETURNS TABLE (
+    item integer, memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
+    conflicts_with bigint[]
+)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it writes memories, their statistics and audit rows, which only the API's owner may.
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tenant   text := remember_many.tenant;
+    v_language regconfig;
+    v_count    integer;
+    v_bad      record;
+    v_item     record;
+BEGIN
+    v_language := cogmem._reach(v_tenant);
+    PERFORM cogmem._lock_tenant(v_tenant, false);
+    IF remember_many.items IS NULL OR jsonb_typeof(remember_many.items) <> 'array' THEN
+        RAISE EXCEPTION 'items must be a JSON array, got %', coalesce(jsonb_typeof(remember_many.items), 'NULL')
+            USING ERRCODE = CASE WHEN remember_many.items IS NULL THEN 'null_value_not_allowed' ELSE 'invalid_parameter_value' END,
+                  HINT = 'Pass a JSON array of texts or of {"content", "ring", "topics", "source"} objects.';
+    END IF;
+    v_count := jsonb_array_length(remember_many.items);
+    IF v_count > 100000 THEN
+        RAISE EXCEPTION 'a batch holds at most 100000 items, got %', v_count
+            USING ERRCODE = 'program_limit_exceeded', HINT = 'Split it into batches of 1,000 to 10,000 items.';
+    END IF;
+    IF remember_many.embeddings IS NOT NULL AND cardinality(remember_many.embeddings) <> v_count THEN
+        RAISE EXCEPTION '% embeddings for % items', cardinality(remember_many.embeddings), v_count
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass one embedding per item, in the same order (a NULL element embeds that item here).';
+    END IF;
+    IF remember_many.skip IS NULL OR NOT remember_many.skip <@ ARRAY['near_duplicates', 'conflicts'] THEN
+        RAISE EXCEPTION 'skip names checks remember_many does not have: %', coalesce(remember_many.skip::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Skip near_duplicates, conflicts, both, or none (''{}'', the default).';
+    END IF;
+    SELECT p.item AS n, p.problem INTO v_bad
+    FROM cogmem._batch_problem(remember_many.items, remember_many.embeddings,
+                               (SELECT t.max_content_chars FROM cogmem.tenants AS t WHERE t.tenant = v_tenant),
+                               cogmem.embedding_dimensions()) AS p;
+    IF v_bad.n IS NOT NULL THEN
+        RAISE EXCEPTION 'item % %; nothing of this batch was stored', v_bad.n, v_bad.problem
+            USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters%' THEN 'string_data_right_truncation'
+                                 ELSE 'invalid_parameter_value' END,
+                  HINT = 'Items are texts or {"content", "ring", "topics", "source"} objects, numbered from 1.';
+    END IF;
+    IF remember_many.skip @> ARRAY['near_duplicates', 'conflicts'] THEN
+        RETURN QUERY SELECT s.*, NULL::bigint, NULL::bigint[]
+        FROM cogmem._store_same_text(v_tenant, v_language,
+                                     cogmem._prepare_batch(v_tenant, v_language, remember_many.items,
+                                                           remember_many.embeddings)) AS s;
+        RETURN;
+    END IF;
+    -- Every check, item by item in order: each sees the tenant and the items before it in the batch.
+    FOR v_item IN
+        SELECT i.n::integer AS n, coalesce(i.value ->> 'content', i.value #>> '{}') AS content,
+               i.value ->> 'ring' AS ring, i.embedding,
+               CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
+                    THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
+               CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source
+        FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
+             WITH ORDINALITY AS i (value, embedding, n)
+        ORDER BY i.n
+    LOOP
+        RETURN QUERY
+        SELECT v_item.n, r.*
+        FROM cogmem._remember(v_tenant, v_item.content, v_item.ring, v_item.topics, v_item.embedding, v_item.source,
+                              CASE WHEN 'conflicts' = ANY (remember_many.skip) THEN '{}'::bigint[] END, '{}',
+                              NOT 'near_duplicates' = ANY (remember_many.skip)) AS r;
+    END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[]) IS
 'Stores a batch of memories in one call: items is a JSON array of texts or {"content", "ring", "topics", '
-'"source"} objects, embeddings (optional) one vector per item. Same redaction, routing and topic '
-'detection as remember(); an item whose text is already stored rehearses it (action = duplicate). '
-'Returns one row per item, in order. A bad item rejects the whole batch.';
+'"source"} objects, embeddings (optional) one vector per item. Each item gets what remember() gives, in '
+'order, within the batch and against the tenant: redaction, routing, topics, near-duplicates by meaning, '
+'conflicts. skip names checks a loader may skip on purpose (near_duplicates, conflicts); skipping both '
+'stores the batch set-based, de-duplicating the same text only. One row per item, in order; a bad item '
+'rejects the whole batch.';
 
 CREATE OR REPLACE FUNCTION cogmem._rehearse(
     p_tenant text, p_memory_id bigint, p_redactions text[], p_detail jsonb
@@ -550,3 +619,50 @@ INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.m
 INNER JOIN cogmem.tenant_layers AS l ON m.tenant = l.tenant AND m.ring::text = l.layer::text;
 COMMENT ON VIEW cogmem.memory_overview IS
 'Each memory with its usage statistics and current Ebbinghaus strength, for people and BI tools.';
+
+-- Siblings, the read side (the night links them, sql/090-consolidation.sql). Set-based, for many memories
+-- at once: recall needs the siblings of everything it injects, and a call per memory adds up where the
+-- night had linked many look-alikes.
+CREATE OR REPLACE FUNCTION cogmem._siblings_of(p_tenant text, p_memory_ids bigint[])
+RETURNS TABLE (memory_id bigint, sibling_id bigint, content text, similarity real, differs text[])
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT m.memory_id, o.memory_id, o.content, l.similarity,
+           ARRAY(SELECT unnest(cogmem._details(o.content)) EXCEPT SELECT unnest(cogmem._details(m.content)) ORDER BY 1)
+    FROM cogmem.memories AS m
+    JOIN cogmem.memory_siblings AS l
+      ON l.tenant = m.tenant AND (l.memory_id = m.memory_id OR l.sibling_id = m.memory_id)
+    JOIN cogmem.memories AS o
+      ON o.tenant = m.tenant AND o.memory_id = CASE WHEN l.memory_id = m.memory_id THEN l.sibling_id ELSE l.memory_id END
+    WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_memory_ids)
+    ORDER BY m.memory_id, o.memory_id;
+$$;
+COMMENT ON FUNCTION cogmem._siblings_of(text, bigint[]) IS
+'The siblings of each given memory, with the details that set each apart (cogmem.siblings for many).';
+
+CREATE OR REPLACE FUNCTION cogmem.siblings(tenant text, memory_id bigint)
+RETURNS TABLE (sibling_id bigint, content text, similarity real, differs text[])
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT cogmem._reach($1);
+    SELECT s.sibling_id, s.content, s.similarity, s.differs FROM cogmem._siblings_of($1, ARRAY[$2]) AS s;
+$$;
+COMMENT ON FUNCTION cogmem.siblings(text, bigint) IS
+'Memories that look like this one but apply elsewhere, with the details that set each apart.';
+
+DROP FUNCTION IF EXISTS cogmem._sibling_note(text, bigint);  -- one memory at a time; see _sibling_notes
+CREATE OR REPLACE FUNCTION cogmem._sibling_notes(p_tenant text, p_memory_ids bigint[])
+RETURNS TABLE (memory_id bigint, note text)
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT s.memory_id,
+           'sibling ' || string_agg('#' || s.sibling_id || ' for ' || array_to_string(s.differs, ','), ', '
+                                    ORDER BY s.sibling_id)
+    FROM cogmem._siblings_of(p_tenant, p_memory_ids) AS s
+    GROUP BY s.memory_id;
+$$;
+COMMENT ON FUNCTION cogmem._sibling_notes(text, bigint[]) IS
+'The part of a recall reason that points at look-alike memories for other contexts, per memory.';

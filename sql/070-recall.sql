@@ -14,18 +14,137 @@
 -- weighted by confidence and Ebbinghaus strength
 -- exp(-ln 2 * age_since_last_recall / half_life) with the ring's half-life (none: strength 1).
 
-CREATE OR REPLACE FUNCTION cogmem._or_query(p_lexemes text[])
-RETURNS tsquery
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+-- What recall says about an injected memory besides its score: its siblings (the few memories that
+-- have any, p_noted) and the contradictions it is part of.
+CREATE OR REPLACE FUNCTION cogmem._recall_notes(p_tenant text, p_picked bigint[], p_noted bigint[])
+RETURNS TABLE (memory_id bigint, sibling_note text, dispute text)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
--- PL/pgSQL, not SQL: a SQL function with a SET clause is planned on every call (0.3 ms in recall).
+-- PL/pgSQL: it keeps its plan for the session (a SQL function with a SET clause is planned every call).
 AS $$
+#variable_conflict use_column
 BEGIN
-    RETURN (SELECT nullif(string_agg(quote_literal(l), ' | '), '')::tsquery FROM unnest(p_lexemes) AS l);
+    RETURN QUERY
+    WITH notes AS (
+        -- Usually none: the gate skips a call that is planned anew each time.
+        SELECT * FROM cogmem._sibling_notes(p_tenant, p_noted) WHERE cardinality(p_noted) > 0
+    ),
+    -- Memories a held instruction contradicts (sql/160-dissonance.sql), and facts stored although they
+    -- contradict older ones (sql/060-remember.sql): the agent should know, on both sides.
+    disputes AS (
+        SELECT d.memory_id, string_agg(d.note, '; ' ORDER BY d.n) AS note
+        FROM (
+            SELECT w.id AS memory_id, 1 AS n,
+                   'contradicted by open conflict ' || string_agg('#' || c.conflict_id, ', ' ORDER BY c.conflict_id)
+                       AS note
+            FROM cogmem.conflicts AS c, unnest(c.conflicts_with) AS w (id)
+            WHERE c.tenant = p_tenant AND c.status = 'open'
+            GROUP BY w.id
+            UNION ALL
+            -- Each link seen from both of its memories.
+            SELECT x.memory_id, x.n, x.label || string_agg('#' || x.other, ', ' ORDER BY x.other)
+            FROM cogmem.memory_contradictions AS l
+            CROSS JOIN LATERAL (VALUES (l.contradicts_id, 2, 'contradicted by newer memory ', l.memory_id),
+                                       (l.memory_id, 3, 'contradicts older memory ', l.contradicts_id))
+                AS x (memory_id, n, label, other)
+            WHERE l.tenant = p_tenant AND (l.memory_id = ANY (p_picked) OR l.contradicts_id = ANY (p_picked))
+              AND x.memory_id = ANY (p_picked)
+            GROUP BY x.memory_id, x.n, x.label
+        ) AS d
+        GROUP BY d.memory_id
+    )
+    SELECT coalesce(n.memory_id, d.memory_id), n.note, d.note
+    FROM notes AS n FULL JOIN disputes AS d ON d.memory_id = n.memory_id;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._or_query(text[]) IS
-'A tsquery matching any of the given (already stemmed) lexemes; NULL when there are none.';
+COMMENT ON FUNCTION cogmem._recall_notes(text, bigint[], bigint[]) IS
+'Per injected memory: its sibling note (for those in p_noted) and the contradictions it takes part in.';
+
+-- The cycle log: the cycle's own row, its audit row, and the rehearsal of what it injected, in the
+-- recall's transaction. Rows of memory_stats are locked in memory_id order, as everywhere (no deadlocks
+-- between concurrent calls): a B-tree scan for = ANY (array) sorts the array and visits the keys in index
+-- order, and bitmap scans (heap order) are off here; a separate SELECT ... FOR UPDATE would be a second
+-- pass.
+CREATE OR REPLACE FUNCTION cogmem._log_recall(
+    p_tenant text, p_recall_id uuid, p_conversation text, p_message text, p_topics text[], p_budget integer,
+    p_used integer, p_core_version integer, p_layers cogmem.layer[], p_memory_ids bigint[], p_rule_ids bigint[],
+    p_scores real[], p_tokens integer[], p_reasons text[], p_audit_reasons text[]
+)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    v_sha256 bytea;
+BEGIN
+    v_sha256 := sha256(convert_to(p_message, 'UTF8'));
+    -- The items as one array per field in the cycle's own row (migration 0011): a row per item cost more
+    -- than the rest of the logging (docs/scaling.md).
+    INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used,
+                                core_version, item_layers, item_memory_ids, item_rule_ids, item_scores, item_tokens,
+                                item_reasons)
+    VALUES (p_tenant, p_recall_id, p_conversation, v_sha256, p_topics, p_budget, p_used,
+            p_core_version, p_layers, p_memory_ids, coalesce(p_rule_ids, '{}'), coalesce(p_scores, '{}'),
+            coalesce(p_tokens, '{}'), coalesce(p_reasons, '{}'));
+    INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
+    VALUES (p_tenant, 'recall', 'recalled', p_recall_id,
+           jsonb_build_object(
+               'message_sha256', encode(v_sha256, 'hex'),
+               'conversation', p_conversation, 'topics', to_jsonb(p_topics), 'budget', p_budget,
+               'tokens_used', p_used, 'core_version', p_core_version,
+               'over_budget', CASE WHEN p_used > p_budget THEN p_used - p_budget END,
+               -- Items as one array per field (cogmem.audit_recall_items zips them back), cheaper to
+               -- build than an object per item.
+               'items', jsonb_build_object('layer', to_jsonb(p_layers), 'memory_id', to_jsonb(p_memory_ids),
+                                           'rule_id', to_jsonb(p_rule_ids), 'score', to_jsonb(p_scores),
+                                           'tokens', to_jsonb(p_tokens), 'reason', to_jsonb(p_audit_reasons))));
+    -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
+    -- Rows are locked in memory_id order, as everywhere (no deadlocks between concurrent calls): a
+    -- B-tree scan for = ANY (array) sorts the array and visits the keys in index order. Bitmap scans
+    -- (heap order) are off for this function; a separate SELECT ... FOR UPDATE would cost a second pass.
+    UPDATE cogmem.memory_stats AS s
+    SET recall_count = s.recall_count + 1, last_recalled_at = now()
+    WHERE s.tenant = p_tenant AND s.memory_id = ANY (p_memory_ids);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._log_recall(
+    text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[], bigint[], real[], integer[],
+    text[], text[]
+) IS
+'Logs one recall cycle (its row and its audit row) and rehearses every memory it injected.';
+
+-- The budget fill, a pure stage over arrays (tests/test_recall.py tests it without tables). Greedy, in
+-- injection order: never-cut items always, the rest when they fit the budget up to their layer
+-- (cumulative). What a never-cut item takes beyond its layer's share is said (over), and beyond the
+-- whole budget too (beyond): never dropped.
+CREATE OR REPLACE FUNCTION cogmem._fill_budget(
+    p_tokens integer[], p_cumulative integer[], p_never_cut boolean[], p_budget integer, p_used integer,
+    OUT picked integer[], OUT over integer[], OUT beyond integer[], OUT used integer
+)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    picked := '{}';
+    over := '{}';
+    beyond := '{}';
+    used := p_used;
+    FOR i IN 1 .. coalesce(cardinality(p_tokens), 0) LOOP
+        IF p_never_cut[i] OR used + p_tokens[i] <= p_cumulative[i] THEN
+            used := used + p_tokens[i];
+            picked := picked || i;
+            over := over || CASE WHEN p_never_cut[i] AND used > p_cumulative[i] THEN used - p_cumulative[i] END;
+            beyond := beyond || CASE WHEN p_never_cut[i] AND used > p_budget THEN used - p_budget END;
+        END IF;
+    END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._fill_budget(integer[], integer[], boolean[], integer, integer) IS
+'The positions of the candidates that fit, in order, with each never-cut item''s overflow past its layer '
+'(over) and past the whole budget (beyond), and the tokens used.';
 
 CREATE OR REPLACE FUNCTION cogmem.recall(
     tenant text,
@@ -42,12 +161,12 @@ RETURNS TABLE (
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Every statement here reads one tenant's rows through an index. A session keeps its plans, and a
--- plan made while the table was nearly empty scans all of it; on a grown table that cost 28 ms a call.
+-- plan made while the table was nearly empty scans all of it, at a cost that grows with the table.
 SET enable_seqscan = off
 -- One plan per statement for the session: re-planning the ranking query for each call's tenant cost
--- 4 ms (bench/scale.py), more than running it.
+-- more than running it (docs/scaling.md).
 SET plan_cache_mode = force_generic_plan
--- Row locks in key order (see the rehearsal UPDATE at the end).
+-- The plans it was measured with; the row locks in key order that need it are _log_recall's.
 SET enable_bitmapscan = off
 AS $$
 #variable_conflict use_column
@@ -69,7 +188,6 @@ DECLARE
     v_total_alloc bigint;
     v_protected   cogmem.ring[];
     v_used        integer := 0;
-    v_message_sha256 bytea;
     v_core        text;
     v_core_version integer;
     v_core_tokens integer := 0;
@@ -87,9 +205,9 @@ DECLARE
     c_contents    text[];
     c_heads       text[];
     c_tails       text[];
-    v_picked      integer[] := '{}';
-    v_over        integer[] := '{}';
-    v_beyond      integer[] := '{}';
+    v_picked      integer[];
+    v_over        integer[];
+    v_beyond      integer[];
     -- What was injected, in order.
     v_layers      cogmem.layer[];
     v_memory_ids  bigint[];
@@ -125,7 +243,7 @@ BEGIN
     v_embedding := coalesce(recall.embedding, cogmem.embed(recall.message));
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, recall.message)), '{}');
     v_query := cogmem._or_query(v_lexemes);
-    -- The core identity (sql/180-identity.sql) comes first and is always injected: small by design, it
+    -- The core identity (sql/055-identity.sql) comes first and is always injected: small by design, it
     -- takes its tokens before any layer.
     SELECT c.version, cogmem._core_text(c) INTO v_core_version, v_core
     FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1;
@@ -167,7 +285,7 @@ BEGIN
                min(c.topic_rank) AS topic_rank
         FROM (
             -- Top 100 first (a bounded heap sort), then numbered: row_number() over the whole tenant
-            -- sorted all of it, three times (1 ms at 1M memories).
+            -- sorted all of it, three times.
             SELECT x.memory_id, row_number() OVER (ORDER BY x.lexical_score DESC, x.memory_id) AS lexical_rank,
                    NULL::bigint AS semantic_rank, NULL::bigint AS topic_rank
             FROM (SELECT y.memory_id, y.lexical_score FROM signals AS y WHERE y.lexical_score IS NOT NULL
@@ -255,17 +373,8 @@ BEGIN
          c_tails
     FROM (SELECT * FROM candidates ORDER BY priority, score DESC, memory_id, rule_id) AS c;
 
-    -- Greedy, in priority and score order: never-cut items always, the rest when they fit.
-    FOR i IN 1 .. coalesce(cardinality(c_tokens), 0) LOOP
-        IF c_never_cut[i] OR v_used + c_tokens[i] <= c_cumulative[i] THEN
-            v_used := v_used + c_tokens[i];
-            v_picked := v_picked || i;
-            v_over := v_over || CASE WHEN c_never_cut[i] AND v_used > c_cumulative[i]
-                                     THEN v_used - c_cumulative[i] END;
-            -- Past the whole budget there is no later layer left to take from: said, never dropped.
-            v_beyond := v_beyond || CASE WHEN c_never_cut[i] AND v_used > v_budget THEN v_used - v_budget END;
-        END IF;
-    END LOOP;
+    SELECT f.picked, f.over, f.beyond, f.used INTO v_picked, v_over, v_beyond, v_used
+    FROM cogmem._fill_budget(c_tokens, c_cumulative, c_never_cut, v_budget, v_used) AS f;
 
     -- The few memories that have siblings: only they need a sibling note.
     SELECT coalesce(array_agg(l.memory_id) || array_agg(l.sibling_id), '{}') INTO v_linked
@@ -273,37 +382,12 @@ BEGIN
     v_picked_ids := ARRAY(SELECT c_memory_ids[p.i] FROM unnest(v_picked) AS p (i) WHERE c_memory_ids[p.i] IS NOT NULL);
     v_noted := ARRAY(SELECT m.id FROM unnest(v_picked_ids) AS m (id) WHERE m.id = ANY (v_linked));
     WITH notes AS (
-        -- Usually none: the gate skips a call that is planned anew each time (0.8 ms).
-        SELECT * FROM cogmem._sibling_notes(v_tenant, v_noted) WHERE cardinality(v_noted) > 0
-    ),
-    -- Memories a held instruction contradicts (sql/160-dissonance.sql), and facts stored although they
-    -- contradict older ones (sql/060-remember.sql): the agent should know, on both sides.
-    disputes AS (
-        SELECT d.memory_id, string_agg(d.note, '; ' ORDER BY d.n) AS note
-        FROM (
-            SELECT w.id AS memory_id, 1 AS n,
-                   'contradicted by open conflict ' || string_agg('#' || c.conflict_id, ', ' ORDER BY c.conflict_id)
-                       AS note
-            FROM cogmem.conflicts AS c, unnest(c.conflicts_with) AS w (id)
-            WHERE c.tenant = v_tenant AND c.status = 'open'
-            GROUP BY w.id
-            UNION ALL
-            -- Each link seen from both of its memories.
-            SELECT x.memory_id, x.n, x.label || string_agg('#' || x.other, ', ' ORDER BY x.other)
-            FROM cogmem.memory_contradictions AS l
-            CROSS JOIN LATERAL (VALUES (l.contradicts_id, 2, 'contradicted by newer memory ', l.memory_id),
-                                       (l.memory_id, 3, 'contradicts older memory ', l.contradicts_id))
-                AS x (memory_id, n, label, other)
-            WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_picked_ids) OR l.contradicts_id = ANY (v_picked_ids))
-              AND x.memory_id = ANY (v_picked_ids)
-            GROUP BY x.memory_id, x.n, x.label
-        ) AS d
-        GROUP BY d.memory_id
+        SELECT * FROM cogmem._recall_notes(v_tenant, v_picked_ids, v_noted)
     ),
     picked AS (
         SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,
                c_tokens[p.i] AS tokens, c_scores[p.i] AS score, c_contents[p.i] AS content, c_heads[p.i] AS head,
-               n.note AS sibling_note, d.note AS dispute,
+               n.sibling_note, n.dispute,
                nullif(concat_ws('; ', c_tails[p.i], CASE
                    WHEN p.beyond IS NOT NULL THEN format(
                        'over the whole budget by %s tokens: the never-cut layers exceed it', p.beyond)
@@ -312,7 +396,6 @@ BEGIN
                    AS tail
         FROM unnest(v_picked, v_over, v_beyond) WITH ORDINALITY AS p (i, over, beyond, n)
         LEFT JOIN notes AS n ON n.memory_id = c_memory_ids[p.i]
-        LEFT JOIN disputes AS d ON d.memory_id = c_memory_ids[p.i]
     )
     SELECT array_agg(p.layer), array_agg(p.memory_id), array_agg(p.rule_id), array_agg(p.score), array_agg(p.tokens),
            array_agg(p.content), array_agg(concat_ws('; ', p.head, p.dispute, p.sibling_note, p.tail)),
@@ -334,34 +417,9 @@ BEGIN
          WITH ORDINALITY AS i (layer, memory_id, content, tokens, score, reason, rule_id, n)
     ORDER BY i.n;
 
-    v_message_sha256 := sha256(convert_to(recall.message, 'UTF8'));
-    -- The items as one array per field in the cycle's own row (migration 0011): one row per item cost
-    -- ~4 ms a recall at ~130 items.
-    INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used,
-                                core_version, item_layers, item_memory_ids, item_rule_ids, item_scores, item_tokens,
-                                item_reasons)
-    VALUES (v_tenant, v_recall_id, recall.conversation, v_message_sha256, v_topics, v_budget, v_used,
-            v_core_version, v_layers, v_memory_ids, coalesce(v_rule_ids, '{}'), coalesce(v_scores, '{}'),
-            coalesce(v_tokens, '{}'), coalesce(v_reasons, '{}'));
-    INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
-    VALUES (v_tenant, 'recall', 'recalled', v_recall_id,
-           jsonb_build_object(
-               'message_sha256', encode(v_message_sha256, 'hex'),
-               'conversation', recall.conversation, 'topics', to_jsonb(v_topics), 'budget', v_budget,
-               'tokens_used', v_used, 'core_version', v_core_version,
-               'over_budget', CASE WHEN v_used > v_budget THEN v_used - v_budget END,
-               -- Items as one array per field (cogmem.audit_recall_items zips them back): an object per
-               -- item cost 1 ms a recall at ~130 items.
-               'items', jsonb_build_object('layer', to_jsonb(v_layers), 'memory_id', to_jsonb(v_memory_ids),
-                                           'rule_id', to_jsonb(v_rule_ids), 'score', to_jsonb(v_scores),
-                                           'tokens', to_jsonb(v_tokens), 'reason', to_jsonb(v_audit_reasons))));
-    -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
-    -- Rows are locked in memory_id order, as everywhere (no deadlocks between concurrent calls): a
-    -- B-tree scan for = ANY (array) sorts the array and visits the keys in index order. Bitmap scans
-    -- (heap order) are off for this function; a separate SELECT ... FOR UPDATE cost 1 ms more.
-    UPDATE cogmem.memory_stats AS s
-    SET recall_count = s.recall_count + 1, last_recalled_at = now()
-    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_memory_ids);
+    PERFORM cogmem._log_recall(v_tenant, v_recall_id, recall.conversation, recall.message, v_topics, v_budget,
+                               v_used, v_core_version, v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens,
+                               v_reasons, v_audit_reasons);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], integer, text) IS

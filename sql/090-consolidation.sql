@@ -24,7 +24,7 @@
 --              kept: marked reviewed and logged with what each memory has earned so far, for a person
 -- Protected rings and BIOS rules are otherwise left alone.
 -- The audit trail gets one row per decision that touched memories, listing them (detail.memories, one
--- array per field: an object per memory cost ~3 s of a night over a million), rather than one row per
+-- array per field, cheaper than an object per memory), rather than one row per
 -- memory: a first night over a million memories writes thousands of audit rows, not half a million.
 -- cogmem.memory_history shows them per memory again.
 
@@ -47,7 +47,7 @@ BEGIN
         RETURN NULL;
     END IF;
     -- Per tenant (a night or an erasure has one), whose few links one index range holds. A join with
-    -- the deleted rows cost 2 ms a statement even with no links to remove.
+    -- the deleted rows cost time on every statement, even with no links to remove.
     FOR v_tenant, v_ids IN SELECT g.tenant, array_agg(g.memory_id) FROM gone AS g GROUP BY g.tenant LOOP
         DELETE FROM cogmem.memory_stats AS s WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_ids);
         DELETE FROM cogmem.learnings AS l WHERE l.tenant = v_tenant AND l.memory_id = ANY (v_ids);
@@ -173,7 +173,7 @@ BEGIN
     END LOOP;
 
     -- Reinforce, promote and weaken need recalled memories: one pass over the tenant's statistics finds
-    -- them, and each decision looks up only those (three passes cost ~5 ms a tenant, ~5 s a night at 1M).
+    -- them, and each decision looks up only those (three passes tripled the cost).
     SELECT coalesce(array_agg(s.memory_id), '{}') INTO v_recalled
     FROM cogmem.memory_stats AS s
     WHERE s.tenant = p_tenant
@@ -466,49 +466,3 @@ SELECT
 FROM cogmem.consolidation_nights AS n
 INNER JOIN cogmem.consolidation_decisions AS d ON n.tenant = d.tenant AND n.night = d.night;
 COMMENT ON VIEW cogmem.consolidation_report IS 'Per tenant and night: what each consolidation decision touched.';
-
--- Set-based, for many memories at once: recall needs the siblings of everything it injects, and a call
--- per memory cost ~1 ms each where consolidation had linked many look-alikes.
-CREATE OR REPLACE FUNCTION cogmem._siblings_of(p_tenant text, p_memory_ids bigint[])
-RETURNS TABLE (memory_id bigint, sibling_id bigint, content text, similarity real, differs text[])
-LANGUAGE sql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-    SELECT m.memory_id, o.memory_id, o.content, l.similarity,
-           ARRAY(SELECT unnest(cogmem._details(o.content)) EXCEPT SELECT unnest(cogmem._details(m.content)) ORDER BY 1)
-    FROM cogmem.memories AS m
-    JOIN cogmem.memory_siblings AS l
-      ON l.tenant = m.tenant AND (l.memory_id = m.memory_id OR l.sibling_id = m.memory_id)
-    JOIN cogmem.memories AS o
-      ON o.tenant = m.tenant AND o.memory_id = CASE WHEN l.memory_id = m.memory_id THEN l.sibling_id ELSE l.memory_id END
-    WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_memory_ids)
-    ORDER BY m.memory_id, o.memory_id;
-$$;
-COMMENT ON FUNCTION cogmem._siblings_of(text, bigint[]) IS
-'The siblings of each given memory, with the details that set each apart (cogmem.siblings for many).';
-
-CREATE OR REPLACE FUNCTION cogmem.siblings(tenant text, memory_id bigint)
-RETURNS TABLE (sibling_id bigint, content text, similarity real, differs text[])
-LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-    SELECT cogmem._reach($1);
-    SELECT s.sibling_id, s.content, s.similarity, s.differs FROM cogmem._siblings_of($1, ARRAY[$2]) AS s;
-$$;
-COMMENT ON FUNCTION cogmem.siblings(text, bigint) IS
-'Memories that look like this one but apply elsewhere, with the details that set each apart.';
-
-DROP FUNCTION IF EXISTS cogmem._sibling_note(text, bigint);  -- one memory at a time; see _sibling_notes
-CREATE OR REPLACE FUNCTION cogmem._sibling_notes(p_tenant text, p_memory_ids bigint[])
-RETURNS TABLE (memory_id bigint, note text)
-LANGUAGE sql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-    SELECT s.memory_id,
-           'sibling ' || string_agg('#' || s.sibling_id || ' for ' || array_to_string(s.differs, ','), ', '
-                                    ORDER BY s.sibling_id)
-    FROM cogmem._siblings_of(p_tenant, p_memory_ids) AS s
-    GROUP BY s.memory_id;
-$$;
-COMMENT ON FUNCTION cogmem._sibling_notes(text, bigint[]) IS
-'The part of a recall reason that points at look-alike memories for other contexts, per memory.';

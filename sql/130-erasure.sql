@@ -115,7 +115,7 @@ BEGIN
     SET goal = CASE WHEN s.goal ILIKE v_pattern THEN '(erased)' ELSE s.goal END,
         project = CASE WHEN s.project ILIKE v_pattern THEN '(erased)' ELSE s.project END
     WHERE s.tenant = erase_subject.tenant AND (s.goal ILIKE v_pattern OR s.project ILIKE v_pattern);
-    -- Core identity versions (sql/180-identity.sql) that describe the subject.
+    -- Core identity versions (sql/055-identity.sql) that describe the subject.
     DELETE FROM cogmem.core_identity AS c
     WHERE c.tenant = erase_subject.tenant
       AND concat_ws(' ', c.agent, c.user_profile, array_to_string(c.goals, ' ')) ILIKE v_pattern;

@@ -42,32 +42,6 @@ COMMENT ON FUNCTION cogmem.start_session(text, text, text) IS
 'Opens a working session (optionally for a project) and returns its id: pass it as the conversation '
 'of recall() and observe(), then end it with end_session().';
 
--- A person's text as kept: trimmed, redacted, NULL when empty.
-CREATE OR REPLACE FUNCTION cogmem._clean_text(p_text text)
-RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-BEGIN
-    RETURN (cogmem.redact(nullif(btrim(p_text), ''))).redacted;
-END;
-$$;
-COMMENT ON FUNCTION cogmem._clean_text(text) IS 'A text trimmed and redacted; NULL when empty.';
-
--- Each entry cleaned (cogmem._clean_text), empty ones dropped, order kept.
-CREATE OR REPLACE FUNCTION cogmem._clean_list(p_items text[])
-RETURNS text[]
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-BEGIN
-    RETURN ARRAY(SELECT cogmem._clean_text(i.item)
-                 FROM unnest(coalesce(p_items, '{}')) WITH ORDINALITY AS i (item, n)
-                 WHERE btrim(i.item) <> '' ORDER BY i.n);
-END;
-$$;
-COMMENT ON FUNCTION cogmem._clean_list(text[]) IS 'Redacted, trimmed entries of a list, without empty ones.';
-
 CREATE OR REPLACE FUNCTION cogmem.end_session(
     session_id uuid,
     summary text,
@@ -206,7 +180,7 @@ BEGIN
         ORDER BY e.ended_at DESC LIMIT 5
     ),
     lines AS (
-        -- Who the agent is and for whom (sql/180-identity.sql), first.
+        -- Who the agent is and for whom (sql/055-identity.sql), first.
         (SELECT 0 AS part, 0::bigint AS n, 'core' AS section, cogmem._core_text(c) AS content, c.set_at AS at
          FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1)
         UNION ALL

@@ -100,7 +100,7 @@ cogmem.may_use_vault(text) TO cogmem_app, cogmem_auditor, cogmem_bi;
 
 GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]),
-cogmem.remember_many(text, jsonb, public.vector[]),
+cogmem.remember_many(text, jsonb, public.vector[], text[]),
 cogmem.recall(text, text, public.vector, text[], integer, text),
 cogmem.feedback(uuid, real, bigint[]),
 cogmem.feedback(uuid, double precision, bigint[]),
@@ -158,6 +158,7 @@ GRANT SELECT ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
 REVOKE SELECT ON cogmem.vault_keys FROM cogmem_admin;
 GRANT EXECUTE ON FUNCTION
 cogmem.create_tenant(text, text),
+cogmem.configure_tenant(text, jsonb, text),
 cogmem.set_topic(text, text, text[]),
 cogmem.add_bios_rule(text, text, text, text, text, text, text[], boolean),
 cogmem.retire_bios_rule(bigint, text),

@@ -1,5 +1,9 @@
 """Catalog hygiene for everything in the cogmem schema."""
 
+import re
+
+from cogmem_pg.migrate import sql_files
+
 # Reference tables shared by all tenants (Citus: reference tables), and alembic's bookkeeping.
 GLOBAL_TABLES = {
     "alembic_version",
@@ -85,3 +89,37 @@ def test_every_tenant_table_has_row_level_security(db):
              AND NOT (c.relrowsecurity AND EXISTS (SELECT FROM pg_policy AS p WHERE p.polrelid = c.oid))"""
     ).fetchall()
     assert rows == []
+
+
+def test_sql_files_are_layered(db):
+    """A file calls only functions and reads only views of itself and the files before it, so that a
+    reader can stop at any file and know everything above; every name called exists in the catalog."""
+    files = sql_files()
+    defined: dict[str, int] = {}
+    for n, path in enumerate(files):
+        for name in re.findall(r"CREATE OR REPLACE (?:FUNCTION|PROCEDURE|VIEW) cogmem\.(\w+)", path.read_text()):
+            defined.setdefault(name, n)
+    catalog = {r[0] for r in db.execute("SELECT proname FROM pg_proc WHERE pronamespace = 'cogmem'::regnamespace")}
+    catalog |= {r[0] for r in db.execute("SELECT relname FROM pg_class WHERE relnamespace = 'cogmem'::regnamespace")}
+    later, unknown = [], []
+    for n, path in enumerate(files):
+        text = re.sub(r"'(?:[^']|'')*'", "''", re.sub(r"--[^\n]*", "", path.read_text()))  # code, not prose
+        text = re.sub(r"DROP (?:FUNCTION|PROCEDURE|VIEW) IF EXISTS [^;]*;", "", text)  # old names going away
+        for name in set(re.findall(r"cogmem\.(\w+)\s*\(", text)) | set(
+            re.findall(r"(?:FROM|JOIN)\s+cogmem\.(\w+)", text)
+        ):
+            if defined.get(name, -1) > n:
+                later.append(f"{path.name} uses {name} of {files[defined[name]].name}")
+            if name not in catalog:
+                unknown.append(f"{path.name}: {name}")
+    assert later == []
+    assert unknown == []
+
+
+def test_no_measurement_in_sql_comments():
+    """Figures go stale with every run: they belong in bench/RESULTS.md and docs/scaling.md."""
+    figure = re.compile(r"--.*\b\d+(?:\.\d+)?\s?(?:ms|µs|us|s a night|calls/s|/s)\b")
+    found = [
+        f"{p.name}: {line.strip()}" for p in sql_files() for line in p.read_text().splitlines() if figure.search(line)
+    ]
+    assert found == []

@@ -1,4 +1,4 @@
-"""sql/180-identity.sql: the core identity, versioned and always injected first."""
+"""sql/055-identity.sql: the core identity, versioned and always injected first."""
 
 import psycopg
 import pytest

@@ -324,3 +324,28 @@ def test_an_on_topic_memory_outside_the_topic_shortlist_still_qualifies(db, tena
     rows = recall(db, tenant, "is livepatch enabled on the kernel", topics=["server"], budget=200)
     assert rows[0][2] == target
     assert rows[0][6].startswith("topic server; lexical #1")
+
+
+@pytest.mark.parametrize(
+    ("tokens", "cumulative", "never_cut", "budget", "used", "expected"),
+    [
+        # Everything fits.
+        ([10, 20], [100, 100], [False, False], 100, 0, ([1, 2], [None, None], [None, None], 30)),
+        # The second does not fit its layer's share; the third, smaller, still does (greedy, in order).
+        ([50, 60, 40], [100, 100, 100], [False, False, False], 100, 0, ([1, 3], [None, None], [None, None], 90)),
+        # Unused allocation flows on: the share up to a later layer is cumulative.
+        ([30, 60], [40, 100], [False, False], 100, 0, ([1, 2], [None, None], [None, None], 90)),
+        # Never cut: in whatever it costs, the overflow said against its layer and the whole budget.
+        ([80, 50, 10], [60, 100, 100], [True, True, False], 100, 0, ([1, 2], [20, 30], [None, 30], 130)),
+        # The core identity's tokens come first and count.
+        ([50, 40], [100, 100], [False, False], 100, 30, ([1], [None], [None], 80)),
+        # No candidates.
+        ([], [], [], 100, 0, ([], [], [], 0)),
+    ],
+)
+def test_the_budget_fill_is_a_pure_stage(db, tokens, cumulative, never_cut, budget, used, expected):
+    row = db.execute(
+        "SELECT picked, over, beyond, used FROM cogmem._fill_budget(%s::int[], %s::int[], %s::boolean[], %s, %s)",
+        (tokens, cumulative, never_cut, budget, used),
+    ).fetchone()
+    assert row == expected

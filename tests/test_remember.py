@@ -160,9 +160,51 @@ def test_concurrent_remembers_of_the_same_text_store_it_once(db, dsn, tenant):
     assert len(results) == 120 and len({memory_id for memory_id, _ in results}) == 40
 
 
-def remember_many(db, tenant, items, embeddings=None):
+def remember_many(db, tenant, items, embeddings=None, skip=()):
     vectors = None if embeddings is None else [np.asarray(e, dtype=np.float32) for e in embeddings]
-    return db.execute("SELECT * FROM cogmem.remember_many(%s, %s, %b)", (tenant, json.dumps(items), vectors)).fetchall()
+    return db.execute(
+        "SELECT * FROM cogmem.remember_many(%s, %s, %b, %s)", (tenant, json.dumps(items), vectors, list(skip))
+    ).fetchall()
+
+
+def test_remember_many_checks_every_item_as_remember_does(db, tenant):
+    """Within the batch and against the tenant: a contradicting instruction is held, a near-duplicate by
+    meaning is rehearsed, a look-alike with other details is kept, a secret is redacted."""
+    night = unit_vector(1)
+    rule = remember(db, tenant, "Sunucuyu gece yeniden başlatma.", ring="dos_and_donts", embedding=night)[0]
+    nginx = unit_vector(7)
+    rows = remember_many(
+        db,
+        tenant,
+        [
+            "Sunucuyu bu gece yeniden başlat.",  # contradicts the tenant's rule: held
+            {"content": "The shop runs nginx behind a load balancer.", "ring": "long_term"},
+            {"content": "The shop is running nginx behind the load balancer.", "ring": "long_term"},  # item 2 again
+            {"content": "Staging runs nginx behind a load balancer.", "ring": "long_term"},  # other details
+            "The deploy key is AKIAIOSFODNN7EXAMPLE",
+        ],
+        [
+            blend(night, unit_vector(2), 0.2),
+            nginx,
+            blend(nginx, unit_vector(8), 0.1),
+            blend(nginx, unit_vector(8), 0.1),
+            unit_vector(9),
+        ],
+    )
+    assert [(r[0], r[4]) for r in rows] == [(1, "conflict"), (2, "created"), (3, "duplicate"), (4, "created"),
+                                            (5, "created")]  # fmt: skip
+    assert rows[0][1] is None and rows[0][6] is not None and rows[0][7] == [rule]
+    assert rows[2][1] == rows[1][1] and rows[3][1] != rows[1][1]
+    assert rows[4][5] == ["api_token"]
+    assert one(db, "SELECT count(*) FROM cogmem.open_conflicts(%s)", (tenant,)) == 1
+    # Skipping the checks by meaning is a choice the caller names: then only the same text is one memory.
+    skipped = remember_many(
+        db, tenant, ["Restart web-1 tonight.", "Restart web-1 tonight!"], skip=["conflicts", "near_duplicates"]
+    )
+    assert [r[4] for r in skipped] == ["created", "duplicate"]
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as caught:
+        remember_many(db, tenant, ["x"], skip=["redaction"])
+    assert caught.value.diag.message_hint == "Skip near_duplicates, conflicts, both, or none ('{}', the default)."
 
 
 def test_remember_many_stores_a_batch_in_order(db, tenant):
@@ -178,9 +220,10 @@ def test_remember_many_stores_a_batch_in_order(db, tenant):
             "The billing contact at Globex is Maria.",  # stored before this batch
         ],
         [unit_vector(1), unit_vector(2), unit_vector(3), unit_vector(4), unit_vector(5)],
+        skip=["near_duplicates", "conflicts"],  # the set-based path; the same answers item by item
     )
     assert [r[0] for r in rows] == [1, 2, 3, 4, 5]
-    assert [r[2:] for r in rows] == [
+    assert [r[2:6] for r in rows] == [
         ("dos_and_donts", ["server"], "created", []),
         ("fresh", ["dns"], "created", []),
         ("dos_and_donts", ["server"], "duplicate", []),

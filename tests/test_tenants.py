@@ -1,4 +1,4 @@
-"""sql/010-tenants.sql: tenants and their recall layers."""
+"""sql/020-tenants.sql: tenants and their recall layers."""
 
 import psycopg
 import pytest
@@ -57,3 +57,43 @@ def test_bad_tenant_input(db, tenant, language, sqlstate, message):
     assert err.value.diag.message_primary == message
     assert err.value.diag.message_hint
     assert one(db, "SELECT count(*) FROM cogmem.tenants") == 0
+
+
+def test_administrators_configure_a_tenant_and_its_layers(db, tenant, login):
+    admin = login("cogmem_admin")
+    settings = '{"merge_similarity": 0.95, "forget_after": "60 days"}'
+    row = one(admin, "SELECT cogmem.configure_tenant(%s, %s)", (tenant, settings))
+    assert (row["merge_similarity"], row["forget_after"]) == (0.95, "60 days")
+    assert one(db, "SELECT merge_similarity FROM cogmem.tenants WHERE tenant = %s", (tenant,)) == pytest.approx(0.95)
+    layer = one(
+        admin, "SELECT cogmem.configure_tenant(%s, '{\"token_allocation\": 500}', layer => 'habits')", (tenant,)
+    )
+    assert (layer["layer"], layer["token_allocation"]) == ("habits", 500)
+    assert one(db, "SELECT count(*) FROM cogmem.audit_log WHERE tenant = %s AND level = 'governance'", (tenant,)) >= 2
+    # Applications may read the settings, not change them: neither by hand nor through this function.
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(app, "SELECT current_user"), tenant))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute("SELECT cogmem.configure_tenant(%s, '{\"merge_similarity\": 0.5}')", (tenant,))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute("UPDATE cogmem.tenants SET merge_similarity = 0.5")
+
+
+@pytest.mark.parametrize(
+    "settings, layer, sqlstate, message",
+    [
+        ('{"language": "simple"}', None, "42703", "no setting named language"),
+        ('{"nonsense": 1, "merge_similarity": 1}', None, "42703", "no setting named nonsense"),
+        ("{}", None, "22023", "settings must be a non-empty JSON object"),
+        ('{"merge_similarity": "high"}', None, "22P02", 'invalid input syntax for type real: "high"'),
+        ('{"merge_similarity": 7}', None, "23514", None),
+        ('{"priority": 1}', "gut_feelings", "22023", 'unknown layer "gut_feelings"'),
+    ],
+)
+def test_bad_settings_change_nothing(db, tenant, settings, layer, sqlstate, message):
+    before = db.execute("SELECT to_jsonb(t) FROM cogmem.tenants AS t WHERE tenant = %s", (tenant,)).fetchone()
+    with pytest.raises(psycopg.Error) as err:
+        db.execute("SELECT cogmem.configure_tenant(%s, %s, %s)", (tenant, settings, layer))
+    assert err.value.sqlstate == sqlstate
+    assert message is None or err.value.diag.message_primary == message
+    assert db.execute("SELECT to_jsonb(t) FROM cogmem.tenants AS t WHERE tenant = %s", (tenant,)).fetchone() == before

@@ -1,4 +1,4 @@
-"""sql/020-topics.sql: topic detection with a per-tenant taxonomy, English and Turkish."""
+"""sql/010-topics.sql: topic detection with a per-tenant taxonomy, English and Turkish."""
 
 import psycopg
 import pytest

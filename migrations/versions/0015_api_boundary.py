@@ -77,4 +77,7 @@ DROP FUNCTION IF EXISTS cogmem.caller() CASCADE;
 DROP FUNCTION IF EXISTS cogmem.reachable_tenants() CASCADE;
 DROP FUNCTION IF EXISTS cogmem.reaches_every_tenant() CASCADE;
 DROP FUNCTION IF EXISTS cogmem.may_use_vault(text) CASCADE;
+-- The batch stages of this release take cogmem._batch_item, which revision 0006 drops on its way down.
+DROP FUNCTION IF EXISTS cogmem._prepare_batch(text, regconfig, jsonb, public.vector[]);
+DROP FUNCTION IF EXISTS cogmem._store_same_text(text, regconfig, cogmem._batch_item[]);
 """)

@@ -1,0 +1,111 @@
+-- Tenants and their recall layers. Every row of cogmem carries its tenant.
+
+CREATE OR REPLACE FUNCTION cogmem.create_tenant(tenant text, language text DEFAULT 'english')
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tenant   text := create_tenant.tenant;
+    v_language regconfig;
+    v_existing regconfig;
+BEGIN
+    PERFORM cogmem._reach_every();
+    IF v_tenant IS NULL THEN
+        RAISE EXCEPTION 'tenant must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the tenant name, e.g. ''acme''.';
+    END IF;
+    IF btrim(v_tenant) = '' OR length(v_tenant) > 200 THEN
+        RAISE EXCEPTION 'tenant name "%" is empty or longer than 200 characters', left(v_tenant, 40)
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Use a short, stable identifier such as ''acme''.';
+    END IF;
+    BEGIN  -- to_regconfig() arrived only in PostgreSQL 16
+        v_language := coalesce(create_tenant.language, 'english')::regconfig;
+    EXCEPTION WHEN undefined_object OR invalid_name OR syntax_error THEN
+        RAISE EXCEPTION 'unknown text search language "%"', create_tenant.language
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use an installed configuration: SELECT cfgname FROM pg_ts_config;';
+    END;
+
+    INSERT INTO cogmem.tenants (tenant, language) VALUES (v_tenant, v_language)
+    ON CONFLICT (tenant) DO NOTHING;
+    IF NOT FOUND THEN
+        SELECT t.language INTO v_existing FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
+        IF v_existing <> v_language THEN
+            RAISE EXCEPTION 'tenant "%" already exists with language %', v_tenant, v_existing
+                USING ERRCODE = 'unique_violation',
+                      HINT = 'A tenant''s language is fixed once its memories are indexed; create a new tenant.';
+        END IF;
+        RETURN;
+    END IF;
+
+    -- Default budget split (3,200 tokens) in priority order; unused allocation flows to later layers.
+    INSERT INTO cogmem.tenant_layers (tenant, layer, priority, token_allocation, half_life, never_cut)
+    VALUES
+        (v_tenant, 'bios', 1, 300, NULL, true),
+        (v_tenant, 'shocks', 2, 300, NULL, true),
+        (v_tenant, 'dos_and_donts', 3, 400, NULL, true),
+        (v_tenant, 'gut', 4, 400, NULL, false),
+        (v_tenant, 'long_term', 5, 500, interval '60 days', false),
+        (v_tenant, 'habits', 6, 200, interval '90 days', false),
+        (v_tenant, 'procedures', 7, 300, interval '90 days', false),
+        (v_tenant, 'fresh', 8, 300, interval '7 days', false);
+    PERFORM cogmem._refresh_topic_matchers(v_tenant);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.create_tenant(text, text) IS
+'Creates a tenant with a text-search language and the default recall layers. Idempotent.';
+
+-- Settings are plain columns of cogmem.tenants and cogmem.tenant_layers, which no application role may
+-- write (sql/999-privileges.sql): administrators change them here, and the change is audited by the
+-- tables' governance triggers (sql/100-audit.sql).
+CREATE OR REPLACE FUNCTION cogmem.configure_tenant(tenant text, settings jsonb, layer text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it writes tenants or tenant_layers, which only the API's owner may.
+AS $$
+DECLARE
+    v_table   regclass := CASE WHEN configure_tenant.layer IS NULL THEN 'cogmem.tenants' ELSE 'cogmem.tenant_layers' END;
+    v_fixed   text[] := CASE WHEN configure_tenant.layer IS NULL THEN '{tenant,language,created_at}' ELSE '{tenant,layer}' END;
+    v_allowed text[];
+    v_unknown text[];
+    v_row     jsonb;
+BEGIN
+    PERFORM cogmem._reach_every();
+    PERFORM cogmem._reach(configure_tenant.tenant);
+    IF configure_tenant.settings IS NULL OR jsonb_typeof(configure_tenant.settings) <> 'object'
+       OR configure_tenant.settings = '{}' THEN
+        RAISE EXCEPTION 'settings must be a non-empty JSON object'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'e.g. ''{"merge_similarity": 0.95}''';
+    END IF;
+    IF configure_tenant.layer IS NOT NULL AND NOT configure_tenant.layer = ANY (enum_range(NULL::cogmem.layer)::text[]) THEN
+        RAISE EXCEPTION 'unknown layer "%"', configure_tenant.layer
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Use one of: %s.', array_to_string(enum_range(NULL::cogmem.layer)::text[], ', '));
+    END IF;
+    v_allowed := ARRAY(SELECT a.attname::text FROM pg_attribute AS a
+                       WHERE a.attrelid = v_table AND a.attnum > 0 AND NOT a.attisdropped
+                         AND a.attgenerated = '' AND NOT a.attname = ANY (v_fixed) ORDER BY a.attnum);
+    v_unknown := ARRAY(SELECT k FROM jsonb_object_keys(configure_tenant.settings) AS k
+                       WHERE NOT k = ANY (v_allowed) ORDER BY k);
+    IF cardinality(v_unknown) > 0 THEN
+        RAISE EXCEPTION 'no setting named %', array_to_string(v_unknown, ', ')
+            USING ERRCODE = 'undefined_column', HINT = format('Settings: %s.', array_to_string(v_allowed, ', '));
+    END IF;
+    -- Names are checked against the catalog above and quoted; values go in as a record, typed by it.
+    EXECUTE format(
+        'UPDATE %s AS t SET %s FROM jsonb_populate_record(NULL::%s, $1) AS r WHERE t.tenant = $2 %s RETURNING to_jsonb(t)',
+        v_table,
+        (SELECT string_agg(format('%I = r.%I', k, k), ', ') FROM jsonb_object_keys(configure_tenant.settings) AS k),
+        v_table,
+        CASE WHEN configure_tenant.layer IS NULL THEN '' ELSE 'AND t.layer = $3::cogmem.layer' END)
+    INTO v_row
+    USING configure_tenant.settings, configure_tenant.tenant, configure_tenant.layer;
+    RETURN v_row;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.configure_tenant(text, jsonb, text) IS
+'Administrators: changes a tenant''s settings (columns of cogmem.tenants) or, with layer, one recall '
+'layer''s (cogmem.tenant_layers: priority, token_allocation, half_life, never_cut). Audited. Returns the row.';
