@@ -89,9 +89,11 @@ DECLARE
     v_contradicted bigint[];
     v_cues       real[];
 BEGIN
-    v_language := cogmem._reach(v_tenant);
+    -- Its callers (remember, remember_many, observe, report_error, resolve_conflict, end_session) checked
+    -- reach first.
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    SELECT t.max_content_chars, t.duplicate_similarity, t.dissonance_similarity INTO v_max_chars, v_dup_sim, v_diss_sim
+    SELECT t.language, t.max_content_chars, t.duplicate_similarity, t.dissonance_similarity
+    INTO v_language, v_max_chars, v_dup_sim, v_diss_sim
     FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
 
     IF p_content IS NULL THEN
