@@ -71,6 +71,275 @@ CREATE OR REPLACE TRIGGER memories_truncate_keyed_rows
 AFTER TRUNCATE ON cogmem.memories
 FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_keyed_rows();
 
+-- merge and sibling: each new memory against its nearest neighbours in the same ring. The new and
+-- changed ones come from an index-only scan (migration 0012), not from reading every row. Returns the
+-- counts that are not zero.
+CREATE OR REPLACE FUNCTION cogmem._night_merge(t cogmem.tenants, p_as_of timestamptz, p_since timestamptz)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_counts  jsonb := '{}';
+    v_pair    record;
+    v_keep    bigint;
+    v_drop    bigint;
+    v_changed bigint[];
+BEGIN
+    SELECT coalesce(array_agg(m.memory_id), '{}') INTO v_changed
+    FROM cogmem.memories AS m
+    WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since);
+    FOR v_pair IN
+        SELECT a.memory_id AS a_id, b.memory_id AS b_id, b.similarity,
+               cogmem._details(a.content) = cogmem._details(b.content) AS same_details
+        FROM cogmem.memories AS a
+        CROSS JOIN LATERAL (
+            SELECT n.memory_id, n.content, 1 - (n.embedding OPERATOR(public.<=>) a.embedding) AS similarity
+            FROM cogmem.memories AS n
+            WHERE n.tenant = t.tenant AND n.ring = a.ring AND n.memory_id <> a.memory_id AND n.embedding IS NOT NULL
+            ORDER BY n.embedding OPERATOR(public.<=>) a.embedding
+            LIMIT 5
+        ) AS b
+        WHERE a.tenant = t.tenant AND a.memory_id = ANY (v_changed) AND a.embedding IS NOT NULL
+          -- NaN (a zero vector) is no similarity, though PostgreSQL orders it above every number.
+          AND b.similarity > least(t.merge_similarity, t.sibling_similarity) AND b.similarity <> 'NaN'
+        ORDER BY b.similarity DESC, a.memory_id, b.memory_id
+    LOOP
+        CONTINUE WHEN NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.a_id)
+                   OR NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.b_id);
+        IF NOT v_pair.same_details
+           OR (SELECT m.ring FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.a_id)
+              = ANY ('{shocks,dos_and_donts}'::cogmem.ring[]) THEN
+            -- Linking keeps both, so it may reach further than merging (tenants.sibling_similarity).
+            CONTINUE WHEN v_pair.similarity <= t.sibling_similarity;
+            INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
+            VALUES (t.tenant, least(v_pair.a_id, v_pair.b_id), greatest(v_pair.a_id, v_pair.b_id), v_pair.similarity)
+            ON CONFLICT DO NOTHING;
+            IF FOUND THEN
+                v_counts := v_counts || jsonb_build_object('sibling', coalesce((v_counts ->> 'sibling')::int, 0) + 1);
+            END IF;
+            CONTINUE;
+        END IF;
+        CONTINUE WHEN v_pair.similarity <= t.merge_similarity;
+        -- Keep the stronger: more confident, then more recalled, then older.
+        SELECT m.memory_id INTO v_keep
+        FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
+        WHERE m.tenant = t.tenant AND m.memory_id IN (v_pair.a_id, v_pair.b_id)
+        ORDER BY s.confidence DESC, s.recall_count DESC, m.memory_id
+        LIMIT 1;
+        v_drop := CASE WHEN v_keep = v_pair.a_id THEN v_pair.b_id ELSE v_pair.a_id END;
+        UPDATE cogmem.memory_stats AS k
+        SET recall_count = k.recall_count + d.recall_count,
+            rehearsal_count = k.rehearsal_count + d.rehearsal_count,
+            outcome_count = k.outcome_count + d.outcome_count,
+            outcome_sum = k.outcome_sum + d.outcome_sum,
+            last_recalled_at = greatest(k.last_recalled_at, d.last_recalled_at)
+        FROM cogmem.memory_stats AS d
+        WHERE k.tenant = t.tenant AND k.memory_id = v_keep AND d.tenant = t.tenant AND d.memory_id = v_drop;
+        UPDATE cogmem.memories AS k
+        SET topics = cogmem._normalize_topics(k.topics || d.topics), updated_at = p_as_of
+        FROM cogmem.memories AS d
+        WHERE k.tenant = t.tenant AND k.memory_id = v_keep AND d.tenant = t.tenant AND d.memory_id = v_drop;
+        DELETE FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_drop;
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
+        VALUES (t.tenant, 'lifecycle', v_keep, 'merged', jsonb_build_object('absorbed', v_drop, 'similarity', round(v_pair.similarity::numeric, 4)), p_as_of),
+               (t.tenant, 'lifecycle', v_drop, 'deleted', jsonb_build_object('reason', 'merged', 'into', v_keep), p_as_of);
+        v_counts := v_counts || jsonb_build_object('merge', coalesce((v_counts ->> 'merge')::int, 0) + 1);
+    END LOOP;
+    RETURN v_counts;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_merge(cogmem.tenants, timestamptz, timestamptz) IS
+'The night''s merge of near-duplicates and linking of siblings among memories new or changed since p_since.';
+
+-- reinforce
+CREATE OR REPLACE FUNCTION cogmem._night_reinforce(t cogmem.tenants, p_as_of timestamptz, p_recalled bigint[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    WITH done AS (
+        UPDATE cogmem.memory_stats AS s SET confidence = 1, reinforced = true
+        WHERE s.tenant = t.tenant AND s.memory_id = ANY (p_recalled) AND NOT s.reinforced
+          AND s.recall_count >= t.reinforce_min_recalls AND s.success_score > t.reinforce_min_success
+        RETURNING s.memory_id
+    ), logged AS (
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT t.tenant, 'lifecycle', 'reinforced',
+               jsonb_build_object('memories', jsonb_build_object('memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id))),
+               p_as_of
+        FROM done AS d HAVING count(*) > 0
+    )
+    SELECT count(*) INTO v_count FROM done;
+    RETURN v_count;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_reinforce(cogmem.tenants, timestamptz, bigint[]) IS
+'Reinforces recalled memories that proved useful (confidence 1); returns how many.';
+
+-- promote: to habits (a preference) or long_term
+CREATE OR REPLACE FUNCTION cogmem._night_promote(t cogmem.tenants, p_as_of timestamptz, p_recalled bigint[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    IF t.promote_automatically THEN
+        WITH done AS (
+            UPDATE cogmem.memories AS m
+            SET ring = CASE WHEN cogmem._is_preference(m.content) THEN 'habits' ELSE 'long_term' END::cogmem.ring,
+                updated_at = p_as_of
+            FROM cogmem.memory_stats AS s
+            WHERE m.tenant = t.tenant AND s.tenant = t.tenant AND s.memory_id = ANY (p_recalled)
+              AND s.memory_id = m.memory_id AND m.ring = 'fresh'
+              AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success
+            RETURNING m.memory_id, m.ring
+        ), logged AS (
+            INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+            SELECT t.tenant, 'lifecycle', 'promoted',
+                   jsonb_build_object('from', 'fresh', 'memories', jsonb_build_object(
+                       'memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id),
+                       'to', jsonb_agg(d.ring ORDER BY d.memory_id))),
+                   p_as_of
+            FROM done AS d HAVING count(*) > 0
+        )
+        SELECT count(*) INTO v_count FROM done;
+    ELSE
+        UPDATE cogmem.memory_stats AS s SET promotion_candidate = true
+        FROM cogmem.memories AS m
+        WHERE m.tenant = t.tenant AND s.tenant = t.tenant AND s.memory_id = ANY (p_recalled)
+          AND s.memory_id = m.memory_id AND m.ring = 'fresh' AND NOT s.promotion_candidate
+          AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success;
+        GET DIAGNOSTICS v_count = ROW_COUNT;
+    END IF;
+    RETURN v_count;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_promote(cogmem.tenants, timestamptz, bigint[]) IS
+'Promotes proven fresh memories (or marks them candidates, when promotion is not automatic).';
+
+-- weaken (every night it holds: the night record makes it once per night)
+CREATE OR REPLACE FUNCTION cogmem._night_weaken(t cogmem.tenants, p_as_of timestamptz, p_recalled bigint[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    WITH done AS (
+        UPDATE cogmem.memory_stats AS s SET confidence = greatest(s.confidence / 2, 0.001)
+        FROM cogmem.memories AS m
+        WHERE s.tenant = t.tenant AND s.memory_id = ANY (p_recalled) AND m.tenant = t.tenant
+          AND m.memory_id = s.memory_id AND NOT m.ring = ANY ('{shocks,dos_and_donts}'::cogmem.ring[]) AND s.confidence > 0.001
+          AND s.recall_count >= t.weaken_min_recalls AND s.success_score < t.weaken_max_success
+        RETURNING s.memory_id, s.confidence
+    ), logged AS (
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT t.tenant, 'lifecycle', 'weakened',
+               jsonb_build_object('memories', jsonb_build_object(
+                   'memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id),
+                   'confidence', jsonb_agg(d.confidence ORDER BY d.memory_id))),
+               p_as_of
+        FROM done AS d HAVING count(*) > 0
+    )
+    SELECT count(*) INTO v_count FROM done;
+    RETURN v_count;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_weaken(cogmem.tenants, timestamptz, bigint[]) IS
+'Halves the confidence of recalled memories that did not help (every night it holds).';
+
+-- fade and forget in one pass: one forget_step per whole forget_after of disuse not yet charged
+-- (forget_steps remembers); what ends below forget_below is deleted instead of updated.
+CREATE OR REPLACE FUNCTION cogmem._night_forget(t cogmem.tenants, p_as_of timestamptz)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_count     integer;
+    v_forgotten integer;
+BEGIN
+    WITH unused AS (
+        SELECT s.memory_id, m.ring, s.confidence, s.forget_steps,
+               CASE WHEN coalesce(s.last_recalled_at, m.created_at) <= p_as_of - t.forget_after
+                    THEN floor(extract(EPOCH FROM p_as_of - coalesce(s.last_recalled_at, m.created_at))
+                               / extract(EPOCH FROM t.forget_after))::integer
+                    ELSE 0
+               END AS steps
+        FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
+        WHERE m.tenant = t.tenant AND s.recall_count = 0 AND NOT s.reinforced AND NOT m.ring = ANY ('{shocks,dos_and_donts}'::cogmem.ring[])
+    ), due AS (
+        SELECT u.memory_id, u.ring, u.steps, u.steps > u.forget_steps AS faded,
+               CASE WHEN u.steps > u.forget_steps
+                    THEN greatest(0, round((u.confidence - (u.steps - u.forget_steps) * t.forget_step)::numeric, 6))
+                    ELSE u.confidence
+               END AS confidence
+        FROM unused AS u
+        WHERE u.steps > u.forget_steps OR u.confidence < t.forget_below
+    ), faded AS (
+        UPDATE cogmem.memory_stats AS s SET confidence = d.confidence, forget_steps = d.steps
+        FROM due AS d
+        WHERE s.tenant = t.tenant AND s.memory_id = d.memory_id AND d.faded AND d.confidence >= t.forget_below
+    ), gone AS (
+        DELETE FROM cogmem.memories AS m
+        USING due AS d
+        WHERE m.tenant = t.tenant AND m.memory_id = d.memory_id AND d.confidence < t.forget_below
+        RETURNING m.memory_id, d.ring, d.confidence
+    ), logged AS (
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT t.tenant, 'lifecycle', 'deleted',
+               jsonb_build_object('reason', 'forgotten', 'memories', jsonb_build_object(
+                   'memory_id', jsonb_agg(g.memory_id ORDER BY g.memory_id),
+                   'ring', jsonb_agg(g.ring ORDER BY g.memory_id),
+                   'confidence', jsonb_agg(g.confidence ORDER BY g.memory_id))),
+               p_as_of
+        FROM gone AS g HAVING count(*) > 0
+    )
+    SELECT (SELECT count(*) FROM due AS d WHERE d.faded), (SELECT count(*) FROM gone) INTO v_count, v_forgotten;
+    RETURN jsonb_build_object('fade', v_count, 'forget', v_forgotten);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_forget(cogmem.tenants, timestamptz) IS
+'Fades unused memories and forgets those that fall below forget_below; returns both counts.';
+
+-- review: overrides a person chose are looked at again the night after, with how both sides fared.
+CREATE OR REPLACE FUNCTION cogmem._night_review(t cogmem.tenants, p_as_of timestamptz)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    WITH reviewed AS (
+        UPDATE cogmem.conflicts AS c SET reviewed_at = p_as_of
+        WHERE c.tenant = t.tenant AND c.status = 'override' AND c.reviewed_at IS NULL
+        RETURNING c.conflict_id, c.memory_id, c.conflicts_with
+    ), logged AS (
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        SELECT t.tenant, 'lifecycle', 'conflicts_reviewed',
+               jsonb_build_object('conflicts', jsonb_agg(jsonb_build_object(
+                   'conflict_id', r.conflict_id, 'kept', r.memory_id, 'contradicted', to_jsonb(r.conflicts_with),
+                   'success', (SELECT jsonb_object_agg(s.memory_id, s.success_score) FROM cogmem.memory_stats AS s
+                               WHERE s.tenant = t.tenant
+                                 AND s.memory_id = ANY (r.memory_id || r.conflicts_with))) ORDER BY r.conflict_id)),
+               p_as_of
+        FROM reviewed AS r HAVING count(*) > 0
+    )
+    SELECT count(*) INTO v_count FROM reviewed;
+    RETURN v_count;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_review(cogmem.tenants, timestamptz) IS
+'Marks the night''s overridden conflicts reviewed and logs how each side has done since; returns how many.';
+
 CREATE OR REPLACE FUNCTION cogmem._consolidate_tenant(p_tenant text, p_as_of timestamptz, p_run_id bigint)
 RETURNS TABLE (decision text, memories integer)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -81,13 +350,8 @@ DECLARE
     v_since     timestamptz;
     t           cogmem.tenants;
     v_count     integer;
-    v_forgotten integer;
     v_counts    jsonb := '{}';
-    v_pair      record;
-    v_keep      bigint;
-    v_drop      bigint;
     v_protected cogmem.ring[] := '{shocks,dos_and_donts}';
-    v_changed   bigint[];
     v_recalled  bigint[];
     v_overflow  jsonb;
 BEGIN
@@ -109,183 +373,17 @@ BEGIN
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('expire', v_count);
 
-    -- merge and sibling: each new memory against its nearest neighbours in the same ring. The new and
-    -- changed ones come from an index-only scan (migration 0012), not from reading every row.
-    SELECT coalesce(array_agg(m.memory_id), '{}') INTO v_changed
-    FROM cogmem.memories AS m
-    WHERE m.tenant = p_tenant AND m.created_at <= p_as_of AND (m.created_at > v_since OR m.updated_at > v_since);
-    FOR v_pair IN
-        SELECT a.memory_id AS a_id, b.memory_id AS b_id, b.similarity,
-               cogmem._details(a.content) = cogmem._details(b.content) AS same_details
-        FROM cogmem.memories AS a
-        CROSS JOIN LATERAL (
-            SELECT n.memory_id, n.content, 1 - (n.embedding OPERATOR(public.<=>) a.embedding) AS similarity
-            FROM cogmem.memories AS n
-            WHERE n.tenant = p_tenant AND n.ring = a.ring AND n.memory_id <> a.memory_id AND n.embedding IS NOT NULL
-            ORDER BY n.embedding OPERATOR(public.<=>) a.embedding
-            LIMIT 5
-        ) AS b
-        WHERE a.tenant = p_tenant AND a.memory_id = ANY (v_changed) AND a.embedding IS NOT NULL
-          -- NaN (a zero vector) is no similarity, though PostgreSQL orders it above every number.
-          AND b.similarity > least(t.merge_similarity, t.sibling_similarity) AND b.similarity <> 'NaN'
-        ORDER BY b.similarity DESC, a.memory_id, b.memory_id
-    LOOP
-        CONTINUE WHEN NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.a_id)
-                   OR NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.b_id);
-        IF NOT v_pair.same_details
-           OR (SELECT m.ring FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_pair.a_id)
-              = ANY (v_protected) THEN
-            -- Linking keeps both, so it may reach further than merging (tenants.sibling_similarity).
-            CONTINUE WHEN v_pair.similarity <= t.sibling_similarity;
-            INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
-            VALUES (p_tenant, least(v_pair.a_id, v_pair.b_id), greatest(v_pair.a_id, v_pair.b_id), v_pair.similarity)
-            ON CONFLICT DO NOTHING;
-            IF FOUND THEN
-                v_counts := v_counts || jsonb_build_object('sibling', coalesce((v_counts ->> 'sibling')::int, 0) + 1);
-            END IF;
-            CONTINUE;
-        END IF;
-        CONTINUE WHEN v_pair.similarity <= t.merge_similarity;
-        -- Keep the stronger: more confident, then more recalled, then older.
-        SELECT m.memory_id INTO v_keep
-        FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
-        WHERE m.tenant = p_tenant AND m.memory_id IN (v_pair.a_id, v_pair.b_id)
-        ORDER BY s.confidence DESC, s.recall_count DESC, m.memory_id
-        LIMIT 1;
-        v_drop := CASE WHEN v_keep = v_pair.a_id THEN v_pair.b_id ELSE v_pair.a_id END;
-        UPDATE cogmem.memory_stats AS k
-        SET recall_count = k.recall_count + d.recall_count,
-            rehearsal_count = k.rehearsal_count + d.rehearsal_count,
-            outcome_count = k.outcome_count + d.outcome_count,
-            outcome_sum = k.outcome_sum + d.outcome_sum,
-            last_recalled_at = greatest(k.last_recalled_at, d.last_recalled_at)
-        FROM cogmem.memory_stats AS d
-        WHERE k.tenant = p_tenant AND k.memory_id = v_keep AND d.tenant = p_tenant AND d.memory_id = v_drop;
-        UPDATE cogmem.memories AS k
-        SET topics = cogmem._normalize_topics(k.topics || d.topics), updated_at = p_as_of
-        FROM cogmem.memories AS d
-        WHERE k.tenant = p_tenant AND k.memory_id = v_keep AND d.tenant = p_tenant AND d.memory_id = v_drop;
-        DELETE FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_drop;
-        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
-        VALUES (p_tenant, 'lifecycle', v_keep, 'merged', jsonb_build_object('absorbed', v_drop, 'similarity', round(v_pair.similarity::numeric, 4)), p_as_of),
-               (p_tenant, 'lifecycle', v_drop, 'deleted', jsonb_build_object('reason', 'merged', 'into', v_keep), p_as_of);
-        v_counts := v_counts || jsonb_build_object('merge', coalesce((v_counts ->> 'merge')::int, 0) + 1);
-    END LOOP;
-
+    v_counts := v_counts || cogmem._night_merge(t, p_as_of, v_since);
     -- Reinforce, promote and weaken need recalled memories: one pass over the tenant's statistics finds
     -- them, and each decision looks up only those (three passes tripled the cost).
     SELECT coalesce(array_agg(s.memory_id), '{}') INTO v_recalled
     FROM cogmem.memory_stats AS s
     WHERE s.tenant = p_tenant
       AND s.recall_count >= least(t.reinforce_min_recalls, t.promote_min_recalls, t.weaken_min_recalls);
-
-    -- reinforce
-    WITH done AS (
-        UPDATE cogmem.memory_stats AS s SET confidence = 1, reinforced = true
-        WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_recalled) AND NOT s.reinforced
-          AND s.recall_count >= t.reinforce_min_recalls AND s.success_score > t.reinforce_min_success
-        RETURNING s.memory_id
-    ), logged AS (
-        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
-        SELECT p_tenant, 'lifecycle', 'reinforced',
-               jsonb_build_object('memories', jsonb_build_object('memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id))),
-               p_as_of
-        FROM done AS d HAVING count(*) > 0
-    )
-    SELECT count(*) INTO v_count FROM done;
-    v_counts := v_counts || jsonb_build_object('reinforce', v_count);
-
-    -- promote
-    IF t.promote_automatically THEN
-        WITH done AS (
-            UPDATE cogmem.memories AS m
-            SET ring = CASE WHEN cogmem._is_preference(m.content) THEN 'habits' ELSE 'long_term' END::cogmem.ring,
-                updated_at = p_as_of
-            FROM cogmem.memory_stats AS s
-            WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = ANY (v_recalled)
-              AND s.memory_id = m.memory_id AND m.ring = 'fresh'
-              AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success
-            RETURNING m.memory_id, m.ring
-        ), logged AS (
-            INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
-            SELECT p_tenant, 'lifecycle', 'promoted',
-                   jsonb_build_object('from', 'fresh', 'memories', jsonb_build_object(
-                       'memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id),
-                       'to', jsonb_agg(d.ring ORDER BY d.memory_id))),
-                   p_as_of
-            FROM done AS d HAVING count(*) > 0
-        )
-        SELECT count(*) INTO v_count FROM done;
-    ELSE
-        UPDATE cogmem.memory_stats AS s SET promotion_candidate = true
-        FROM cogmem.memories AS m
-        WHERE m.tenant = p_tenant AND s.tenant = p_tenant AND s.memory_id = ANY (v_recalled)
-          AND s.memory_id = m.memory_id AND m.ring = 'fresh' AND NOT s.promotion_candidate
-          AND s.recall_count >= t.promote_min_recalls AND s.success_score > t.promote_min_success;
-        GET DIAGNOSTICS v_count = ROW_COUNT;
-    END IF;
-    v_counts := v_counts || jsonb_build_object('promote', v_count);
-
-    -- weaken (every night it holds: the night record makes it once per night)
-    WITH done AS (
-        UPDATE cogmem.memory_stats AS s SET confidence = greatest(s.confidence / 2, 0.001)
-        FROM cogmem.memories AS m
-        WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_recalled) AND m.tenant = p_tenant
-          AND m.memory_id = s.memory_id AND NOT m.ring = ANY (v_protected) AND s.confidence > 0.001
-          AND s.recall_count >= t.weaken_min_recalls AND s.success_score < t.weaken_max_success
-        RETURNING s.memory_id, s.confidence
-    ), logged AS (
-        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
-        SELECT p_tenant, 'lifecycle', 'weakened',
-               jsonb_build_object('memories', jsonb_build_object(
-                   'memory_id', jsonb_agg(d.memory_id ORDER BY d.memory_id),
-                   'confidence', jsonb_agg(d.confidence ORDER BY d.memory_id))),
-               p_as_of
-        FROM done AS d HAVING count(*) > 0
-    )
-    SELECT count(*) INTO v_count FROM done;
-    v_counts := v_counts || jsonb_build_object('weaken', v_count);
-
-    -- fade and forget in one pass: one forget_step per whole forget_after of disuse not yet charged
-    -- (forget_steps remembers); what ends below forget_below is deleted instead of updated.
-    WITH unused AS (
-        SELECT s.memory_id, m.ring, s.confidence, s.forget_steps,
-               CASE WHEN coalesce(s.last_recalled_at, m.created_at) <= p_as_of - t.forget_after
-                    THEN floor(extract(EPOCH FROM p_as_of - coalesce(s.last_recalled_at, m.created_at))
-                               / extract(EPOCH FROM t.forget_after))::integer
-                    ELSE 0
-               END AS steps
-        FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
-        WHERE m.tenant = p_tenant AND s.recall_count = 0 AND NOT s.reinforced AND NOT m.ring = ANY (v_protected)
-    ), due AS (
-        SELECT u.memory_id, u.ring, u.steps, u.steps > u.forget_steps AS faded,
-               CASE WHEN u.steps > u.forget_steps
-                    THEN greatest(0, round((u.confidence - (u.steps - u.forget_steps) * t.forget_step)::numeric, 6))
-                    ELSE u.confidence
-               END AS confidence
-        FROM unused AS u
-        WHERE u.steps > u.forget_steps OR u.confidence < t.forget_below
-    ), faded AS (
-        UPDATE cogmem.memory_stats AS s SET confidence = d.confidence, forget_steps = d.steps
-        FROM due AS d
-        WHERE s.tenant = p_tenant AND s.memory_id = d.memory_id AND d.faded AND d.confidence >= t.forget_below
-    ), gone AS (
-        DELETE FROM cogmem.memories AS m
-        USING due AS d
-        WHERE m.tenant = p_tenant AND m.memory_id = d.memory_id AND d.confidence < t.forget_below
-        RETURNING m.memory_id, d.ring, d.confidence
-    ), logged AS (
-        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
-        SELECT p_tenant, 'lifecycle', 'deleted',
-               jsonb_build_object('reason', 'forgotten', 'memories', jsonb_build_object(
-                   'memory_id', jsonb_agg(g.memory_id ORDER BY g.memory_id),
-                   'ring', jsonb_agg(g.ring ORDER BY g.memory_id),
-                   'confidence', jsonb_agg(g.confidence ORDER BY g.memory_id))),
-               p_as_of
-        FROM gone AS g HAVING count(*) > 0
-    )
-    SELECT (SELECT count(*) FROM due AS d WHERE d.faded), (SELECT count(*) FROM gone) INTO v_count, v_forgotten;
-    v_counts := v_counts || jsonb_build_object('fade', v_count, 'forget', v_forgotten);
+    v_counts := v_counts || jsonb_build_object('reinforce', cogmem._night_reinforce(t, p_as_of, v_recalled));
+    v_counts := v_counts || jsonb_build_object('promote', cogmem._night_promote(t, p_as_of, v_recalled));
+    v_counts := v_counts || jsonb_build_object('weaken', cogmem._night_weaken(t, p_as_of, v_recalled));
+    v_counts := v_counts || cogmem._night_forget(t, p_as_of);
 
     -- protect
     SELECT count(*) INTO v_count FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.ring = ANY (v_protected);
@@ -298,24 +396,7 @@ BEGIN
     FROM cogmem.never_cut_overflow AS o WHERE o.tenant = p_tenant;
     v_counts := v_counts || jsonb_build_object('overflow', v_count);
 
-    -- review
-    WITH reviewed AS (
-        UPDATE cogmem.conflicts AS c SET reviewed_at = p_as_of
-        WHERE c.tenant = p_tenant AND c.status = 'override' AND c.reviewed_at IS NULL
-        RETURNING c.conflict_id, c.memory_id, c.conflicts_with
-    ), logged AS (
-        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
-        SELECT p_tenant, 'lifecycle', 'conflicts_reviewed',
-               jsonb_build_object('conflicts', jsonb_agg(jsonb_build_object(
-                   'conflict_id', r.conflict_id, 'kept', r.memory_id, 'contradicted', to_jsonb(r.conflicts_with),
-                   'success', (SELECT jsonb_object_agg(s.memory_id, s.success_score) FROM cogmem.memory_stats AS s
-                               WHERE s.tenant = p_tenant
-                                 AND s.memory_id = ANY (r.memory_id || r.conflicts_with))) ORDER BY r.conflict_id)),
-               p_as_of
-        FROM reviewed AS r HAVING count(*) > 0
-    )
-    SELECT count(*) INTO v_count FROM reviewed;
-    v_counts := v_counts || jsonb_build_object('review', v_count);
+    v_counts := v_counts || jsonb_build_object('review', cogmem._night_review(t, p_as_of));
 
     INSERT INTO cogmem.consolidation_decisions (tenant, night, decision, memories)
     SELECT p_tenant, v_night, e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e
