@@ -73,11 +73,7 @@ def load_preset(conn: psycopg.Connection, name_or_path: str, tenant: str | None 
         assert before is not None and after is not None
         added = after[0] - before[0]
         conn.execute(
-            """INSERT INTO cogmem.bios_presets (preset, version, title, sha256, rules_added)
-               VALUES (%s, %s, %s, %s, %s)
-               ON CONFLICT (preset) DO UPDATE
-               SET version = excluded.version, title = excluded.title, sha256 = excluded.sha256,
-                   rules_added = cogmem.bios_presets.rules_added + excluded.rules_added, loaded_at = now()""",
+            "SELECT cogmem.record_bios_preset(%s, %s, %s, %s, %s)",
             (preset.name, preset.version, preset.title, preset.sha256, added),
         )
     return preset, added

@@ -115,3 +115,29 @@ WHERE NOT EXISTS (
     WHERE e.rule_id = r.rule_id AND e.event = 'retired'
 );
 COMMENT ON VIEW cogmem.active_bios_rules IS 'BIOS rules in force (not retired); tenant NULL = every tenant.';
+
+CREATE OR REPLACE FUNCTION cogmem.record_bios_preset(
+    preset text, version text, title text, sha256 text, rules_added integer
+)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it writes bios_presets, which only the API's owner may (sql/999-privileges.sql).
+AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM cogmem._reach_every();
+    IF record_bios_preset.preset IS NULL OR btrim(record_bios_preset.preset) = '' THEN
+        RAISE EXCEPTION 'preset must be named'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Load presets with cogmem bios load <preset>.';
+    END IF;
+    INSERT INTO cogmem.bios_presets AS p (preset, version, title, sha256, rules_added)
+    VALUES (record_bios_preset.preset, record_bios_preset.version, record_bios_preset.title,
+            record_bios_preset.sha256, coalesce(record_bios_preset.rules_added, 0))
+    ON CONFLICT (preset) DO UPDATE
+    SET version = excluded.version, title = excluded.title, sha256 = excluded.sha256,
+        rules_added = p.rules_added + excluded.rules_added, loaded_at = now();
+END;
+$$;
+COMMENT ON FUNCTION cogmem.record_bios_preset(text, text, text, text, integer) IS
+'Administrators: records that a preset (version, file hash) was loaded and how many of its rules were new.';

@@ -44,6 +44,262 @@ COMMENT ON FUNCTION cogmem._link_contradiction(text, bigint, bigint[], text) IS
 
 -- p_contradicts: NULL to detect conflicts (sql/160-dissonance.sql), '{}' for none, or the caller's
 -- verdict; p_unlike: memories the text must not be merged into as a near-duplicate (it contradicts them).
+-- What remember() refuses before it stores anything; returns the memories the caller says the text
+-- contradicts (NULL: detect them), each once.
+CREATE OR REPLACE FUNCTION cogmem._checked_input(
+    p_tenant text, p_content text, p_ring text, p_source jsonb, p_embedding public.vector, p_contradicts bigint[],
+    p_max_chars integer
+)
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_named bigint[];
+BEGIN
+    IF p_content IS NULL THEN
+        RAISE EXCEPTION 'content must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the text to remember.';
+    END IF;
+    IF btrim(p_content) = '' THEN
+        RAISE EXCEPTION 'content must not be empty'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the text to remember.';
+    END IF;
+    IF length(p_content) > p_max_chars THEN
+        RAISE EXCEPTION 'content has % characters, the limit for tenant "%" is %',
+            length(p_content), p_tenant, p_max_chars
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Split it into smaller memories (a memory must fit a recall budget), '
+                         || 'or raise cogmem.tenants.max_content_chars.';
+    END IF;
+    IF p_ring IS NOT NULL
+       AND NOT p_ring = ANY (enum_range(NULL::cogmem.ring)::text[]) THEN
+        RAISE EXCEPTION 'unknown ring "%"', p_ring
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use one of: shocks, dos_and_donts, long_term, habits, procedures, fresh; '
+                         || 'or NULL to route automatically.';
+    END IF;
+    IF jsonb_typeof(coalesce(p_source, '{}')) <> 'object' THEN
+        RAISE EXCEPTION 'source must be a JSON object, got %', jsonb_typeof(coalesce(p_source, '{}'))
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass provenance as an object, e.g. {"who": "ayse", "channel": "slack"}.';
+    END IF;
+    PERFORM cogmem._check_embedding(p_embedding);
+    IF cardinality(p_contradicts) > 0 THEN
+        SELECT array_agg(DISTINCT c.id ORDER BY c.id) INTO v_named FROM unnest(p_contradicts) AS c (id);
+        IF (SELECT count(*) FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = ANY (v_named))
+           < cardinality(v_named) THEN
+            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have', p_tenant
+                USING ERRCODE = 'no_data_found',
+                      HINT = 'Pass ids of the tenant''s memories the text contradicts, ''{}'' for none, or NULL to detect.';
+        END IF;
+    END IF;
+    RETURN coalesce(v_named, CASE WHEN p_contradicts IS NOT NULL THEN '{}'::bigint[] END);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._checked_input(text, text, text, jsonb, public.vector, bigint[], integer) IS
+'Checks a text to remember (content, ring, source, embedding, named contradictions) with a clear error each; '
+'returns the named contradictions, NULL to detect them.';
+
+-- The established memories a text may duplicate (close_ids, by sign bits) and those the contradiction
+-- model says it contradicts (conflict_ids). Named contradictions (p_contradicts non-empty) skip both.
+CREATE OR REPLACE FUNCTION cogmem._detect_conflicts(
+    p_tenant text, p_language regconfig, p_content text, p_ring cogmem.ring, p_instruction boolean,
+    p_embedding public.vector, p_diss_sim real, p_contradicts bigint[], p_near_duplicates boolean,
+    OUT close_ids bigint[], OUT conflict_ids bigint[]
+)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_bits_radius integer;
+    v_bits        bit(384);
+    v_words       text[];
+    v_cues        real[];
+BEGIN
+    IF cardinality(p_contradicts) > 0 THEN
+        conflict_ids := p_contradicts;
+        RETURN;
+    END IF;
+    -- Full vectors are compared only for memories within a radius of sign bits (cosine 0.92, the
+    -- near-duplicate default, is ~50 of 384 bits apart; cosine 0.4, the dissonance default, ~142): those
+    -- bits come from an index-only scan. The radius is the expected distance plus dims/16 bits (~2.5
+    -- standard deviations), at least a quarter of the bits. A near-duplicate beyond it would still be
+    -- merged by the nightly consolidation. Two statements, so that no plan compares bits per row pair.
+    v_bits_radius := cogmem.embedding_dimensions() / 4;
+    -- An incident is what happened, not an instruction: it neither contradicts nor is contradicted.
+    IF p_contradicts IS NULL AND p_ring = 'shocks' THEN
+        p_contradicts := '{}';
+    END IF;
+    IF p_contradicts IS NULL THEN
+        v_bits_radius := greatest(v_bits_radius, ceil(cogmem.embedding_dimensions() * acos(p_diss_sim) / pi())::integer + cogmem.embedding_dimensions() / 16);
+        v_words := coalesce(tsvector_to_array(to_tsvector(p_language, p_content)), '{}');
+        v_cues := cogmem._inbound_cues(p_content);  -- once, for every established memory compared
+    END IF;
+    IF p_embedding IS NOT NULL AND (p_near_duplicates OR p_contradicts IS NULL) THEN
+        v_bits := public.binary_quantize(p_embedding)::bit(384);  -- once, not per compared row
+        SELECT array_agg(b.memory_id) INTO close_ids
+        FROM cogmem.memories AS b
+        WHERE b.tenant = p_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius;
+        -- Contradiction (sql/035-contradiction.sql): an established memory close in meaning that the
+        -- contradiction model says this text contradicts.
+        IF close_ids IS NOT NULL AND p_contradicts IS NULL THEN
+            SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO conflict_ids
+            FROM cogmem.memories AS m
+            CROSS JOIN LATERAL (SELECT 1 - (m.embedding OPERATOR(public.<=>) p_embedding) AS similarity) AS c
+            WHERE m.tenant = p_tenant AND m.memory_id = ANY (close_ids) AND m.ring NOT IN ('fresh', 'shocks')
+              AND c.similarity >= p_diss_sim
+              AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, c.similarity, p_language,
+                                        p_instruction);
+        END IF;
+    ELSIF p_contradicts IS NULL THEN
+        -- No embedding: closeness is two words in common, and the model without a cosine decides.
+        SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO conflict_ids
+        FROM cogmem.memories AS m
+        WHERE m.tenant = p_tenant AND m.ring NOT IN ('fresh', 'shocks')
+          AND m.search @@ cogmem._or_query(v_words)
+          AND cogmem._shared_words(m.search, v_words) >= 2
+          AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, NULL, p_language, p_instruction);
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._detect_conflicts(
+    text, regconfig, text, cogmem.ring, boolean, public.vector, real, bigint[], boolean
+) IS
+'The memories close to a text in meaning, and those it contradicts by the contradiction model.';
+
+-- Held, not stored and not merged: a person (or the caller's judge) resolves it (sql/160-dissonance.sql).
+CREATE OR REPLACE FUNCTION cogmem._hold_conflict(
+    p_tenant text, p_content text, p_ring cogmem.ring, p_topics text[], p_embedding public.vector, p_source jsonb,
+    p_redactions text[], p_conflicts bigint[], p_verdict text
+)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_conflict_id bigint;
+BEGIN
+    INSERT INTO cogmem.conflicts AS c (tenant, content, ring, topics, embedding, source, redactions,
+                                       conflicts_with, verdict)
+    VALUES (p_tenant, p_content, p_ring, p_topics, p_embedding, p_source, p_redactions, p_conflicts, p_verdict)
+    RETURNING c.conflict_id INTO v_conflict_id;
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+    VALUES (p_tenant, 'metacognition', 'conflict_opened',
+            jsonb_build_object('conflict_id', v_conflict_id, 'conflicts_with', to_jsonb(p_conflicts),
+                               'verdict', p_verdict, 'ring', p_ring, 'topics', to_jsonb(p_topics),
+                               'redactions', to_jsonb(p_redactions)));
+    RETURN v_conflict_id;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._hold_conflict(
+    text, text, cogmem.ring, text[], public.vector, jsonb, text[], bigint[], text
+) IS
+'Holds an instruction that contradicts established memories as an open conflict; audited. Returns its id.';
+
+-- A near-duplicate by meaning among the close memories, unless its discriminating details differ
+-- (then the two are siblings, linked by the night).
+CREATE OR REPLACE FUNCTION cogmem._near_duplicate(
+    p_tenant text, p_content text, p_embedding public.vector, p_close bigint[], p_unlike bigint[], p_dup_sim real,
+    OUT memory_id bigint, OUT similarity double precision
+)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_near_id  bigint;
+    v_near_sim double precision;
+BEGIN
+    SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) p_embedding)
+    INTO v_near_id, v_near_sim
+    FROM cogmem.memories AS m
+    WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_close) AND m.embedding IS NOT NULL
+      AND NOT m.memory_id = ANY (coalesce(p_unlike, '{}'))
+    ORDER BY m.embedding OPERATOR(public.<=>) p_embedding
+    LIMIT 1;
+    -- Nested, not one AND: the details are compared only for a near neighbour (an AND in one
+    -- expression let the planner compute them on every call).
+    IF v_near_id IS NOT NULL AND v_near_sim >= p_dup_sim THEN
+        IF cogmem._details(p_content) = (SELECT cogmem._details(m.content) FROM cogmem.memories AS m
+                                         WHERE m.tenant = p_tenant AND m.memory_id = v_near_id) THEN
+            memory_id := v_near_id;
+            similarity := v_near_sim;
+        END IF;
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._near_duplicate(text, text, public.vector, bigint[], bigint[], real) IS
+'The closest memory at or above the duplicate similarity whose details are the same; NULLs when none.';
+
+-- Stores a new memory with its statistics and audit rows, linking what it contradicts; the same
+-- normalised text already stored is rehearsed instead.
+CREATE OR REPLACE FUNCTION cogmem._store_memory(
+    p_tenant text, p_language regconfig, p_content text, p_ring cogmem.ring, p_routed boolean, p_topics text[],
+    p_embedding public.vector, p_source jsonb, p_redactions text[], p_contradicted bigint[], p_verdict text
+)
+RETURNS TABLE (
+    memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
+    conflicts_with bigint[]
+)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_id       bigint;
+    v_inserted boolean;
+BEGIN
+    -- Same normalised text: the unique fingerprint index decides atomically, even under concurrency.
+    INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source)
+    VALUES (p_tenant, p_ring, p_content, p_topics, p_language, p_embedding, p_redactions, p_source)
+    ON CONFLICT (tenant, fingerprint) DO NOTHING
+    RETURNING m.memory_id INTO v_id;
+    v_inserted := v_id IS NOT NULL;
+
+    IF NOT v_inserted THEN
+        -- Same expression as the generated column memories.fingerprint (migration 0001).
+        SELECT m.memory_id INTO v_id FROM cogmem.memories AS m
+        WHERE m.tenant = p_tenant
+          AND m.fingerprint = md5(btrim(lower(regexp_replace(p_content, '[[:space:][:punct:]]+', ' ', 'g'))));
+        RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(p_tenant, v_id,
+            p_redactions, jsonb_build_object('match', 'same_text')) AS r;
+        RETURN;
+    END IF;
+
+    INSERT INTO cogmem.memory_stats (tenant, memory_id) VALUES (p_tenant, v_id);
+    -- The audit keeps where a memory came from as a hash: the source may name a person (erasure).
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    VALUES (p_tenant, 'write', v_id, 'created',
+            jsonb_build_object('ring', p_ring, 'routed', p_routed, 'topics', to_jsonb(p_topics),
+                               'embedded', p_embedding IS NOT NULL,
+                               'source_sha256', encode(sha256(convert_to(p_source::text, 'UTF8')), 'hex')));
+    IF cardinality(p_redactions) > 0 THEN
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+        VALUES (p_tenant, 'write', v_id, 'redacted', jsonb_build_object('kinds', to_jsonb(p_redactions)));
+    END IF;
+    IF p_contradicted IS NOT NULL THEN
+        PERFORM cogmem._link_contradiction(p_tenant, v_id, p_contradicted, coalesce(p_verdict, 'detected'));
+    END IF;
+    RETURN QUERY SELECT v_id, p_ring::text, p_topics, 'created'::text, p_redactions, NULL::bigint,
+                        p_contradicted;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_memory(
+    text, regconfig, text, cogmem.ring, boolean, text[], public.vector, jsonb, text[], bigint[], text
+) IS
+'Inserts a checked, redacted, routed memory (or rehearses the same text stored before); audited.';
+
 DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]);
 CREATE OR REPLACE FUNCTION cogmem._remember(
     p_tenant text, p_content text, p_ring text, p_topics text[], p_embedding public.vector, p_source jsonb,
@@ -67,27 +323,18 @@ DECLARE
     v_language   regconfig;
     v_max_chars  integer;
     v_dup_sim    real;
+    v_diss_sim   real;
     v_content    text;
     v_redactions text[];
     v_ring       cogmem.ring;
     v_topics     text[];
     v_embedding  public.vector;
-    v_source     jsonb := coalesce(p_source, '{}');
-    v_near_id    bigint;
-    v_near_sim   double precision;
-    v_inserted   boolean;
-    v_dimensions integer := cogmem.embedding_dimensions();
-    v_diss_sim   real;
-    v_bits_radius integer;
-    v_bits       bit(384);
-    v_close      bigint[];
-    v_conflicts  bigint[];
-    v_words      text[];
+    v_named      bigint[];
+    v_found      record;
+    v_near       record;
     v_verdict    text;
-    v_conflict_id bigint;
     v_instruction boolean;
     v_contradicted bigint[];
-    v_cues       real[];
 BEGIN
     -- Its callers (remember, remember_many, observe, report_error, resolve_conflict, end_session) checked
     -- reach first.
@@ -95,45 +342,8 @@ BEGIN
     SELECT t.language, t.max_content_chars, t.duplicate_similarity, t.dissonance_similarity
     INTO v_language, v_max_chars, v_dup_sim, v_diss_sim
     FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
-
-    IF p_content IS NULL THEN
-        RAISE EXCEPTION 'content must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the text to remember.';
-    END IF;
-    IF btrim(p_content) = '' THEN
-        RAISE EXCEPTION 'content must not be empty'
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the text to remember.';
-    END IF;
-    IF length(p_content) > v_max_chars THEN
-        RAISE EXCEPTION 'content has % characters, the limit for tenant "%" is %',
-            length(p_content), v_tenant, v_max_chars
-            USING ERRCODE = 'string_data_right_truncation',
-                  HINT = 'Split it into smaller memories (a memory must fit a recall budget), '
-                         || 'or raise cogmem.tenants.max_content_chars.';
-    END IF;
-    IF p_ring IS NOT NULL
-       AND NOT p_ring = ANY (enum_range(NULL::cogmem.ring)::text[]) THEN
-        RAISE EXCEPTION 'unknown ring "%"', p_ring
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use one of: shocks, dos_and_donts, long_term, habits, procedures, fresh; '
-                         || 'or NULL to route automatically.';
-    END IF;
-    IF jsonb_typeof(v_source) <> 'object' THEN
-        RAISE EXCEPTION 'source must be a JSON object, got %', jsonb_typeof(v_source)
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Pass provenance as an object, e.g. {"who": "ayse", "channel": "slack"}.';
-    END IF;
-    PERFORM cogmem._check_embedding(p_embedding);
-    IF cardinality(p_contradicts) > 0 THEN
-        SELECT array_agg(DISTINCT c.id ORDER BY c.id) INTO v_conflicts FROM unnest(p_contradicts) AS c (id);
-        IF (SELECT count(*) FROM cogmem.memories AS m WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_conflicts))
-           < cardinality(v_conflicts) THEN
-            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have', v_tenant
-                USING ERRCODE = 'no_data_found',
-                      HINT = 'Pass ids of the tenant''s memories the text contradicts, ''{}'' for none, or NULL to detect.';
-        END IF;
-        v_verdict := 'caller';
-    END IF;
+    v_named := cogmem._checked_input(v_tenant, p_content, p_ring, p_source, p_embedding, p_contradicts, v_max_chars);
+    v_verdict := CASE WHEN cardinality(v_named) > 0 THEN 'caller' END;
 
     -- Redact first: nothing below, including the duplicate check, sees a secret.
     SELECT r.redacted, r.redactions INTO v_content, v_redactions FROM cogmem.redact(btrim(p_content)) AS r;
@@ -145,128 +355,36 @@ BEGIN
     v_instruction := v_instruction OR v_ring IN ('dos_and_donts', 'procedures');
     v_topics := coalesce(cogmem._normalize_topics(p_topics),
                          cogmem._detect_topics(v_tenant, v_content, v_language));
-
-    -- Full vectors are compared only for memories within a radius of sign bits (cosine 0.92, the
-    -- near-duplicate default, is ~50 of 384 bits apart; cosine 0.4, the dissonance default, ~142): those
-    -- bits come from an index-only scan. The radius is the expected distance plus dims/16 bits (~2.5
-    -- standard deviations), at least a quarter of the bits. A near-duplicate beyond it would still be
-    -- merged by the nightly consolidation. Two statements, so that no plan compares bits per row pair.
-    v_bits_radius := v_dimensions / 4;
-    -- An incident is what happened, not an instruction: it neither contradicts nor is contradicted.
-    IF p_contradicts IS NULL AND v_ring = 'shocks' THEN
-        p_contradicts := '{}';
-    END IF;
-    IF p_contradicts IS NULL THEN
-        v_bits_radius := greatest(v_bits_radius, ceil(v_dimensions * acos(v_diss_sim) / pi())::integer + v_dimensions / 16);
-        v_words := coalesce(tsvector_to_array(to_tsvector(v_language, v_content)), '{}');
-        v_cues := cogmem._inbound_cues(v_content);  -- once, for every established memory compared
-    END IF;
-    IF v_embedding IS NOT NULL AND v_conflicts IS NULL AND (p_near_duplicates OR p_contradicts IS NULL) THEN
-        v_bits := public.binary_quantize(v_embedding)::bit(384);  -- once, not per compared row
-        SELECT array_agg(b.memory_id) INTO v_close
-        FROM cogmem.memories AS b
-        WHERE b.tenant = v_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius;
-        -- Contradiction (sql/035-contradiction.sql): an established memory close in meaning that the
-        -- contradiction model says this text contradicts.
-        IF v_close IS NOT NULL AND p_contradicts IS NULL THEN
-            SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
-            FROM cogmem.memories AS m
-            CROSS JOIN LATERAL (SELECT 1 - (m.embedding OPERATOR(public.<=>) v_embedding) AS similarity) AS c
-            WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.ring NOT IN ('fresh', 'shocks')
-              AND c.similarity >= v_diss_sim
-              AND cogmem._contradiction(m.content, m.ring::text, v_content, v_cues, c.similarity, v_language,
-                                        v_instruction);
-        END IF;
-    ELSIF p_contradicts IS NULL THEN
-        -- No embedding: closeness is two words in common, and the model without a cosine decides.
-        SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO v_conflicts
-        FROM cogmem.memories AS m
-        WHERE m.tenant = v_tenant AND m.ring NOT IN ('fresh', 'shocks')
-          AND m.search @@ cogmem._or_query(v_words)
-          AND cogmem._shared_words(m.search, v_words) >= 2
-          AND cogmem._contradiction(m.content, m.ring::text, v_content, v_cues, NULL, v_language, v_instruction);
-    END IF;
+    SELECT * INTO v_found
+    FROM cogmem._detect_conflicts(v_tenant, v_language, v_content, v_ring, v_instruction, v_embedding, v_diss_sim,
+                                  v_named, p_near_duplicates);
 
     -- Only an instruction is held: a statement of fact that contradicts an older memory is stored, and
-    -- the older one linked and weakened (below). Nothing a person said is lost to a heuristic.
-    IF v_conflicts IS NOT NULL AND NOT v_instruction THEN
-        v_contradicted := v_conflicts;
-        v_conflicts := NULL;
+    -- the older one linked and weakened. Nothing a person said is lost to a heuristic.
+    IF v_found.conflict_ids IS NOT NULL AND NOT v_instruction THEN
+        v_contradicted := v_found.conflict_ids;
         p_unlike := coalesce(p_unlike, '{}') || v_contradicted;
-    END IF;
-
-    -- Held, not stored and not merged: a person (or the caller's judge) resolves it.
-    IF v_conflicts IS NOT NULL THEN
-        v_verdict := coalesce(v_verdict, 'detected');
-        INSERT INTO cogmem.conflicts AS c (tenant, content, ring, topics, embedding, source, redactions,
-                                           conflicts_with, verdict)
-        VALUES (v_tenant, v_content, v_ring, v_topics, v_embedding, v_source, v_redactions, v_conflicts, v_verdict)
-        RETURNING c.conflict_id INTO v_conflict_id;
-        INSERT INTO cogmem.audit_log (tenant, level, event, detail)
-        VALUES (v_tenant, 'metacognition', 'conflict_opened',
-                jsonb_build_object('conflict_id', v_conflict_id, 'conflicts_with', to_jsonb(v_conflicts),
-                                   'verdict', v_verdict, 'ring', v_ring, 'topics', to_jsonb(v_topics),
-                                   'redactions', to_jsonb(v_redactions)));
-        RETURN QUERY SELECT NULL::bigint, v_ring::text, v_topics, 'conflict'::text, v_redactions, v_conflict_id,
-                            v_conflicts;
+    ELSIF v_found.conflict_ids IS NOT NULL THEN
+        RETURN QUERY SELECT NULL::bigint, v_ring::text, v_topics, 'conflict'::text, v_redactions,
+                            cogmem._hold_conflict(v_tenant, v_content, v_ring, v_topics, v_embedding,
+                                                  coalesce(p_source, '{}'), v_redactions, v_found.conflict_ids,
+                                                  coalesce(v_verdict, 'detected')),
+                            v_found.conflict_ids;
         RETURN;
     END IF;
-
-    -- A near-duplicate by meaning is rehearsed, unless its discriminating details differ (siblings).
-    IF v_close IS NOT NULL AND p_near_duplicates THEN
-        SELECT m.memory_id, 1 - (m.embedding OPERATOR(public.<=>) v_embedding)
-        INTO v_near_id, v_near_sim
-        FROM cogmem.memories AS m
-        WHERE m.tenant = v_tenant AND m.memory_id = ANY (v_close) AND m.embedding IS NOT NULL
-          AND NOT m.memory_id = ANY (coalesce(p_unlike, '{}'))
-        ORDER BY m.embedding OPERATOR(public.<=>) v_embedding
-        LIMIT 1;
-        -- Nested, not one AND: the details are compared only for a near neighbour (an AND in one
-        -- expression let the planner compute them on every call).
-        IF v_near_id IS NOT NULL AND v_near_sim >= v_dup_sim THEN
-            IF cogmem._details(v_content) = (SELECT cogmem._details(m.content) FROM cogmem.memories AS m
-                                             WHERE m.tenant = v_tenant AND m.memory_id = v_near_id) THEN
-                RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(v_tenant, v_near_id,
-                    v_redactions, jsonb_build_object('match', 'similar', 'similarity', round(v_near_sim::numeric, 4)))
-                    AS r;
-                RETURN;
-            END IF;
+    IF v_found.close_ids IS NOT NULL AND p_near_duplicates THEN
+        SELECT * INTO v_near
+        FROM cogmem._near_duplicate(v_tenant, v_content, v_embedding, v_found.close_ids, p_unlike, v_dup_sim);
+        IF v_near.memory_id IS NOT NULL THEN
+            RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(v_tenant, v_near.memory_id,
+                v_redactions, jsonb_build_object('match', 'similar', 'similarity', round(v_near.similarity::numeric, 4)))
+                AS r;
+            RETURN;
         END IF;
     END IF;
-
-    -- Same normalised text: the unique fingerprint index decides atomically, even under concurrency.
-    INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source)
-    VALUES (v_tenant, v_ring, v_content, v_topics, v_language, v_embedding, v_redactions, v_source)
-    ON CONFLICT (tenant, fingerprint) DO NOTHING
-    RETURNING m.memory_id INTO v_near_id;
-    v_inserted := v_near_id IS NOT NULL;
-
-    IF NOT v_inserted THEN
-        -- Same expression as the generated column memories.fingerprint (migration 0001).
-        SELECT m.memory_id INTO v_near_id FROM cogmem.memories AS m
-        WHERE m.tenant = v_tenant
-          AND m.fingerprint = md5(btrim(lower(regexp_replace(v_content, '[[:space:][:punct:]]+', ' ', 'g'))));
-        RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(v_tenant, v_near_id,
-            v_redactions, jsonb_build_object('match', 'same_text')) AS r;
-        RETURN;
-    END IF;
-
-    INSERT INTO cogmem.memory_stats (tenant, memory_id) VALUES (v_tenant, v_near_id);
-    -- The audit keeps where a memory came from as a hash: the source may name a person (erasure).
-    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
-    VALUES (v_tenant, 'write', v_near_id, 'created',
-            jsonb_build_object('ring', v_ring, 'routed', p_ring IS NULL, 'topics', to_jsonb(v_topics),
-                               'embedded', v_embedding IS NOT NULL,
-                               'source_sha256', encode(sha256(convert_to(v_source::text, 'UTF8')), 'hex')));
-    IF cardinality(v_redactions) > 0 THEN
-        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
-        VALUES (v_tenant, 'write', v_near_id, 'redacted', jsonb_build_object('kinds', to_jsonb(v_redactions)));
-    END IF;
-    IF v_contradicted IS NOT NULL THEN
-        PERFORM cogmem._link_contradiction(v_tenant, v_near_id, v_contradicted, coalesce(v_verdict, 'detected'));
-    END IF;
-    RETURN QUERY SELECT v_near_id, v_ring::text, v_topics, 'created'::text, v_redactions, NULL::bigint,
-                        v_contradicted;
+    RETURN QUERY SELECT * FROM cogmem._store_memory(v_tenant, v_language, v_content, v_ring, p_ring IS NULL, v_topics,
+                                                    v_embedding, coalesce(p_source, '{}'), v_redactions,
+                                                    v_contradicted, v_verdict);
 END;
 $$;
 COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean) IS

@@ -104,6 +104,17 @@ def test_loading_a_preset_twice_adds_nothing(db):
     assert one(db, "SELECT count(*) FROM cogmem.bios_rules WHERE requirement = 'OPS-01'") == 1
 
 
+def test_an_administrator_loads_a_preset_through_the_api(db, login):
+    admin = login("cogmem_admin")  # no table write of its own: add_bios_rule and record_bios_preset
+    admin.autocommit = False
+    preset, added = load_preset(admin, "operations")
+    admin.commit()
+    assert added == len(preset.rules)
+    assert one(db, "SELECT rules_added FROM cogmem.bios_presets WHERE preset = 'operations'") == added
+    actors = db.execute("SELECT DISTINCT actor FROM cogmem.audit_log WHERE event = 'bios_rules_added'").fetchall()
+    assert actors == [(one(admin, "SELECT current_user"),)]
+
+
 def test_unknown_preset():
     with pytest.raises(ValueError, match=re.escape("unknown BIOS preset 'sox'; available: operations, pci-dss-4.0")):
         read_preset("sox")
