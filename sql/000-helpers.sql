@@ -171,6 +171,23 @@ $$;
 COMMENT ON FUNCTION cogmem._lock_tenant(text, boolean) IS
 'Takes the tenant''s transaction-level advisory lock: shared for daytime calls, exclusive for a night.';
 
+-- Every lock on rows of memory_stats goes through here (recall's rehearsal excepted, see _log_recall):
+-- in memory_id order, so that two calls locking overlapping sets cannot deadlock.
+CREATE OR REPLACE FUNCTION cogmem._lock_stats(p_tenant text, p_memory_ids bigint[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    PERFORM FROM cogmem.memory_stats AS s
+    WHERE s.tenant = p_tenant AND s.memory_id = ANY (p_memory_ids)
+    ORDER BY s.memory_id
+    FOR UPDATE;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._lock_stats(text, bigint[]) IS
+'Locks the statistics rows of the given memories in memory_id order (the one order every call uses).';
+
 CREATE OR REPLACE FUNCTION cogmem.embedding_dimensions()
 RETURNS integer
 LANGUAGE plpgsql STABLE SECURITY INVOKER PARALLEL SAFE

@@ -20,10 +20,7 @@ BEGIN
     SELECT coalesce(array_agg(m.memory_id ORDER BY m.memory_id), '{}') INTO v_weakened
     FROM cogmem.memories AS m
     WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_older) AND m.ring NOT IN ('shocks', 'dos_and_donts');
-    PERFORM FROM cogmem.memory_stats AS s
-    WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_weakened)
-    ORDER BY s.memory_id
-    FOR UPDATE;
+    PERFORM cogmem._lock_stats(p_tenant, v_weakened);
     UPDATE cogmem.memory_stats AS s SET confidence = s.confidence * 0.5, reinforced = false
     WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_weakened);
     INSERT INTO cogmem.memory_contradictions (tenant, memory_id, contradicts_id, verdict, weakened)
@@ -556,12 +553,9 @@ BEGIN
     END IF;
 
     INSERT INTO cogmem.memory_stats (tenant, memory_id) SELECT p_tenant, n.id FROM unnest(v_new_ids) AS n (id);
-    -- Hearing a text again is a rehearsal (as in remember()), locked in memory_id order like recall.
-    PERFORM FROM cogmem.memory_stats AS s
-    WHERE s.tenant = p_tenant
-      AND s.memory_id IN (SELECT i.id FROM unnest(v_ids, v_created) AS i (id, created) WHERE NOT i.created)
-    ORDER BY s.memory_id
-    FOR UPDATE;
+    -- Hearing a text again is a rehearsal (as in remember()).
+    PERFORM cogmem._lock_stats(p_tenant, ARRAY(SELECT i.id FROM unnest(v_ids, v_created) AS i (id, created)
+                                               WHERE NOT i.created));
     UPDATE cogmem.memory_stats AS s
     SET rehearsal_count = s.rehearsal_count + d.heard, last_recalled_at = now()
     FROM (

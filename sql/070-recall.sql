@@ -516,10 +516,7 @@ BEGIN
     END IF;
 
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    PERFORM FROM cogmem.memory_stats AS s
-    WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_injected)
-    ORDER BY s.memory_id
-    FOR UPDATE;
+    PERFORM cogmem._lock_stats(v_tenant, v_injected);
     UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now(), feedback_used = v_used
     WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id;
     -- A second feedback for the same cycle replaces the first: what it credited is taken back, then the

@@ -138,7 +138,8 @@ BEGIN
          WITH ORDINALITY AS g (kind, memory_id, content, strength, times_referenced, blocking, n)
     ORDER BY g.n;
 
-    -- Brought up by a guard is referenced: counted (rows locked in key order, as in recall).
+    -- Brought up by a guard is referenced: counted.
+    PERFORM cogmem._lock_stats(v_tenant, v_ids);
     UPDATE cogmem.memory_stats AS s SET guard_count = s.guard_count + 1
     WHERE s.tenant = v_tenant AND s.memory_id = ANY (v_ids);
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)

@@ -71,6 +71,7 @@ BEGIN
 
     IF resolve_conflict.resolution = 'paradigm_shift' THEN
         -- The old belief was wrong: out of its ring, little confidence left, so it fades and is forgotten.
+        PERFORM cogmem._lock_stats(v_conflict.tenant, v_conflict.conflicts_with);
         UPDATE cogmem.memory_stats AS s SET confidence = least(s.confidence, 0.1), reinforced = false
         WHERE s.tenant = v_conflict.tenant AND s.memory_id = ANY (v_conflict.conflicts_with);
         WITH moved AS (

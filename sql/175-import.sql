@@ -20,6 +20,9 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', HINT = 'One object per memory, as cogmem export writes them.';
     END IF;
     PERFORM cogmem._lock_tenant(restore_memory_stats.tenant, false);
+    PERFORM cogmem._lock_stats(restore_memory_stats.tenant,
+                               ARRAY(SELECT (r ->> 'memory_id')::bigint
+                                     FROM jsonb_array_elements(restore_memory_stats.restored) AS r));
     WITH r AS (
         SELECT * FROM jsonb_to_recordset(restore_memory_stats.restored) AS x (
             memory_id bigint, confidence real, reinforced boolean, recall_count integer, rehearsal_count integer,

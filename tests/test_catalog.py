@@ -123,3 +123,11 @@ def test_no_measurement_in_sql_comments():
         f"{p.name}: {line.strip()}" for p in sql_files() for line in p.read_text().splitlines() if figure.search(line)
     ]
     assert found == []
+
+
+def test_statistics_rows_are_locked_by_one_helper():
+    """Row locks on memory_stats are taken in one order, by cogmem._lock_stats, so that no two calls
+    deadlock; recall's rehearsal UPDATE takes them in index order itself (sql/070-recall.sql)."""
+    text = "\n".join(p.read_text() for p in sql_files())
+    locks = re.findall(r"FROM cogmem\.memory_stats AS \w+[^;]*?FOR UPDATE", text, re.S)
+    assert len(locks) == 1 and "p_memory_ids" in locks[0]
