@@ -146,6 +146,150 @@ COMMENT ON FUNCTION cogmem._fill_budget(integer[], integer[], boolean[], integer
 'The positions of the candidates that fit, in order, with each never-cut item''s overflow past its layer '
 '(over) and past the whole budget (beyond), and the tokens used.';
 
+-- recall's candidates: every memory that qualifies and every BIOS rule that applies, scored, with its
+-- layer's cumulative share of the budget. One statement, so that the tenant's memories are read in one
+-- pass (a statement per signal would read them three times): hence longer than a screen.
+CREATE OR REPLACE FUNCTION cogmem._recall_candidates(
+    t cogmem.tenants, p_budget integer, p_total_alloc bigint, p_protected cogmem.ring[], p_topics text[],
+    p_embedding public.vector, p_lexemes text[], p_query tsquery
+)
+RETURNS TABLE (
+    layer cogmem.layer, priority integer, never_cut boolean, cumulative integer, memory_id bigint, rule_id bigint,
+    tokens integer, score real, content text, head text, tail text
+)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+SET enable_bitmapscan = off
+AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH scaled AS (
+        SELECT l.layer, l.priority, l.never_cut, l.half_life,
+               floor(l.token_allocation::numeric * p_budget / greatest(p_total_alloc, 3200))::integer AS allocation
+        FROM cogmem.tenant_layers AS l WHERE l.tenant = t.tenant
+    ),
+    layers AS (
+        -- Cumulative allocation up to each layer. What no layer is allocated (the default split
+        -- allocates 2,700 of 3,200 tokens) is a reserve open to every layer in priority order.
+        SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
+                     + p_budget - sum(s.allocation) OVER ())::integer AS cumulative
+        FROM scaled AS s
+    ),
+    -- One pass over the tenant's memories yields all three signals. Vector search is exact within a
+    -- tenant (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
+    signals AS MATERIALIZED (
+        SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content,
+               -- Words shared, not ts_rank_cd: for an OR query that is 0.1 per matching position (the same
+               -- order unless words share a position), but it zeroes 32 KB per query term on every call.
+               CASE WHEN m.search @@ p_query THEN cogmem._shared_words(m.search, p_lexemes) END AS lexical_score,
+               m.embedding OPERATOR(public.<=>) p_embedding AS distance,
+               -- Topics are few: a filtered unnest costs a fifth of an INTERSECT subquery here.
+               CASE WHEN m.topics && p_topics THEN (SELECT count(*) FROM unnest(m.topics) AS t
+                                                    WHERE t = ANY (p_topics)) END AS shared
+        FROM cogmem.memories AS m
+        WHERE m.tenant = t.tenant
+    ),
+    -- Three rankings of at most 100 candidates each, plus every memory of a never-cut ring.
+    pool AS (
+        SELECT c.memory_id, min(c.lexical_rank) AS lexical_rank, min(c.semantic_rank) AS semantic_rank,
+               min(c.topic_rank) AS topic_rank
+        FROM (
+            -- Top 100 first (a bounded heap sort), then numbered: row_number() over the whole tenant
+            -- sorted all of it, three times.
+            SELECT x.memory_id, row_number() OVER (ORDER BY x.lexical_score DESC, x.memory_id) AS lexical_rank,
+                   NULL::bigint AS semantic_rank, NULL::bigint AS topic_rank
+            FROM (SELECT y.memory_id, y.lexical_score FROM signals AS y WHERE y.lexical_score IS NOT NULL
+                  ORDER BY y.lexical_score DESC, y.memory_id LIMIT 100) AS x
+            UNION ALL
+            SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL
+            FROM (SELECT y.memory_id, y.distance FROM signals AS y WHERE y.distance IS NOT NULL
+                  ORDER BY y.distance, y.memory_id LIMIT 100) AS x
+            UNION ALL
+            SELECT x.memory_id, NULL, NULL, row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id)
+            FROM (SELECT y.memory_id, y.shared, y.created_at FROM signals AS y WHERE y.shared IS NOT NULL
+                  ORDER BY y.shared DESC, y.created_at DESC, y.memory_id LIMIT 100) AS x
+            UNION ALL
+            SELECT x.memory_id, NULL, NULL, NULL FROM signals AS x WHERE x.ring = ANY (p_protected)
+        ) AS c
+        GROUP BY c.memory_id
+    ),
+    -- Materialized: otherwise the planner, which cannot see how few rows the pool holds, looks up the
+    -- statistics of every memory of the tenant before joining the pool.
+    pooled AS MATERIALIZED (
+        SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank
+        FROM pool AS p JOIN signals AS x ON x.memory_id = p.memory_id
+    ),
+    scored AS (
+        SELECT x.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, x.token_estimate, x.content, x.topics,
+               x.lexical_rank, x.lexical_score, x.semantic_rank, x.shared IS NOT NULL AS on_topic,
+               CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
+               cardinality(x.topics) = 0 OR cardinality(p_topics) = 0 AS untopical,
+               cogmem.strength(now() - coalesce(s.last_recalled_at, x.created_at),
+                               CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
+               coalesce(t.lexical_weight / (t.fusion_k + x.lexical_rank), 0) + coalesce(t.vector_weight / (t.fusion_k + x.semantic_rank), 0)
+               + coalesce(t.topic_weight / (t.fusion_k + x.topic_rank), 0) AS fused,
+               s.confidence
+        FROM pooled AS x
+        JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
+        JOIN layers AS l ON l.layer::text = x.ring::text
+    ),
+    qualified AS (
+        SELECT sc.*,
+               CASE
+                   WHEN sc.never_cut THEN 'never cut'
+                   WHEN sc.on_topic THEN 'topic'  -- the topics are named below, for those kept only
+                   WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
+                       THEN 'related, no topic to filter on'
+                   WHEN sc.similarity >= t.topic_bypass_similarity THEN 'off-topic but similar enough on its own'
+                   -- Most of the message: the full-text score is the count of the message's words it holds.
+                   WHEN sc.lexical_rank IS NOT NULL AND sc.lexical_score >= greatest(2, 0.5 * cardinality(p_lexemes))
+                       THEN 'off-topic but matches most of the message'
+               END AS why
+        FROM scored AS sc
+    ),
+    candidates AS (
+        SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
+               q.token_estimate AS tokens, (q.fused * q.confidence * q.strength)::real AS score, q.content,
+               CASE WHEN q.why = 'topic' THEN 'topic ' || array_to_string(ARRAY(
+                   SELECT DISTINCT t FROM unnest(q.topics) AS t WHERE t = ANY (p_topics) ORDER BY t), ',')
+                    ELSE q.why END AS why,
+               nullif(concat_ws('; ', 'lexical #' || q.lexical_rank,
+                                'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')'), '')
+                   AS details,
+               'strength ' || round(q.strength::numeric, 2) AS tail
+        FROM qualified AS q
+        -- A memory faded below the floor is out of attention (never-cut rings do not decay).
+        WHERE q.why IS NOT NULL AND q.strength >= t.recall_min_strength
+        UNION ALL
+        SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.token_estimate,
+               ((CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)
+                * (1 + coalesce(ts_rank_cd(to_tsvector(t.language, r.rule), p_query), 0)))::real, r.rule,
+               CASE WHEN r.always_on THEN 'always-on BIOS rule'
+                    ELSE 'BIOS ' || r.category || ' rule for topic '
+                         || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
+                                                  INTERSECT SELECT unnest(p_topics) ORDER BY 1), ',') END,
+               concat_ws('; ', r.severity::text, r.requirement, 'never cut'),
+               NULL
+        FROM cogmem.active_bios_rules AS r
+        JOIN layers AS l ON l.layer = 'bios'
+        WHERE (r.tenant IS NULL OR r.tenant = t.tenant)
+          AND (r.always_on OR r.category = ANY (p_topics) OR r.topics && p_topics)
+    )
+    SELECT c.layer, c.priority::integer, c.never_cut, c.cumulative, c.memory_id, c.rule_id, c.tokens::integer,
+           c.score, c.content, concat_ws('; ', c.why, c.details), c.tail
+    FROM candidates AS c;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._recall_candidates(
+    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery
+) IS
+'The memories and BIOS rules a recall may inject, scored and explained, with their layer''s budget share.';
+
+-- Longer than a screen for its declarations: a cycle is carried as arrays, one per field, from the
+-- candidates (_recall_candidates) through the fill (_fill_budget) and the notes to the log (_log_recall).
 CREATE OR REPLACE FUNCTION cogmem.recall(
     tenant text,
     message text,
@@ -175,12 +319,7 @@ DECLARE
     v_budget      integer := recall.budget;
     v_recall_id   uuid := gen_random_uuid();
     v_language    regconfig;
-    v_bypass      real;
-    v_min_strength real;
-    v_k           integer;
-    v_w_lexical   real;
-    v_w_vector    real;
-    v_w_topic     real;
+    t             cogmem.tenants;
     v_topics      text[];
     v_embedding   public.vector;
     v_lexemes     text[];
@@ -230,10 +369,7 @@ BEGIN
     END IF;
     PERFORM cogmem._check_embedding(recall.embedding);
 
-    SELECT t.topic_bypass_similarity, t.fusion_k, t.lexical_weight, t.vector_weight, t.topic_weight,
-           t.recall_min_strength
-    INTO v_bypass, v_k, v_w_lexical, v_w_vector, v_w_topic, v_min_strength
-    FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
     SELECT sum(l.token_allocation),
            coalesce(array_agg(l.layer::text::cogmem.ring) FILTER (WHERE l.never_cut AND l.layer NOT IN ('bios', 'gut')), '{}')
     INTO v_total_alloc, v_protected
@@ -252,126 +388,15 @@ BEGIN
         v_used := v_core_tokens;
     END IF;
 
-    -- The candidates, ranked, as arrays; the budget is then filled by a loop over integers.
-    WITH scaled AS (
-        SELECT l.layer, l.priority, l.never_cut, l.half_life,
-               floor(l.token_allocation::numeric * v_budget / greatest(v_total_alloc, 3200))::integer AS allocation
-        FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant
-    ),
-    layers AS (
-        -- Cumulative allocation up to each layer. What no layer is allocated (the default split
-        -- allocates 2,700 of 3,200 tokens) is a reserve open to every layer in priority order.
-        SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
-                     + v_budget - sum(s.allocation) OVER ())::integer AS cumulative
-        FROM scaled AS s
-    ),
-    -- One pass over the tenant's memories yields all three signals. Vector search is exact within a
-    -- tenant (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
-    signals AS MATERIALIZED (
-        SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content,
-               -- Words shared, not ts_rank_cd: for an OR query that is 0.1 per matching position (the same
-               -- order unless words share a position), but it zeroes 32 KB per query term on every call.
-               CASE WHEN m.search @@ v_query THEN cogmem._shared_words(m.search, v_lexemes) END AS lexical_score,
-               m.embedding OPERATOR(public.<=>) v_embedding AS distance,
-               -- Topics are few: a filtered unnest costs a fifth of an INTERSECT subquery here.
-               CASE WHEN m.topics && v_topics THEN (SELECT count(*) FROM unnest(m.topics) AS t
-                                                    WHERE t = ANY (v_topics)) END AS shared
-        FROM cogmem.memories AS m
-        WHERE m.tenant = v_tenant
-    ),
-    -- Three rankings of at most 100 candidates each, plus every memory of a never-cut ring.
-    pool AS (
-        SELECT c.memory_id, min(c.lexical_rank) AS lexical_rank, min(c.semantic_rank) AS semantic_rank,
-               min(c.topic_rank) AS topic_rank
-        FROM (
-            -- Top 100 first (a bounded heap sort), then numbered: row_number() over the whole tenant
-            -- sorted all of it, three times.
-            SELECT x.memory_id, row_number() OVER (ORDER BY x.lexical_score DESC, x.memory_id) AS lexical_rank,
-                   NULL::bigint AS semantic_rank, NULL::bigint AS topic_rank
-            FROM (SELECT y.memory_id, y.lexical_score FROM signals AS y WHERE y.lexical_score IS NOT NULL
-                  ORDER BY y.lexical_score DESC, y.memory_id LIMIT 100) AS x
-            UNION ALL
-            SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL
-            FROM (SELECT y.memory_id, y.distance FROM signals AS y WHERE y.distance IS NOT NULL
-                  ORDER BY y.distance, y.memory_id LIMIT 100) AS x
-            UNION ALL
-            SELECT x.memory_id, NULL, NULL, row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id)
-            FROM (SELECT y.memory_id, y.shared, y.created_at FROM signals AS y WHERE y.shared IS NOT NULL
-                  ORDER BY y.shared DESC, y.created_at DESC, y.memory_id LIMIT 100) AS x
-            UNION ALL
-            SELECT x.memory_id, NULL, NULL, NULL FROM signals AS x WHERE x.ring = ANY (v_protected)
-        ) AS c
-        GROUP BY c.memory_id
-    ),
-    -- Materialized: otherwise the planner, which cannot see how few rows the pool holds, looks up the
-    -- statistics of every memory of the tenant before joining the pool.
-    pooled AS MATERIALIZED (
-        SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank
-        FROM pool AS p JOIN signals AS x ON x.memory_id = p.memory_id
-    ),
-    scored AS (
-        SELECT x.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, x.token_estimate, x.content, x.topics,
-               x.lexical_rank, x.lexical_score, x.semantic_rank, x.shared IS NOT NULL AS on_topic,
-               CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
-               cardinality(x.topics) = 0 OR cardinality(v_topics) = 0 AS untopical,
-               cogmem.strength(now() - coalesce(s.last_recalled_at, x.created_at),
-                               CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
-               coalesce(v_w_lexical / (v_k + x.lexical_rank), 0) + coalesce(v_w_vector / (v_k + x.semantic_rank), 0)
-               + coalesce(v_w_topic / (v_k + x.topic_rank), 0) AS fused,
-               s.confidence
-        FROM pooled AS x
-        JOIN cogmem.memory_stats AS s ON s.tenant = v_tenant AND s.memory_id = x.memory_id
-        JOIN layers AS l ON l.layer::text = x.ring::text
-    ),
-    qualified AS (
-        SELECT sc.*,
-               CASE
-                   WHEN sc.never_cut THEN 'never cut'
-                   WHEN sc.on_topic THEN 'topic'  -- the topics are named below, for those kept only
-                   WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
-                       THEN 'related, no topic to filter on'
-                   WHEN sc.similarity >= v_bypass THEN 'off-topic but similar enough on its own'
-                   -- Most of the message: the full-text score is the count of the message's words it holds.
-                   WHEN sc.lexical_rank IS NOT NULL AND sc.lexical_score >= greatest(2, 0.5 * cardinality(v_lexemes))
-                       THEN 'off-topic but matches most of the message'
-               END AS why
-        FROM scored AS sc
-    ),
-    candidates AS (
-        SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
-               q.token_estimate AS tokens, (q.fused * q.confidence * q.strength)::real AS score, q.content,
-               CASE WHEN q.why = 'topic' THEN 'topic ' || array_to_string(ARRAY(
-                   SELECT DISTINCT t FROM unnest(q.topics) AS t WHERE t = ANY (v_topics) ORDER BY t), ',')
-                    ELSE q.why END AS why,
-               nullif(concat_ws('; ', 'lexical #' || q.lexical_rank,
-                                'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')'), '')
-                   AS details,
-               'strength ' || round(q.strength::numeric, 2) AS tail
-        FROM qualified AS q
-        -- A memory faded below the floor is out of attention (never-cut rings do not decay).
-        WHERE q.why IS NOT NULL AND q.strength >= v_min_strength
-        UNION ALL
-        SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.token_estimate,
-               ((CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)
-                * (1 + coalesce(ts_rank_cd(to_tsvector(v_language, r.rule), v_query), 0)))::real, r.rule,
-               CASE WHEN r.always_on THEN 'always-on BIOS rule'
-                    ELSE 'BIOS ' || r.category || ' rule for topic '
-                         || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
-                                                  INTERSECT SELECT unnest(v_topics) ORDER BY 1), ',') END,
-               concat_ws('; ', r.severity::text, r.requirement, 'never cut'),
-               NULL
-        FROM cogmem.active_bios_rules AS r
-        JOIN layers AS l ON l.layer = 'bios'
-        WHERE (r.tenant IS NULL OR r.tenant = v_tenant)
-          AND (r.always_on OR r.category = ANY (v_topics) OR r.topics && v_topics)
-    )
     -- One sort, then aggregates in that order (nine ORDER BY clauses would sort nine times).
     SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id), array_agg(c.tokens),
            array_agg(c.cumulative), array_agg(c.never_cut), array_agg(c.score), array_agg(c.content),
-           array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail)
+           array_agg(c.head), array_agg(c.tail)
     INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents, c_heads,
          c_tails
-    FROM (SELECT * FROM candidates ORDER BY priority, score DESC, memory_id, rule_id) AS c;
+    FROM (SELECT * FROM cogmem._recall_candidates(t, v_budget, v_total_alloc, v_protected, v_topics, v_embedding,
+                                                  v_lexemes, v_query)
+          ORDER BY priority, score DESC, memory_id, rule_id) AS c;
 
     SELECT f.picked, f.over, f.beyond, f.used INTO v_picked, v_over, v_beyond, v_used
     FROM cogmem._fill_budget(c_tokens, c_cumulative, c_never_cut, v_budget, v_used) AS f;

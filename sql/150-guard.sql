@@ -29,6 +29,8 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._area(text) IS 'The area of a guard check or error report, as a topic; refuses an empty one.';
 
+-- Longer than a screen: one ranked statement over four sources (rules, shocks, BIOS, learnings), then
+-- its arrays, the count and the audit row; split, each source would scan the tenant again.
 CREATE OR REPLACE FUNCTION cogmem.guard_check(
     tenant text,
     area text,
@@ -157,6 +159,8 @@ COMMENT ON FUNCTION cogmem.guard_check(text, text, text, public.vector) IS
 'Before a risky action: the rules, shocks, BIOS rules and learnings that apply to this area and action, '
 'blocking learnings first, then most relevant. strength = confidence x Ebbinghaus strength (BIOS: severity).';
 
+-- Longer than a screen: a new mistake and a repeat share the checks, the match by meaning or wording,
+-- and the audit; the two paths differ in a few statements each.
 CREATE OR REPLACE FUNCTION cogmem.report_error(
     tenant text,
     area text,

@@ -42,6 +42,8 @@ COMMENT ON FUNCTION cogmem.start_session(text, text, text) IS
 'Opens a working session (optionally for a project) and returns its id: pass it as the conversation '
 'of recall() and observe(), then end it with end_session().';
 
+-- Longer than a screen: the checks of a summary and its lists, the memories it stores through remember,
+-- what the session touched, and the immutable episode, in one transaction.
 CREATE OR REPLACE FUNCTION cogmem.end_session(
     session_id uuid,
     summary text,

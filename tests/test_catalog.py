@@ -131,3 +131,16 @@ def test_statistics_rows_are_locked_by_one_helper():
     text = "\n".join(p.read_text() for p in sql_files())
     locks = re.findall(r"FROM cogmem\.memory_stats AS \w+[^;]*?FOR UPDATE", text, re.S)
     assert len(locks) == 1 and "p_memory_ids" in locks[0]
+
+
+def test_a_long_function_says_why():
+    """A function longer than about a screen (80 lines) has a comment right above it saying why."""
+    unexplained = []
+    for path in sql_files():
+        text = path.read_text()
+        for m in re.finditer(r"CREATE OR REPLACE (?:FUNCTION|PROCEDURE) cogmem\.(\w+)\(", text):
+            length = text[m.start() : text.find("\nCOMMENT ON", m.start())].count("\n")
+            above = text[: m.start()].rstrip("\n").splitlines()[-3:]
+            if length > 90 and not any(line.startswith("--") and "screen" in line for line in above):
+                unexplained.append(f"{path.name}: {m.group(1)} ({length} lines)")
+    assert unexplained == []
