@@ -151,4 +151,6 @@ def server_embed(text: str, cache: dict[str, Any], warn: Callable[..., None]) ->
     embedder = cache["cogmem_embedder"]
     if embedder is None:
         return None
-    return to_literal(embedder.embed_one(text))
+    vector = embedder.embed_one(text)
+    # A text with nothing to embed pools to zeros: no direction, so no vector (full text still finds it).
+    return to_literal(vector) if any(vector) else None

@@ -205,6 +205,14 @@ $$;
 COMMENT ON FUNCTION cogmem.embedding_dimensions() IS
 'Dimension of stored embeddings (384 for all-MiniLM-L6-v2), read from the memories.embedding column.';
 
+CREATE OR REPLACE FUNCTION cogmem._comparable(p_embedding public.vector)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, public, pg_temp
+RETURN (p_embedding OPERATOR(public.<=>) p_embedding) < 0.001;
+COMMENT ON FUNCTION cogmem._comparable(public.vector) IS
+'Whether a vector has a direction cosine can compare (its cosine distance to itself is 0, not NaN).';
+
 CREATE OR REPLACE FUNCTION cogmem._check_embedding(p_embedding public.vector)
 RETURNS void
 LANGUAGE plpgsql STABLE SECURITY INVOKER
@@ -217,6 +225,15 @@ BEGIN
         RAISE EXCEPTION 'embedding has % dimensions, expected %', public.vector_dims(p_embedding), v_expected
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Embed with the model this schema was installed for, or pass NULL to embed here.';
+    END IF;
+    -- A vector whose cosine with itself is not 1 cannot be compared with anything: zero, or so small or
+    -- so large that its norm under- or overflows. Its similarity would be NaN, which passes every
+    -- threshold in PostgreSQL's ordering (NaN sorts above every number).
+    IF p_embedding IS NOT NULL AND NOT cogmem._comparable(p_embedding) THEN
+        RAISE EXCEPTION 'embedding cannot be compared: it is zero, or too small or too large in magnitude'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass a non-zero vector of ordinary magnitude (an L2-normalised embedding is), '
+                         || 'or NULL to embed here.';
     END IF;
 END;
 $$;

@@ -456,6 +456,8 @@ AS $$
                 WHEN public.vector_dims(i.embedding) <> p_dimensions
                     THEN format('has an embedding of %s dimensions, expected %s',
                                 public.vector_dims(i.embedding), p_dimensions)
+                WHEN NOT cogmem._comparable(i.embedding)
+                    THEN 'has an embedding that cannot be compared (zero, or too small or too large)'
             END AS problem
         -- Zipped, not embeddings[n]: subscripting an array of vectors walks it from the start every time.
         FROM ROWS FROM (jsonb_array_elements(p_items), unnest(p_embeddings))

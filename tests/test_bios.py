@@ -118,3 +118,19 @@ def test_an_administrator_loads_a_preset_through_the_api(db, login):
 def test_unknown_preset():
     with pytest.raises(ValueError, match=re.escape("unknown BIOS preset 'sox'; available: operations, pci-dss-4.0")):
         read_preset("sox")
+
+
+def test_active_bios_rules_shows_a_login_only_its_tenants_rules(db, login):
+    """The view applies the reader's row-level security: another tenant's own rules stay hidden, by SELECT
+    and by COPY alike; global rules are everyone's."""
+    for tenant in ("acme", "globex"):
+        db.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+        db.execute("SELECT cogmem.add_bios_rule('billing', %s, tenant => %s)", (f"zq {tenant} invoices in EUR", tenant))
+    db.execute("SELECT cogmem.add_bios_rule('server', 'Run a configuration test before any restart.')")
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, 'acme')", (one(app, "SELECT current_user"),))
+    seen = [r[0] for r in app.execute("SELECT rule FROM cogmem.active_bios_rules ORDER BY rule")]
+    assert seen == ["Run a configuration test before any restart.", "zq acme invoices in EUR"]
+    with app.cursor().copy("COPY (SELECT rule FROM cogmem.active_bios_rules) TO STDOUT") as copy:
+        copied = b"".join(bytes(chunk) for chunk in copy).decode()
+    assert "globex" not in copied and "acme" in copied

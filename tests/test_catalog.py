@@ -144,3 +144,22 @@ def test_a_long_function_says_why():
             if length > 90 and not any(line.startswith("--") and "screen" in line for line in above):
                 unexplained.append(f"{path.name}: {m.group(1)} ({length} lines)")
     assert unexplained == []
+
+
+# Aggregates for BI tools, which may not read the rows they count: they run with their owner's rights
+# and filter by the reader's tenants themselves.
+AGGREGATE_VIEWS = {"audit_daily", "memory_census"}
+
+
+def test_every_view_applies_the_readers_row_level_security(db):
+    rows = db.execute(
+        """SELECT c.relname, coalesce('security_invoker=true' = ANY (c.reloptions), false),
+                  pg_get_viewdef(c.oid)
+           FROM pg_class AS c WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relkind = 'v' ORDER BY 1"""
+    ).fetchall()
+    assert len(rows) >= 15
+    assert [name for name, invoker, _ in rows if not invoker and name not in AGGREGATE_VIEWS] == []
+    for name, invoker, definition in rows:
+        if name in AGGREGATE_VIEWS:
+            assert not invoker and "reachable_tenants()" in definition and "reaches_every_tenant()" in definition
+            assert "GROUP BY" in definition, f"{name} is not an aggregate"

@@ -3,6 +3,7 @@ specific SQLSTATE, a refused call writes nothing, and the audit chain still veri
 
 import math
 
+import numpy as np
 import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -199,3 +200,26 @@ def test_metacognition_episodes_and_identity(hostile_db, a, b, c, lists, embeddi
     ]
     for sql, params in calls:
         attempt(hostile_db, sql, params)
+
+
+@pytest.mark.parametrize("magnitude", [0.0, 1e-30, 1e30], ids=["zero", "tiny", "huge"])
+def test_a_vector_without_direction_is_refused_everywhere(db, tenant, magnitude):
+    """Its cosine to anything is NaN, which PostgreSQL orders above every threshold: refused at every
+    entry with 22023, and nothing is written."""
+    vector = np.full(384, magnitude, dtype=np.float32)
+    calls = [
+        ("SELECT * FROM cogmem.remember(%s, 'the zero vector fact', embedding => %s)", (tenant, vector)),
+        ("SELECT * FROM cogmem.remember_many(%s, '[\"the zero vector fact\"]', ARRAY[%s])", (tenant, vector)),
+        ("SELECT * FROM cogmem.recall(%s, 'anything', %s)", (tenant, vector)),
+        ("SELECT * FROM cogmem.guard_check(%s, 'server', 'restart it', %s)", (tenant, vector)),
+        ("SELECT * FROM cogmem.report_error(%s, 'server', 'restarted it', embedding => %s)", (tenant, vector)),
+        ("SELECT * FROM cogmem.related(%s, 'anything', %s)", (tenant, vector)),
+        ("SELECT * FROM cogmem.observe(%s, 'c', 'user', 'I prefer tea', %s)", (tenant, vector)),
+        ("SELECT * FROM cogmem.classify('anything', %s)", (vector,)),
+    ]
+    before = state(db)
+    for sql, params in calls:
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+            db.execute(sql, params)
+        assert "cannot be compared" in err.value.diag.message_primary, sql
+    assert state(db) == before

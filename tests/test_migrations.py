@@ -135,3 +135,33 @@ def test_recall_items_move_into_their_recall_row_and_back(fresh_database):
         assert conn.execute(read_back + " ORDER BY position").fetchall() == sorted(items)
         conn.execute("DELETE FROM cogmem.recalls")  # the cascade trigger is back
         assert conn.execute("SELECT count(*) FROM cogmem.recall_items").fetchone() == (0,)
+
+
+def test_vectors_that_cannot_be_compared_are_dropped_and_kept_out(fresh_database):
+    """Migration 0016: a zero vector stored before keeps its memory (found by full text) but loses the
+    vector, so the night merges nothing with it; the CHECK keeps such vectors out from then on."""
+    dsn = fresh_database()
+    install(dsn, "0015", apply_sql=False)
+    zero = "[" + ",".join(["0"] * 384) + "]"
+    near = "[" + ",".join(["1"] + ["0"] * 383) + "]"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO cogmem.tenants (tenant) VALUES ('acme')")
+        for n, vector in enumerate([zero, near, near], 1):
+            conn.execute(
+                "INSERT INTO cogmem.memories (tenant, memory_id, ring, content, topics, language, embedding)"
+                " OVERRIDING SYSTEM VALUE VALUES ('acme', %s, 'long_term', %s, '{}', 'english', %s::vector)",
+                (n, f"an unrelated fact {'x' * n}", vector),
+            )
+            conn.execute("INSERT INTO cogmem.memory_stats (tenant, memory_id) VALUES ('acme', %s)", (n,))
+    install(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT memory_id, embedding IS NULL FROM cogmem.memories ORDER BY 1").fetchall() == [
+            (1, True),
+            (2, False),
+            (3, False),
+        ]
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute("UPDATE cogmem.memories SET embedding = %s::vector WHERE memory_id = 2", (zero,))
+        conn.execute("SELECT * FROM cogmem.consolidate(now() + interval '1 hour')")
+        # The two identical vectors merge; the memory that had the zero vector is untouched.
+        assert [r[0] for r in conn.execute("SELECT memory_id FROM cogmem.memories ORDER BY 1")] == [1, 2]
