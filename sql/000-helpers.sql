@@ -209,7 +209,7 @@ CREATE OR REPLACE FUNCTION cogmem._comparable(p_embedding public.vector)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, public, pg_temp
-RETURN (p_embedding OPERATOR(public.<=>) p_embedding) < 0.001;
+RETURN (p_embedding OPERATOR(public.<=>) p_embedding) < 0.001;  -- noqa: LT01
 COMMENT ON FUNCTION cogmem._comparable(public.vector) IS
 'Whether a vector has a direction cosine can compare (its cosine distance to itself is 0, not NaN).';
 
