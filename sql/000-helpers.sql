@@ -128,7 +128,9 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'unknown tenant "%"', p_tenant
             USING ERRCODE = 'undefined_object',
-                  HINT = pg_catalog.format('Create it first: SELECT cogmem.create_tenant(%L);', p_tenant);
+                  HINT = CASE WHEN p_tenant IS NFC NORMALIZED
+                              THEN pg_catalog.format('Create it first: SELECT cogmem.create_tenant(%L);', p_tenant)
+                              ELSE 'Tenant names are stored in Unicode NFC: pass normalize(name, NFC).' END;
     END IF;
     RETURN v_language;
 END;
@@ -204,6 +206,37 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.embedding_dimensions() IS
 'Dimension of stored embeddings (384 for all-MiniLM-L6-v2), read from the memories.embedding column.';
+
+-- The tenant's limits on what one memory carries (migration 0017); a batch checks them per item
+-- (sql/060-remember.sql, _batch_problem).
+CREATE OR REPLACE FUNCTION cogmem._check_limits(t cogmem.tenants, p_topics text[], p_source jsonb)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_longest integer := (SELECT max(length(x)) FROM unnest(p_topics) AS x);
+BEGIN
+    IF cardinality(p_topics) > t.max_topics THEN
+        RAISE EXCEPTION '% topics, the limit for tenant "%" is %', cardinality(p_topics), t.tenant, t.max_topics
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name the few topics that matter, or raise cogmem.tenants.max_topics (configure_tenant).';
+    END IF;
+    IF v_longest > t.max_topic_chars THEN
+        RAISE EXCEPTION 'a topic has % characters, the limit for tenant "%" is %', v_longest, t.tenant, t.max_topic_chars
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'A topic is a word or two, e.g. ''kubernetes''; or raise cogmem.tenants.max_topic_chars.';
+    END IF;
+    IF octet_length(p_source::text) > t.max_source_bytes THEN
+        RAISE EXCEPTION 'source has % bytes, the limit for tenant "%" is %', octet_length(p_source::text), t.tenant,
+            t.max_source_bytes
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Keep provenance short (who, channel, a link); or raise cogmem.tenants.max_source_bytes.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._check_limits(cogmem.tenants, text[], jsonb) IS
+'Refuses more topics, a longer topic or a larger source than the tenant allows, naming the limit.';
 
 CREATE OR REPLACE FUNCTION cogmem._comparable(p_embedding public.vector)
 RETURNS boolean

@@ -20,6 +20,12 @@ BEGIN
         RAISE EXCEPTION 'tenant name "%" is empty or longer than 200 characters', left(v_tenant, 40)
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Use a short, stable identifier such as ''acme''.';
     END IF;
+    IF v_tenant ~ '[[:cntrl:]]' THEN
+        RAISE EXCEPTION 'tenant name % holds control characters (tabs, newlines)', to_jsonb(left(v_tenant, 40))
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Use a short, stable identifier such as ''acme''.';
+    END IF;
+    -- One spelling per name: "école" typed as one character or as e and a combining accent is one tenant.
+    v_tenant := normalize(v_tenant, NFC);
     BEGIN  -- to_regconfig() arrived only in PostgreSQL 16
         v_language := coalesce(create_tenant.language, 'english')::regconfig;
     EXCEPTION WHEN undefined_object OR invalid_name OR syntax_error THEN

@@ -43,9 +43,10 @@ COMMENT ON FUNCTION cogmem._link_contradiction(text, bigint, bigint[], text) IS
 -- verdict; p_unlike: memories the text must not be merged into as a near-duplicate (it contradicts them).
 -- What remember() refuses before it stores anything; returns the memories the caller says the text
 -- contradicts (NULL: detect them), each once.
+DROP FUNCTION IF EXISTS cogmem._checked_input(text, text, text, jsonb, public.vector, bigint[], integer);
 CREATE OR REPLACE FUNCTION cogmem._checked_input(
-    p_tenant text, p_content text, p_ring text, p_source jsonb, p_embedding public.vector, p_contradicts bigint[],
-    p_max_chars integer
+    t cogmem.tenants, p_content text, p_ring text, p_topics text[], p_source jsonb, p_embedding public.vector,
+    p_contradicts bigint[]
 )
 RETURNS bigint[]
 LANGUAGE plpgsql STABLE SECURITY INVOKER
@@ -65,9 +66,9 @@ BEGIN
         RAISE EXCEPTION 'content must not be empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the text to remember.';
     END IF;
-    IF length(p_content) > p_max_chars THEN
+    IF length(p_content) > t.max_content_chars THEN
         RAISE EXCEPTION 'content has % characters, the limit for tenant "%" is %',
-            length(p_content), p_tenant, p_max_chars
+            length(p_content), t.tenant, t.max_content_chars
             USING ERRCODE = 'string_data_right_truncation',
                   HINT = 'Split it into smaller memories (a memory must fit a recall budget), '
                          || 'or raise cogmem.tenants.max_content_chars.';
@@ -84,12 +85,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Pass provenance as an object, e.g. {"who": "ayse", "channel": "slack"}.';
     END IF;
+    PERFORM cogmem._check_limits(t, p_topics, p_source);
     PERFORM cogmem._check_embedding(p_embedding);
     IF cardinality(p_contradicts) > 0 THEN
         SELECT array_agg(DISTINCT c.id ORDER BY c.id) INTO v_named FROM unnest(p_contradicts) AS c (id);
-        IF (SELECT count(*) FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = ANY (v_named))
+        IF (SELECT count(*) FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = ANY (v_named))
            < cardinality(v_named) THEN
-            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have', p_tenant
+            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have', t.tenant
                 USING ERRCODE = 'no_data_found',
                       HINT = 'Pass ids of the tenant''s memories the text contradicts, ''{}'' for none, or NULL to detect.';
         END IF;
@@ -97,8 +99,8 @@ BEGIN
     RETURN coalesce(v_named, CASE WHEN p_contradicts IS NOT NULL THEN '{}'::bigint[] END);
 END;
 $$;
-COMMENT ON FUNCTION cogmem._checked_input(text, text, text, jsonb, public.vector, bigint[], integer) IS
-'Checks a text to remember (content, ring, source, embedding, named contradictions) with a clear error each; '
+COMMENT ON FUNCTION cogmem._checked_input(cogmem.tenants, text, text, text[], jsonb, public.vector, bigint[]) IS
+'Checks a text to remember (content, ring, topics, source, embedding, named contradictions), a clear error each; '
 'returns the named contradictions, NULL to detect them.';
 
 -- The established memories a text may duplicate (close_ids, by sign bits) and those the contradiction
@@ -317,10 +319,8 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_tenant     text := p_tenant;
+    t            cogmem.tenants;
     v_language   regconfig;
-    v_max_chars  integer;
-    v_dup_sim    real;
-    v_diss_sim   real;
     v_content    text;
     v_redactions text[];
     v_ring       cogmem.ring;
@@ -336,10 +336,9 @@ BEGIN
     -- Its callers (remember, remember_many, observe, report_error, resolve_conflict, end_session) checked
     -- reach first.
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    SELECT t.language, t.max_content_chars, t.duplicate_similarity, t.dissonance_similarity
-    INTO v_language, v_max_chars, v_dup_sim, v_diss_sim
-    FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
-    v_named := cogmem._checked_input(v_tenant, p_content, p_ring, p_source, p_embedding, p_contradicts, v_max_chars);
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
+    v_language := t.language;
+    v_named := cogmem._checked_input(t, p_content, p_ring, p_topics, p_source, p_embedding, p_contradicts);
     v_verdict := CASE WHEN cardinality(v_named) > 0 THEN 'caller' END;
 
     -- Redact first: nothing below, including the duplicate check, sees a secret.
@@ -353,7 +352,7 @@ BEGIN
     v_topics := coalesce(cogmem._normalize_topics(p_topics),
                          cogmem._detect_topics(v_tenant, v_content, v_language));
     SELECT * INTO v_found
-    FROM cogmem._detect_conflicts(v_tenant, v_language, v_content, v_ring, v_instruction, v_embedding, v_diss_sim,
+    FROM cogmem._detect_conflicts(v_tenant, v_language, v_content, v_ring, v_instruction, v_embedding, t.dissonance_similarity,
                                   v_named, p_near_duplicates);
 
     -- Only an instruction is held: a statement of fact that contradicts an older memory is stored, and
@@ -371,7 +370,8 @@ BEGIN
     END IF;
     IF v_found.close_ids IS NOT NULL AND p_near_duplicates THEN
         SELECT * INTO v_near
-        FROM cogmem._near_duplicate(v_tenant, v_content, v_embedding, v_found.close_ids, p_unlike, v_dup_sim);
+        FROM cogmem._near_duplicate(v_tenant, v_content, v_embedding, v_found.close_ids, p_unlike,
+                                     t.duplicate_similarity);
         IF v_near.memory_id IS NOT NULL THEN
             RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(v_tenant, v_near.memory_id,
                 v_redactions, jsonb_build_object('match', 'similar', 'similarity', round(v_near.similarity::numeric, 4)))
@@ -424,8 +424,9 @@ COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jso
 -- and near-duplicates are left to the nightly merge. A bad item rejects the whole batch, naming it.
 
 -- The first item of a batch that cannot be stored, and what is wrong with it (no row: all are fine).
+DROP FUNCTION IF EXISTS cogmem._batch_problem(jsonb, public.vector[], integer, integer);
 CREATE OR REPLACE FUNCTION cogmem._batch_problem(
-    p_items jsonb, p_embeddings public.vector[], p_max_chars integer, p_dimensions integer
+    t cogmem.tenants, p_items jsonb, p_embeddings public.vector[], p_dimensions integer
 )
 RETURNS TABLE (item integer, problem text)
 LANGUAGE sql STABLE SECURITY INVOKER
@@ -441,9 +442,9 @@ AS $$
                     THEN 'has unknown keys (known: content, ring, topics, source)'
                 WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
                 WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
-                WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > p_max_chars
+                WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > t.max_content_chars
                     THEN format('has %s characters, the limit is %s',
-                                length(coalesce(i.value ->> 'content', i.value #>> '{}')), p_max_chars)
+                                length(coalesce(i.value ->> 'content', i.value #>> '{}')), t.max_content_chars)
                 WHEN jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
                   OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
                     THEN format('has unknown ring %s', i.value -> 'ring')
@@ -453,6 +454,16 @@ AS $$
                              WHERE jsonb_typeof(t) <> 'string')
                     THEN 'has topics that are not an array of texts'
                 WHEN jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null') THEN 'has a source that is not an object'
+                WHEN jsonb_array_length(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array' THEN i.value -> 'topics' END)
+                     > t.max_topics
+                    THEN format('has %s topics, the limit is %s', jsonb_array_length(i.value -> 'topics'), t.max_topics)
+                WHEN (SELECT max(length(x)) FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
+                                                                                 THEN i.value -> 'topics' END) AS x)
+                     > t.max_topic_chars
+                    THEN format('has a topic longer than %s characters', t.max_topic_chars)
+                WHEN octet_length((i.value -> 'source')::text) > t.max_source_bytes
+                    THEN format('has a source of %s bytes, the limit is %s', octet_length((i.value -> 'source')::text),
+                                t.max_source_bytes)
                 WHEN public.vector_dims(i.embedding) <> p_dimensions
                     THEN format('has an embedding of %s dimensions, expected %s',
                                 public.vector_dims(i.embedding), p_dimensions)
@@ -466,7 +477,7 @@ AS $$
     WHERE c.problem IS NOT NULL
     ORDER BY c.n LIMIT 1;
 $$;
-COMMENT ON FUNCTION cogmem._batch_problem(jsonb, public.vector[], integer, integer) IS
+COMMENT ON FUNCTION cogmem._batch_problem(cogmem.tenants, jsonb, public.vector[], integer) IS
 'The first bad item of a remember_many batch, numbered from 1, with what is wrong with it.';
 
 -- Redacted, routed, with topics and an embedding: a batch as remember() would see each item.
@@ -642,9 +653,8 @@ BEGIN
                   HINT = 'Skip near_duplicates, conflicts, both, or none (''{}'', the default).';
     END IF;
     SELECT p.item AS n, p.problem INTO v_bad
-    FROM cogmem._batch_problem(remember_many.items, remember_many.embeddings,
-                               (SELECT t.max_content_chars FROM cogmem.tenants AS t WHERE t.tenant = v_tenant),
-                               cogmem.embedding_dimensions()) AS p;
+    FROM cogmem._batch_problem((SELECT x FROM cogmem.tenants AS x WHERE x.tenant = v_tenant),
+                               remember_many.items, remember_many.embeddings, cogmem.embedding_dimensions()) AS p;
     IF v_bad.n IS NOT NULL THEN
         RAISE EXCEPTION 'item % %; nothing of this batch was stored', v_bad.n, v_bad.problem
             USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters%' THEN 'string_data_right_truncation'

@@ -223,3 +223,42 @@ def test_a_vector_without_direction_is_refused_everywhere(db, tenant, magnitude)
             db.execute(sql, params)
         assert "cannot be compared" in err.value.diag.message_primary, sql
     assert state(db) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "sqlstate", "message"),
+    [
+        ({"topics": [f"t{n}" for n in range(33)]}, "22023", '33 topics, the limit for tenant "acme" is 32'),
+        ({"topics": ["x" * 101]}, "22001", 'a topic has 101 characters, the limit for tenant "acme" is 100'),
+        ({"source": {"blob": "x" * 20000}}, "22001", 'source has 20012 bytes, the limit for tenant "acme" is 16384'),
+    ],
+)
+def test_topics_and_sources_have_limits(db, tenant, args, sqlstate, message):
+    import json
+
+    before = state(db)
+    params = {"t": tenant, "topics": args.get("topics"), "source": json.dumps(args.get("source", {}))}
+    with pytest.raises(psycopg.Error) as err:
+        db.execute("SELECT * FROM cogmem.remember(%(t)s, 'a fact', topics => %(topics)s, source => %(source)s)", params)
+    assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
+    item = {"content": "a fact", **args}
+    with pytest.raises(psycopg.Error) as err:
+        db.execute("SELECT * FROM cogmem.remember_many(%s, %s)", (tenant, json.dumps([item])))
+    assert err.value.sqlstate in ("22001", "22023") and err.value.diag.message_primary.startswith("item 1 has ")
+    assert state(db) == before
+    db.execute('SELECT cogmem.configure_tenant(%s, \'{"max_topics": 40, "max_source_bytes": 30000}\')', (tenant,))
+    if "source" in args or len(args.get("topics", [])) == 33:
+        db.execute("SELECT * FROM cogmem.remember(%(t)s, 'a fact', topics => %(topics)s, source => %(source)s)", params)
+
+
+def test_tenant_names_are_one_spelling_without_control_characters(db):
+    composed, decomposed = "\u00e9cole", "e\u0301cole"
+    db.execute("SELECT cogmem.create_tenant(%s)", (composed,))
+    db.execute("SELECT cogmem.create_tenant(%s)", (decomposed,))  # the same tenant: idempotent
+    assert [r[0] for r in db.execute("SELECT tenant FROM cogmem.tenants")] == [composed]
+    with pytest.raises(psycopg.errors.UndefinedObject) as err:
+        db.execute("SELECT * FROM cogmem.recall(%s, 'x')", (decomposed,))
+    assert "NFC" in err.value.diag.message_hint
+    for name in ("tab\there", "new\nline", "nul\x07bell"):
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            db.execute("SELECT cogmem.create_tenant(%s)", (name,))
