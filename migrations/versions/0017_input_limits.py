@@ -33,4 +33,6 @@ COMMENT ON COLUMN cogmem.tenants.max_source_bytes IS 'Largest source (provenance
 
 
 def downgrade() -> None:
-    execute("ALTER TABLE cogmem.tenants DROP COLUMN max_topics, DROP COLUMN max_topic_chars, DROP COLUMN max_source_bytes;")
+    execute(
+        "ALTER TABLE cogmem.tenants DROP COLUMN max_topics, DROP COLUMN max_topic_chars, DROP COLUMN max_source_bytes;"
+    )
