@@ -157,21 +157,50 @@ COMMENT ON FUNCTION cogmem._reach_every() IS
 -- Daytime calls (remember, recall, feedback, observe) share a tenant; a consolidation night has it to
 -- itself. Each takes row locks on many memory_stats rows, and in no order a deadlock could be ruled
 -- out by; this lock keeps the two apart, and the day's calls lock rows in memory_id order.
+-- The lock is on the tenant's own row, not an advisory key: locking a row needs UPDATE on the table
+-- and a view of the row, which only the API's owner has (an advisory lock any login could take, and
+-- stall the tenant). The wait is bounded; a day call that times out says why.
 CREATE OR REPLACE FUNCTION cogmem._lock_tenant(p_tenant text, p_exclusive boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+SET lock_timeout = '10s'
 AS $$
+DECLARE
+    v_wait text := coalesce(nullif(current_setting('cogmem.lock_wait', true), ''), '10s');
 BEGIN
+    -- The header's lock_timeout makes this setting local to the call (cogmem.lock_wait may change it).
+    PERFORM set_config('lock_timeout', v_wait, true);
     IF p_exclusive THEN
-        PERFORM pg_advisory_xact_lock(hashtext('cogmem.tenant'), hashtext(p_tenant));
+        PERFORM FROM cogmem.tenants AS t WHERE t.tenant = p_tenant FOR UPDATE;
     ELSE
-        PERFORM pg_advisory_xact_lock_shared(hashtext('cogmem.tenant'), hashtext(p_tenant));
+        PERFORM FROM cogmem.tenants AS t WHERE t.tenant = p_tenant FOR KEY SHARE;
     END IF;
+EXCEPTION WHEN lock_not_available THEN
+    RAISE EXCEPTION 'tenant "%" is busy: % held it for %', p_tenant,
+        CASE WHEN p_exclusive THEN 'its calls' ELSE 'its night' END, v_wait
+        USING ERRCODE = 'lock_not_available',
+              HINT = CASE WHEN p_exclusive THEN 'The night skips it and takes it next time.'
+                          ELSE 'Retry shortly: a night consolidates a tenant in seconds.' END;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._lock_tenant(text, boolean) IS
-'Takes the tenant''s transaction-level advisory lock: shared for daytime calls, exclusive for a night.';
+'Locks the tenant''s row for this transaction: shared for daytime calls, exclusive for a night; waits at '
+'most 10 seconds (SET cogmem.lock_wait to change it).';
+
+-- One writer at a time for what each write derives from the last (trust scores, identity versions).
+CREATE OR REPLACE FUNCTION cogmem._serialize_tenant(p_tenant text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET lock_timeout = '10s'
+AS $$
+BEGIN
+    PERFORM FROM cogmem.tenants AS t WHERE t.tenant = p_tenant FOR NO KEY UPDATE;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._serialize_tenant(text) IS
+'Serialises one kind of per-tenant writer on the tenant''s row (it does not block the day''s calls).';
 
 -- Every lock on rows of memory_stats goes through here (recall's rehearsal excepted, see _log_recall):
 -- in memory_id order, so that two calls locking overlapping sets cannot deadlock.

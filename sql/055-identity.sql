@@ -50,7 +50,7 @@ DECLARE
 BEGIN
     PERFORM cogmem._reach(v_tenant);
     -- One version at a time per tenant.
-    PERFORM pg_advisory_xact_lock(hashtext('cogmem.identity'), hashtext(v_tenant));
+    PERFORM cogmem._serialize_tenant(v_tenant);
     SELECT * INTO v_before FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1;
     -- NULL keeps what was there; '' (or an empty list) clears it.
     v_next.tenant := v_tenant;

@@ -356,7 +356,15 @@ DECLARE
     v_overflow  jsonb;
 BEGIN
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
-    PERFORM cogmem._lock_tenant(p_tenant, true);  -- the day's calls wait for this tenant's night
+    BEGIN
+        PERFORM cogmem._lock_tenant(p_tenant, true);  -- the day's calls wait for this tenant's night
+    EXCEPTION WHEN lock_not_available THEN
+        -- Skipped, said, and done on a later night: never hung on one tenant.
+        RAISE NOTICE 'cogmem: the night skipped tenant "%": its calls held it', p_tenant;
+        INSERT INTO cogmem.audit_log (tenant, level, event, detail, at)
+        VALUES (p_tenant, 'lifecycle', 'night_skipped', jsonb_build_object('reason', 'busy', 'run_id', p_run_id), p_as_of);
+        RETURN;
+    END;
     -- Only memories new or changed since the tenant's previous night (on a first night: the last day)
     -- need the near-duplicate search; remember() already rehearses duplicates as they arrive.
     SELECT coalesce(max(n.as_of), p_as_of - interval '1 day') INTO v_since FROM cogmem.consolidation_nights AS n
@@ -439,9 +447,9 @@ BEGIN
         RAISE NOTICE 'cogmem.consolidate skipped: this server is a read replica';
         RETURN;
     END IF;
-    -- One run at a time; a second caller waits for the first to finish, then finds its nights done.
-    PERFORM pg_advisory_xact_lock(hashtext('cogmem.consolidate'));
-    INSERT INTO cogmem.consolidation_runs (as_of, tenant) VALUES (p_as_of, p_tenant)
+    -- A second run at the same time is safe: each tenant's night is locked and done once, so a second
+    -- caller waits for the tenants the first holds, then finds their nights done.
+    INSERT INTO cogmem.consolidation_runs (as_of, tenant, pid) VALUES (p_as_of, p_tenant, pg_backend_pid())
     RETURNING run_id INTO v_run_id;
     FOR v_tenant IN
         SELECT t.tenant FROM cogmem.tenants AS t
@@ -475,8 +483,10 @@ COMMENT ON FUNCTION cogmem.consolidate(timestamptz, text) IS
 -- A procedure that commits cannot carry a SET clause (PostgreSQL forbids transaction control then),
 -- so it pins nothing and qualifies every name instead; the work happens in the functions above.
 -- Tenants are independent, so a night can run as several workers (one pg_cron job each), every
--- worker taking its share of tenants by hash. Workers exclude cogmem.consolidate() (they share its
--- lock) and a second run of the same worker slot (each slot has its own lock).
+-- worker taking its share of tenants by hash. A worker slot runs once at a time: a run whose session
+-- is alive makes a second one skip; one whose session is gone was interrupted and is marked so. (Not
+-- advisory locks: any login could hold one and make every night skip.) Tenants are safe regardless:
+-- each tenant's night is locked and recorded once.
 DROP PROCEDURE IF EXISTS cogmem.consolidate_nightly(timestamptz, text);  -- before workers existed
 CREATE OR REPLACE PROCEDURE cogmem.consolidate_nightly(
     as_of timestamptz DEFAULT now(), tenant text DEFAULT NULL, worker integer DEFAULT 1, workers integer DEFAULT 1
@@ -496,17 +506,19 @@ BEGIN
         RAISE NOTICE 'cogmem.consolidate_nightly skipped: this server is a read replica';
         RETURN;
     END IF;
-    IF NOT pg_catalog.pg_try_advisory_lock_shared(pg_catalog.hashtext('cogmem.consolidate')) THEN
+    UPDATE cogmem.consolidation_runs AS r
+    SET status = 'interrupted', finished_at = pg_catalog.clock_timestamp()
+    WHERE r.status OPERATOR(pg_catalog.=) 'running'
+      AND NOT EXISTS (SELECT FROM pg_catalog.pg_stat_activity AS a
+                      WHERE a.pid OPERATOR(pg_catalog.=) r.pid AND a.backend_start OPERATOR(pg_catalog.<=) r.started_at);
+    IF EXISTS (SELECT FROM cogmem.consolidation_runs AS r
+               WHERE r.status OPERATOR(pg_catalog.=) 'running' AND r.worker OPERATOR(pg_catalog.=) consolidate_nightly.worker) THEN
+        COMMIT;
         RAISE NOTICE 'cogmem.consolidate_nightly skipped: another consolidation is running';
         RETURN;
     END IF;
-    IF NOT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext('cogmem.consolidate.worker'), worker) THEN
-        PERFORM pg_catalog.pg_advisory_unlock_shared(pg_catalog.hashtext('cogmem.consolidate'));
-        RAISE NOTICE 'cogmem.consolidate_nightly skipped: another consolidation is running';
-        RETURN;
-    END IF;
-    INSERT INTO cogmem.consolidation_runs (as_of, tenant, worker, workers)
-    VALUES (consolidate_nightly.as_of, consolidate_nightly.tenant, worker, workers)
+    INSERT INTO cogmem.consolidation_runs (as_of, tenant, worker, workers, pid)
+    VALUES (consolidate_nightly.as_of, consolidate_nightly.tenant, worker, workers, pg_catalog.pg_backend_pid())
     RETURNING run_id INTO v_run_id;
     COMMIT;
     FOR v_tenant IN
@@ -525,12 +537,11 @@ BEGIN
     UPDATE cogmem.consolidation_runs AS r SET finished_at = pg_catalog.clock_timestamp(), status = 'finished'
     WHERE r.run_id OPERATOR(pg_catalog.=) v_run_id;
     COMMIT;
-    PERFORM pg_catalog.pg_advisory_unlock(pg_catalog.hashtext('cogmem.consolidate.worker'), worker);
-    PERFORM pg_catalog.pg_advisory_unlock_shared(pg_catalog.hashtext('cogmem.consolidate'));
 END;
 $$;
 COMMENT ON PROCEDURE cogmem.consolidate_nightly(timestamptz, text, integer, integer) IS  -- noqa: LT01
-'The scheduled form of cogmem.consolidate(): skips on a replica or when another run holds the lock, '
+'The scheduled form of cogmem.consolidate(): skips on a replica or while this worker slot runs elsewhere '
+'(a run whose session is gone is marked interrupted), '
 'commits after each tenant, records the run in cogmem.consolidation_runs. worker/workers: this run''s '
 'share of the tenants, for several in parallel.';
 

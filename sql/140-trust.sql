@@ -43,7 +43,7 @@ DECLARE
     v_score real;
 BEGIN
     -- One writer per tenant at a time: each event starts from the score the previous one left.
-    PERFORM pg_advisory_xact_lock(hashtext('cogmem.trust'), hashtext(p_tenant));
+    PERFORM cogmem._serialize_tenant(p_tenant);
     v_before := cogmem.trust(p_tenant);
     v_score := least(100, greatest(0, v_before + v_delta));
     INSERT INTO cogmem.trust_events (tenant, kind, delta, score, memory_id, cause)

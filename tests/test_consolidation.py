@@ -274,13 +274,69 @@ def test_nightly_procedure_commits_per_tenant_and_respects_the_lock(db, dsn, ten
     assert db.execute("SELECT status, tenants_done FROM cogmem.consolidation_runs").fetchall() == [("finished", 1)]
     assert one(db, "SELECT round(confidence::numeric, 2)::float FROM cogmem.memory_stats") == 0.4
 
+    # A run whose session is alive makes a second run of its worker slot skip.
     notices: list[str] = []
     with psycopg.connect(dsn, autocommit=True) as holder, psycopg.connect(dsn, autocommit=True) as conn:
-        holder.execute("SELECT pg_advisory_lock(hashtext('cogmem.consolidate'))")
+        db.execute(
+            "INSERT INTO cogmem.consolidation_runs (as_of, worker, workers, pid, tenants_done)"
+            " VALUES (now(), 1, 1, %s, 3)",
+            (one(holder, "SELECT pg_backend_pid()"),),
+        )
         conn.add_notice_handler(lambda d: notices.append(d.message_primary))
         conn.execute("CALL cogmem.consolidate_nightly(now() + interval '61 days')")
     assert notices == ["cogmem.consolidate_nightly skipped: another consolidation is running"]
-    assert one(db, "SELECT count(*) FROM cogmem.consolidation_runs") == 1
+    assert one(db, "SELECT count(*) FROM cogmem.consolidation_runs") == 2
+    # Its session is gone now: the next run says it was interrupted, keeps how far it got, and runs.
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CALL cogmem.consolidate_nightly(now() + interval '61 days')")
+    assert db.execute("SELECT status, tenants_done FROM cogmem.consolidation_runs ORDER BY run_id").fetchall() == [
+        ("finished", 1),
+        ("interrupted", 3),
+        ("finished", 1),
+    ]
+
+
+def test_no_login_without_a_grant_can_stall_a_tenant_or_the_night(db, dsn, tenant, login):
+    """The day/night exclusion and the single-runner rule take no lock a stranger can hold: the advisory
+    keys they used do nothing now, and the tenant's row cannot be locked without UPDATE on it."""
+    remember(db, tenant, STALE)
+    stranger = login(None)
+    stranger.autocommit = False
+    stranger.execute("SELECT pg_advisory_lock(hashtext('cogmem.tenant'), hashtext(%s))", (tenant,))
+    stranger.execute("SELECT pg_advisory_lock(hashtext('cogmem.consolidate'))")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        stranger.execute("SELECT FROM cogmem.tenants FOR KEY SHARE")
+    stranger.rollback()
+    stranger.execute("SELECT pg_advisory_lock(hashtext('cogmem.tenant'), hashtext(%s))", (tenant,))
+    stranger.execute("SELECT pg_advisory_lock(hashtext('cogmem.consolidate'))")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET lock_timeout = '2s'")
+        conn.execute("SELECT * FROM cogmem.remember(%s, 'The stranger cannot hold this up.')", (tenant,))
+        conn.execute("SELECT * FROM cogmem.recall(%s, 'stranger')", (tenant,)).fetchall()
+        conn.execute("CALL cogmem.consolidate_nightly(now() + interval '31 days')")
+    assert one(db, "SELECT status FROM cogmem.consolidation_runs") == "finished"
+    stranger.rollback()
+
+
+def test_a_busy_tenant_is_skipped_by_the_night_and_a_day_call_is_told_why(db, dsn, tenant):
+    remember(db, tenant, STALE)
+    with psycopg.connect(dsn) as night, psycopg.connect(dsn, autocommit=True) as day:
+        night.execute("SELECT * FROM cogmem.consolidate(now() + interval '31 days')").fetchall()  # holds the row
+        day.execute("SET cogmem.lock_wait = '200ms'")
+        with pytest.raises(psycopg.errors.LockNotAvailable) as err:
+            day.execute("SELECT * FROM cogmem.recall(%s, 'anything')", (tenant,))
+        assert err.value.diag.message_primary == f'tenant "{tenant}" is busy: its night held it for 200ms'
+        night.rollback()
+    with psycopg.connect(dsn) as day, psycopg.connect(dsn, autocommit=True) as night:
+        day.execute("SELECT * FROM cogmem.recall(%s, 'anything')", (tenant,)).fetchall()  # a call in flight
+        notices: list[str] = []
+        night.add_notice_handler(lambda d: notices.append(d.message_primary))
+        night.execute("SET cogmem.lock_wait = '200ms'")
+        night.execute("CALL cogmem.consolidate_nightly(now() + interval '31 days')")
+        assert notices == [f'cogmem: the night skipped tenant "{tenant}": its calls held it']
+        day.rollback()
+    assert one(db, "SELECT count(*) FROM cogmem.consolidation_nights") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.audit_log WHERE event = 'night_skipped'") == 1
 
 
 def test_consolidate_input_errors(db, tenant):
