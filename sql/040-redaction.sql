@@ -28,33 +28,94 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._luhn_valid(text) IS 'True for a 13-19 digit string that passes the Luhn check.';
 
-CREATE OR REPLACE FUNCTION cogmem.redact(content text, OUT redacted text, OUT redactions text[])
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
-SET search_path = pg_catalog, cogmem, public, pg_temp
+-- IBAN: two letters, two check digits, 11 to 30 letters and digits; the check is mod 97 (ISO 13616).
+CREATE OR REPLACE FUNCTION cogmem._iban_valid(p_iban text)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_match  text;
-    v_before text;
-    v_rule   record;
+    v_moved  text := upper(substr(p_iban, 5) || substr(p_iban, 1, 4));
+    v_digits text := '';
+    v_char   text;
 BEGIN
-    redacted := content;
-    redactions := '{}';
-    -- Most texts hold no secret: one test for anything any pattern below could match spares them the
-    -- per-kind passes (it may fire on harmless text; the patterns then decide).
-    IF content !~* ('[0-9](?:[ -]?[0-9]){12}|private key|passw|pwd|passphrase|secret|api[_-]?key|access[_-]?key'
-                    || '|token|şifre|parola|bearer|akia|gh[pousr]_|xox[abprs]-|sk-') THEN
-        RETURN;
+    IF p_iban !~ '^[A-Za-z]{2}[0-9]{2}[A-Za-z0-9]{11,30}$' THEN
+        RETURN false;
     END IF;
+    FOREACH v_char IN ARRAY regexp_split_to_array(v_moved, '') LOOP
+        v_digits := v_digits || CASE WHEN v_char ~ '[0-9]' THEN v_char ELSE (ascii(v_char) - 55)::text END;
+    END LOOP;
+    RETURN v_digits::numeric % 97 = 1;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._iban_valid(text) IS 'True for an IBAN (without separators) whose mod-97 check holds.';
 
-    -- Card numbers: 13-19 digits, optionally grouped by spaces or dashes, that pass Luhn.
+-- What the patterns see: compatibility forms folded (NFKC: full-width digits and letters, no-break
+-- spaces) and invisible format characters dropped (zero-width space, joiners, word joiner, BOM, soft
+-- hyphen), so that pass<U+200B>word= or a card in full-width digits is a secret like any other.
+CREATE OR REPLACE FUNCTION cogmem._unmasked(p_text text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN regexp_replace(normalize(p_text, NFKC), '[\u00AD\u200B-\u200D\u2060\uFEFF]', '', 'g');  -- noqa: CP02
+COMMENT ON FUNCTION cogmem._unmasked(text) IS
+'A text with compatibility forms folded (NFKC) and format characters removed: what redaction matches.';
+
+-- Card numbers and IBANs: digits in groups, with any one separator between them (space, dash, dot; a
+-- no-break or zero-width space is one after _unmasked), but never a run inside an identifier (a UUID,
+-- a hash, a hex string): no letter, digit or joined separator on either side. Card numbers start with
+-- 2 to 6 (the issuer ranges of the card networks), which keeps millisecond timestamps out.
+CREATE OR REPLACE FUNCTION cogmem._redact_numbers(INOUT redacted text, INOUT redactions text[])
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+AS $$
+DECLARE
+    v_match text;
+BEGIN
     FOR v_match IN
-        SELECT m[1] FROM regexp_matches(redacted, '(?<![0-9])([0-9](?:[ -]?[0-9]){12,18})(?![0-9])', 'g') AS m
+        SELECT m[1] FROM regexp_matches(
+            redacted, '(?<![[:alnum:]_]|[[:alnum:]][.-])([2-6](?:[ .-]?[0-9]){12,18})(?![[:alnum:]_]|[.-][[:alnum:]])', 'g'
+        ) AS m
     LOOP
         IF cogmem._luhn_valid(regexp_replace(v_match, '[^0-9]', '', 'g')) THEN
             redacted := replace(redacted, v_match, '[REDACTED:PAN]');
             redactions := array_append(redactions, 'pan');
         END IF;
     END LOOP;
+    FOR v_match IN
+        SELECT m[1] FROM regexp_matches(
+            redacted, '(?<![[:alnum:]_])([A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30})(?![[:alnum:]_])', 'g'
+        ) AS m
+    LOOP
+        IF cogmem._iban_valid(replace(v_match, ' ', '')) THEN
+            redacted := replace(redacted, v_match, '[REDACTED:IBAN]');
+            redactions := array_append(redactions, 'iban');
+        END IF;
+    END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._redact_numbers(text, text[]) IS
+'Replaces Luhn-valid card numbers and mod-97-valid IBANs, grouped or not, outside identifiers.';
+
+CREATE OR REPLACE FUNCTION cogmem.redact(content text, OUT redacted text, OUT redactions text[])
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_seen   text := cogmem._unmasked(content);
+    v_before text;
+    v_rule   record;
+BEGIN
+    redacted := v_seen;
+    redactions := '{}';
+    -- Most texts hold no secret: one test for anything any pattern below could match spares them the
+    -- per-kind passes (it may fire on harmless text; the patterns then decide).
+    IF v_seen !~* ('[0-9](?:[ .-]?[0-9]){12}|[A-Z]{2}[0-9]{2} ?[A-Z0-9]{4}|private key|passw|pwd|passphrase|secret'
+                   || '|api[_-]?key|access[_-]?key|token|şifre|parola|bearer|akia|gh[pousr]_|xox[abprs]-|sk-') THEN
+        redacted := content;  -- untouched: nothing a person wrote is changed without a secret in it
+        RETURN;
+    END IF;
+    SELECT r.redacted, r.redactions INTO redacted, redactions FROM cogmem._redact_numbers(redacted, redactions) AS r;
 
     -- Secrets by pattern: (kind, pattern, replacement, flags), applied in order.
     FOR v_rule IN
@@ -82,12 +143,17 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF cardinality(redactions) = 0 THEN
+        redacted := content;  -- the quick test fired on harmless text: keep it exactly as written
+    END IF;
     SELECT coalesce(array_agg(DISTINCT r ORDER BY r), '{}') INTO redactions FROM unnest(redactions) AS r;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.redact(text) IS
-'Removes card numbers (Luhn-valid PANs), private keys, passwords in key=value form, bearer and API '
-'tokens; returns the redacted text and the kinds removed (never the removed values).';
+'Removes card numbers (Luhn-valid PANs), IBANs, private keys, passwords in key=value form, bearer and API '
+'tokens, seen through disguises (full-width forms, zero-width characters, any separator between digit '
+'groups); returns the redacted text and the kinds removed (never the removed values). A text without a '
+'secret comes back exactly as written.';
 
 -- A person's text as kept: trimmed, redacted, NULL when empty.
 CREATE OR REPLACE FUNCTION cogmem._clean_text(p_text text)

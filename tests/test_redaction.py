@@ -1,7 +1,13 @@
 """sql/040-redaction.sql: secrets never reach the memory store."""
 
-import pytest
+import random
+import re
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench.redaction_corpus import FULL_WIDTH, benign, grouped, luhn_card, secrets
 from tests.conftest import one
 
 
@@ -35,3 +41,48 @@ def test_luhn(db):
     assert one(db, "SELECT cogmem._luhn_valid('4111111111111111')") is True
     assert one(db, "SELECT cogmem._luhn_valid('4111111111111112')") is False
     assert one(db, "SELECT cogmem._luhn_valid('411111111111')") is False  # 12 digits: not a PAN
+
+
+def test_the_redaction_corpus_every_secret_caught_and_benign_texts_untouched(db):
+    """bench/redaction_corpus.py: 560 secrets in 28 disguises, all caught; 100,000 texts full of digits
+    and hex that are not secrets, at most 0.01% altered."""
+    cases = list(secrets())
+    assert len(cases) >= 500 and len({d for d, _, _ in cases}) >= 20
+    rows = db.execute(
+        "SELECT (cogmem.redact(t)).redacted FROM unnest(%s::text[]) WITH ORDINALITY AS x (t, n) ORDER BY n",
+        ([text for _, text, _ in cases],),
+    ).fetchall()
+    leaked = [
+        disguise
+        for (disguise, _, secret), (redacted,) in zip(cases, rows, strict=True)
+        if secret in redacted or secret in re.sub(r"[\s.\-\u200b\u2060]", "", redacted)
+    ]
+    assert leaked == []
+    texts = list(benign())
+    assert len(texts) >= 100_000
+    altered = db.execute(
+        "SELECT t FROM unnest(%s::text[]) AS t WHERE (cogmem.redact(t)).redacted <> t", (texts,)
+    ).fetchall()
+    assert len(altered) <= len(texts) // 10_000, altered[:5]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    digits=st.integers(min_value=13, max_value=19),
+    separator=st.sampled_from(["", " ", "-", ".", "\u00a0", "\u200b", "\u2060"]),
+    group=st.integers(min_value=3, max_value=6),
+    before=st.text(alphabet=" :=,;(abc", max_size=8),
+    after=st.text(alphabet=" ,;.)xyz", max_size=8),
+    seed=st.integers(min_value=0, max_value=2**32),
+    full_width=st.booleans(),
+)
+def test_a_card_in_any_disguise_never_survives(db, digits, separator, group, before, after, seed, full_width):
+    rng = random.Random(seed)
+    number = luhn_card(rng, digits, rng.choice("23456"))
+    shown = grouped(number, separator, group)
+    if full_width:
+        shown = shown.translate(FULL_WIDTH)
+    text = f"card{before} {shown} {after}end"
+    redacted, kinds = db.execute("SELECT * FROM cogmem.redact(%s)", (text,)).fetchone()
+    assert number not in re.sub(r"[^0-9]", "", redacted) and kinds == ["pan"]
+    assert db.execute("SELECT (cogmem.redact(%s)).redacted", (redacted,)).fetchone()[0] == redacted
