@@ -4,6 +4,32 @@
 DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb);
 DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb);
 
+-- The same text is one memory: case, punctuation and spacing aside, and through the disguises redaction
+-- sees through (cogmem._unmasked: full-width forms, zero-width characters). Set by a trigger, so every
+-- way a memory is written computes it alike; ON CONFLICT (tenant, fingerprint) sees the value.
+CREATE OR REPLACE FUNCTION cogmem._fingerprint(p_content text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+RETURN md5(btrim(lower(regexp_replace(cogmem._unmasked(p_content), '[[:space:][:punct:]]+', ' ', 'g'))));
+COMMENT ON FUNCTION cogmem._fingerprint(text) IS
+'The normalised form of a text that decides whether it is already a memory of the tenant.';
+
+CREATE OR REPLACE FUNCTION cogmem._set_fingerprint()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+AS $$
+BEGIN
+    NEW.fingerprint := cogmem._fingerprint(NEW.content);
+    RETURN NEW;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._set_fingerprint() IS 'Trigger: memories.fingerprint from the content.';
+CREATE OR REPLACE TRIGGER memories_fingerprint
+BEFORE INSERT OR UPDATE OF content ON cogmem.memories
+FOR EACH ROW EXECUTE FUNCTION cogmem._set_fingerprint();
+
 -- A fact stored although it contradicts older memories: linked to them, and those that are not
 -- protected (shocks, dos_and_donts are never weakened by a heuristic) lose half their confidence, so the
 -- newer fact ranks first and the older one fades unless it is used. Statistics rows in memory_id order.
@@ -267,10 +293,8 @@ BEGIN
     v_inserted := v_id IS NOT NULL;
 
     IF NOT v_inserted THEN
-        -- Same expression as the generated column memories.fingerprint (migration 0001).
         SELECT m.memory_id INTO v_id FROM cogmem.memories AS m
-        WHERE m.tenant = p_tenant
-          AND m.fingerprint = md5(btrim(lower(regexp_replace(p_content, '[[:space:][:punct:]]+', ' ', 'g'))));
+        WHERE m.tenant = p_tenant AND m.fingerprint = cogmem._fingerprint(p_content);
         RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(p_tenant, v_id,
             p_redactions, jsonb_build_object('match', 'same_text')) AS r;
         RETURN;
@@ -299,6 +323,8 @@ COMMENT ON FUNCTION cogmem._store_memory(
 ) IS
 'Inserts a checked, redacted, routed memory (or rehearses the same text stored before); audited.';
 
+-- The one store. Longer than a screen only as the list of its stages, each one call: checks, redaction,
+-- the same text, routing, topics, conflicts, near-duplicates, storing.
 DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]);
 CREATE OR REPLACE FUNCTION cogmem._remember(
     p_tenant text, p_content text, p_ring text, p_topics text[], p_embedding public.vector, p_source jsonb,
@@ -343,6 +369,14 @@ BEGIN
 
     -- Redact first: nothing below, including the duplicate check, sees a secret.
     SELECT r.redacted, r.redactions INTO v_content, v_redactions FROM cogmem.redact(btrim(p_content)) AS r;
+    -- The same text again is the same memory, heard again: not a conflict with itself.
+    SELECT m.memory_id INTO v_near FROM cogmem.memories AS m
+    WHERE m.tenant = v_tenant AND m.fingerprint = cogmem._fingerprint(v_content);
+    IF v_near.memory_id IS NOT NULL THEN
+        RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[]
+        FROM cogmem._rehearse(v_tenant, v_near.memory_id, v_redactions, jsonb_build_object('match', 'same_text')) AS r;
+        RETURN;
+    END IF;
     v_embedding := coalesce(p_embedding, cogmem.embed(v_content));
     -- Inbound attention (sql/030-routing.sql): the ring, unless the caller chose it, and whether the text
     -- is an instruction, which only rules and steps are by their ring.
@@ -496,8 +530,7 @@ BEGIN
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
                          e.embedding, p.source, r.redactions,
-                         -- Same expression as the generated column memories.fingerprint (migration 0001).
-                         md5(btrim(lower(regexp_replace(r.redacted, '[[:space:][:punct:]]+', ' ', 'g'))))
+                         cogmem._fingerprint(r.redacted)
                      )::cogmem._batch_item ORDER BY p.n)
     INTO v_items
     FROM (

@@ -288,3 +288,23 @@ def test_remember_many_refuses_what_is_not_a_batch(db, tenant):
             )
         assert caught.value.sqlstate == sqlstate
     assert remember_many(db, tenant, []) == []
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "Never restart production\u200b servers during business hours.",  # a zero-width space
+        "Never restart production servers during business\u00ad hours.",  # a soft hyphen
+        "Ｎｅｖｅｒ restart production servers during business hours.",  # full-width letters
+        "NEVER restart production servers, during business hours",  # case, punctuation (as before)
+    ],
+)
+def test_the_same_text_in_disguise_is_the_same_memory(db, tenant, variant):
+    first = remember(db, tenant, RULE, ring="dos_and_donts")
+    again = remember(db, tenant, variant, ring="dos_and_donts")
+    assert (again[0], again[3]) == (first[0], "duplicate")
+    batch = db.execute(
+        "SELECT memory_id, action FROM cogmem.remember_many(%s, %s, skip => '{near_duplicates,conflicts}')",
+        (tenant, json.dumps([variant])),
+    ).fetchall()
+    assert batch == [(first[0], "duplicate")]
