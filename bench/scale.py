@@ -14,8 +14,8 @@ fresh database of a private cluster is loaded with the workload of bench/workloa
   step is, and the floor for any semantic lookup); single client, then 8 clients in parallel;
 - where the scale allows, the same top-10 through a global pgvector HNSW index (iterative scan), to
   show why recall does not use one;
-- recall and remember as the tenant's own role (a member of cogmem_app granted that one tenant), which
-  row-level security applies to, against the same calls as the owner, which it does not;
+- recall and remember as the tenant's own role (a member of cogmem_app granted that one tenant), against
+  the same calls as the superuser (row-level security applies to both: the verbs run as cogmem_owner);
 - the plans of the hot queries, captured with auto_explain (ANALYZE, BUFFERS) inside recall itself.
 """
 
@@ -284,10 +284,10 @@ ROLE_WAYS = OWNER, KEPT_ROLE, SWITCHED_ROLE = (
 
 
 def role_costs(dsn: str, calls: int, tenants: int = 8) -> dict[str, dict[str, list[float]]]:
-    """recall and remember for a few tenants, interleaved: as the owner (row-level security does not apply),
-    as the tenant's own role on a session that keeps it (a login or pool per role), and as that role on one
-    session that switches with SET ROLE before each call (outside the timing). PostgreSQL plans a statement
-    under row-level security for the role it runs as, so a switch re-plans every statement of the call."""
+    """recall and remember for a few tenants, interleaved: as the superuser, as the tenant's own role on a
+    session that keeps it (a login or pool per role), and as that role on one session that switches with
+    SET ROLE before each call (outside the timing). The verbs run as cogmem_owner whoever calls, so their
+    plans are the owner's and a switch re-plans nothing."""
     rng = random.Random(SEED + 5)
     chosen = rng.sample(tenant_names(TENANTS), tenants)
     texts = iter(m.content for m in memories(len(ROLE_WAYS) * (calls + 5), TENANTS, SEED + 50))
@@ -465,13 +465,14 @@ def section(results: list[dict], calls: int) -> list[str]:
         "of memories and recall logs, whole transactions only, and the database stays consistent. The "
         "rows marked so above measure what that buys.",
         "",
-        "Row-level security: the rows above run as the owner, which it does not apply to. Below, the same "
-        "calls for 8 tenants, interleaved, as the owner and as each tenant's own role (a member of "
-        "cogmem_app granted that tenant only, one of 1,000 such roles): on a session that keeps the role "
-        "(a login or a pool per role), and on one session that switches to it with `SET ROLE` before each "
-        "call (the switch untimed). Every statement on a tenant table first asks which tenants the role "
-        "reaches (`cogmem._granted_tenants()`), and PostgreSQL plans a statement under row-level security "
-        "for the role it runs as: after a switch, every statement of the call is planned again.",
+        "Row-level security: the rows above run as a superuser, whose calls it applies to as well (the "
+        "writing verbs run as `cogmem_owner`, which it binds). Below, the same calls for 8 tenants, "
+        "interleaved, as the superuser and as each tenant's own role (a member of cogmem_app granted that "
+        "tenant only, one of 1,000 such roles): on a session that keeps the role (a login or a pool per "
+        "role), and on one session that switches to it with `SET ROLE` before each call (the switch "
+        "untimed). Every statement on a tenant table asks which tenants the caller reaches "
+        "(`cogmem.reachable_tenants()`); the plans are the owner's whoever calls, so a switch re-plans "
+        "nothing.",
         "",
         "| memories | call | " + " | ".join(f"p50 ms {way}" for way in ROLE_WAYS) + " |",
         "|---:|---|---:|---:|---:|",
