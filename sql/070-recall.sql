@@ -370,6 +370,7 @@ BEGIN
     PERFORM cogmem._check_embedding(recall.embedding);
 
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
+    PERFORM cogmem._check_limits(t, recall.topics, '{}');
     SELECT sum(l.token_allocation),
            coalesce(array_agg(l.layer::text::cogmem.ring) FILTER (WHERE l.never_cut AND l.layer NOT IN ('bios', 'gut')), '{}')
     INTO v_total_alloc, v_protected

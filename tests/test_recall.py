@@ -349,3 +349,12 @@ def test_the_budget_fill_is_a_pure_stage(db, tokens, cumulative, never_cut, budg
         (tokens, cumulative, never_cut, budget, used),
     ).fetchone()
     assert row == expected
+
+
+def test_recall_topics_have_the_tenants_limits(db, tenant):
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+        db.execute("SELECT * FROM cogmem.recall(%s, 'x', topics => %s)", (tenant, [f"t{n}" for n in range(40)]))
+    assert err.value.diag.message_primary == f'40 topics, the limit for tenant "{tenant}" is 32'
+    with pytest.raises(psycopg.errors.StringDataRightTruncation):
+        db.execute("SELECT * FROM cogmem.recall(%s, 'x', topics => %s)", (tenant, ["y" * 500]))
+    assert one(db, "SELECT count(*) FROM cogmem.recalls") == 0
