@@ -211,6 +211,6 @@ if __name__ == "__main__":
             head, _, rest = text.partition(heading)
             tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
         else:
-            head, marker, rest = text.partition("\n## Inbound attention\n")
+            head, marker, rest = text.partition("\n## Speed at scale\n")
             tail = marker + rest
         args.results.write_text(head.rstrip("\n") + "\n" + heading + "\n" + "\n".join(lines) + "\n" + tail, "utf-8")

@@ -32,6 +32,7 @@ from pgvector.psycopg import register_vector
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.inbound import section as inbound_section
 from bench.quality import run as memory_quality_scenarios
+from bench.redaction_corpus import section as redaction_section
 from bench.scale import QUERIES as SCALE_QUERIES
 from bench.scenarios import PAIRS, distractors
 from cogmem_pg.cluster import Cluster
@@ -323,13 +324,20 @@ if __name__ == "__main__":
                 ("embedding", embedding_cost),
                 ("latency", latency),
                 ("audit", audit),
+                ("redaction", redaction_section),
             ):
                 started = time.perf_counter()
                 sections[name] = measure(conn)
                 print(f"{name}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
-            inbound_lines, quality_lines, memory_quality_lines, embedding_lines, latency_lines, audit_lines = (
-                sections.values()
-            )
+            (
+                inbound_lines,
+                quality_lines,
+                memory_quality_lines,
+                embedding_lines,
+                latency_lines,
+                audit_lines,
+                redaction_lines,
+            ) = sections.values()
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         report = "\n".join(
             [
@@ -362,6 +370,10 @@ if __name__ == "__main__":
                 "## Audit trail",
                 "",
                 *audit_lines,
+                "",
+                "## Redaction",
+                "",
+                *redaction_lines,
                 "",
             ]
         )
