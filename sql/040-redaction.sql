@@ -57,7 +57,11 @@ CREATE OR REPLACE FUNCTION cogmem._unmasked(p_text text)
 RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
-RETURN regexp_replace(normalize(p_text, NFKC), '[\u00AD\u200B-\u200D\u2060\uFEFF]', '', 'g');  -- noqa: CP02
+-- ASCII has no compatibility forms and no format characters (one byte per character is ASCII in UTF-8).
+RETURN CASE
+    WHEN octet_length(p_text) = length(p_text) THEN p_text
+    ELSE regexp_replace(normalize(p_text, NFKC), '[\u00AD\u200B-\u200D\u2060\uFEFF]', '', 'g')  -- noqa: CP02
+END;
 COMMENT ON FUNCTION cogmem._unmasked(text) IS
 'A text with compatibility forms folded (NFKC) and format characters removed: what redaction matches.';
 

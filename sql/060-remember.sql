@@ -21,7 +21,10 @@ LANGUAGE plpgsql SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, pg_temp
 AS $$
 BEGIN
-    NEW.fingerprint := cogmem._fingerprint(NEW.content);
+    -- The batch store passes the fingerprint it computed for its same-text check; the rest is computed.
+    IF tg_op = 'UPDATE' OR NEW.fingerprint IS NULL THEN
+        NEW.fingerprint := cogmem._fingerprint(NEW.content);
+    END IF;
     RETURN NEW;
 END;
 $$;
@@ -569,8 +572,9 @@ BEGIN
 
     -- The unique fingerprint index decides what is new, the first of equal items in the batch included.
     WITH inserted AS (
-        INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source)
-        SELECT p_tenant, b.ring, b.content, b.topics, p_language, b.embedding, b.redactions, b.source
+        INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source,
+                                          fingerprint)
+        SELECT p_tenant, b.ring, b.content, b.topics, p_language, b.embedding, b.redactions, b.source, b.fingerprint
         FROM unnest(p_items) AS b
         ORDER BY b.item
         ON CONFLICT (tenant, fingerprint) DO NOTHING
