@@ -277,7 +277,7 @@ def many_clients(dsn: str, sql: str, clients: int, calls: int) -> tuple[list[flo
 
 
 ROLE_WAYS = OWNER, KEPT_ROLE, SWITCHED_ROLE = (
-    "as the owner",
+    "as a superuser",
     "as the tenant's role, a session per role",
     "as the tenant's role, SET ROLE per call",
 )

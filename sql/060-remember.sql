@@ -21,7 +21,7 @@ LANGUAGE plpgsql SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, pg_temp
 AS $$
 BEGIN
-    -- The batch store passes the fingerprint it computed for its same-text check; the rest is computed.
+    -- The stores pass the fingerprint they computed for their same-text check; other writes get one here.
     IF tg_op = 'UPDATE' OR NEW.fingerprint IS NULL THEN
         NEW.fingerprint := cogmem._fingerprint(NEW.content);
     END IF;
@@ -270,9 +270,13 @@ COMMENT ON FUNCTION cogmem._near_duplicate(text, text, public.vector, bigint[], 
 
 -- Stores a new memory with its statistics and audit rows, linking what it contradicts; the same
 -- normalised text already stored is rehearsed instead.
+DROP FUNCTION IF EXISTS cogmem._store_memory(
+    text, regconfig, text, cogmem.ring, boolean, text[], public.vector, jsonb, text[], bigint[], text
+);  -- before it took the fingerprint its caller had computed
 CREATE OR REPLACE FUNCTION cogmem._store_memory(
     p_tenant text, p_language regconfig, p_content text, p_ring cogmem.ring, p_routed boolean, p_topics text[],
-    p_embedding public.vector, p_source jsonb, p_redactions text[], p_contradicted bigint[], p_verdict text
+    p_embedding public.vector, p_source jsonb, p_redactions text[], p_contradicted bigint[], p_verdict text,
+    p_fingerprint text
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -289,15 +293,16 @@ DECLARE
     v_inserted boolean;
 BEGIN
     -- Same normalised text: the unique fingerprint index decides atomically, even under concurrency.
-    INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source)
-    VALUES (p_tenant, p_ring, p_content, p_topics, p_language, p_embedding, p_redactions, p_source)
+    INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source,
+                                      fingerprint)
+    VALUES (p_tenant, p_ring, p_content, p_topics, p_language, p_embedding, p_redactions, p_source, p_fingerprint)
     ON CONFLICT (tenant, fingerprint) DO NOTHING
     RETURNING m.memory_id INTO v_id;
     v_inserted := v_id IS NOT NULL;
 
     IF NOT v_inserted THEN
         SELECT m.memory_id INTO v_id FROM cogmem.memories AS m
-        WHERE m.tenant = p_tenant AND m.fingerprint = cogmem._fingerprint(p_content);
+        WHERE m.tenant = p_tenant AND m.fingerprint = p_fingerprint;
         RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(p_tenant, v_id,
             p_redactions, jsonb_build_object('match', 'same_text')) AS r;
         RETURN;
@@ -322,9 +327,10 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._store_memory(
-    text, regconfig, text, cogmem.ring, boolean, text[], public.vector, jsonb, text[], bigint[], text
+    text, regconfig, text, cogmem.ring, boolean, text[], public.vector, jsonb, text[], bigint[], text, text
 ) IS
-'Inserts a checked, redacted, routed memory (or rehearses the same text stored before); audited.';
+'Inserts a checked, redacted, routed memory (or rehearses the same text stored before, p_fingerprint being '
+'cogmem._fingerprint of the content); audited.';
 
 -- The one store. Longer than a screen only as the list of its stages, each one call: checks, redaction,
 -- the same text, routing, topics, conflicts, near-duplicates, storing.
@@ -358,6 +364,7 @@ DECLARE
     v_named      bigint[];
     v_found      record;
     v_near       record;
+    v_fingerprint text;
     v_verdict    text;
     v_instruction boolean;
     v_contradicted bigint[];
@@ -373,8 +380,9 @@ BEGIN
     -- Redact first: nothing below, including the duplicate check, sees a secret.
     SELECT r.redacted, r.redactions INTO v_content, v_redactions FROM cogmem.redact(btrim(p_content)) AS r;
     -- The same text again is the same memory, heard again: not a conflict with itself.
+    v_fingerprint := cogmem._fingerprint(v_content);
     SELECT m.memory_id INTO v_near FROM cogmem.memories AS m
-    WHERE m.tenant = v_tenant AND m.fingerprint = cogmem._fingerprint(v_content);
+    WHERE m.tenant = v_tenant AND m.fingerprint = v_fingerprint;
     IF v_near.memory_id IS NOT NULL THEN
         RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[]
         FROM cogmem._rehearse(v_tenant, v_near.memory_id, v_redactions, jsonb_build_object('match', 'same_text')) AS r;
@@ -418,7 +426,7 @@ BEGIN
     END IF;
     RETURN QUERY SELECT * FROM cogmem._store_memory(v_tenant, v_language, v_content, v_ring, p_ring IS NULL, v_topics,
                                                     v_embedding, coalesce(p_source, '{}'), v_redactions,
-                                                    v_contradicted, v_verdict);
+                                                    v_contradicted, v_verdict, v_fingerprint);
 END;
 $$;
 COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean) IS
