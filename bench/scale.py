@@ -133,6 +133,24 @@ def batch_rate(dsn: str, rows: int = 5000) -> float:
         return len(items) / (time.perf_counter() - started)
 
 
+def copy_rate(dsn: str, rows: int = 5000) -> float:
+    """The floor for remember_many: the same rows as batch_rate (text, tenant, vector), batches of BATCH, each
+    a COPY into a flat table with a primary key and a (tenant, created_at) index, one transaction each."""
+    items = list(memories(rows, 1, SEED + 7))
+    vectors = unit_vectors(len(items), SEED + 7)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute(FLAT_TABLE.replace("bench_flat", "bench_flat_copy"))
+        started = time.perf_counter()
+        for first in range(0, len(items), BATCH):
+            copy_sql = "COPY bench_flat_copy (tenant, content, embedding) FROM STDIN (FORMAT BINARY)"
+            with conn.transaction(), conn.cursor() as cur, cur.copy(copy_sql) as copy:
+                copy.set_types(["text", "text", "vector"])
+                for m, v in zip(items[first : first + BATCH], vectors[first : first + BATCH], strict=True):
+                    copy.write_row((m.tenant, m.content, v))
+        return len(items) / (time.perf_counter() - started)
+
+
 # The floor for a durable single-row write: the same text and vector into a flat table, one row per
 # transaction, each commit waiting for its WAL flush as remember's does.
 FLAT_TABLE = """
@@ -403,6 +421,7 @@ def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: in
         )
         result["single_rows"] = {n: single_row_rates(dsn, n) for n in (1, 4)}
         result["batch_given"] = batch_rate(dsn)
+        result["copy_floor"] = copy_rate(dsn)
         result["roles"] = role_costs(dsn, max(50, calls // 2))
         if total <= hnsw_up_to:
             result["hnsw"] = hnsw_baseline(dsn, max(50, calls // 4))
@@ -412,6 +431,40 @@ def measure(admin_dsn: str, dsn_for: Callable[[str], str], total: int, calls: in
     finally:
         with psycopg.connect(admin_dsn, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def targets(results: list[dict]) -> list[str]:
+    """The ratios the speed issue set, each against a floor measured in the same run, per scale."""
+    rows = []
+    for r in results:
+        single = r["single"]["cogmem.recall (3,200 tokens)"]
+        bare = statistics.median(r["single"]["bare vector top-10 of the tenant"])
+        one = r["single_rows"][1]
+        rows.append(
+            {
+                "recall p50 ÷ bare top-10 (≤ 3×)": f"{statistics.median(single) / bare:.1f}×",
+                "recall p99 ÷ recall p50 (≤ 2.5×)": f"{percentile(single, 99) / statistics.median(single):.1f}×",
+                "8 clients ÷ 1 client, calls/s (≥ 1.6)": f"{r['clients8_rate'] / (1000 / statistics.mean(single)):.2f}",
+                "remember ÷ flat INSERT (≥ 0.5)": f"{one['remember'] / one['flat INSERT']:.2f}",
+                "remember_many ÷ COPY (≥ 0.5)": f"{r['batch_given'] / r['copy_floor']:.2f}",
+            }
+        )
+    names = list(rows[0])
+    lines = [
+        "The targets of the speed issue, each a ratio to a floor measured in the same run (recall "
+        "single-client figures from the table above; writes from the table below; COPY: the same rows as "
+        "`remember_many`, batches of 1,000, into a flat table with a primary key and a (tenant, created_at) index):",
+        "",
+        "| memories | " + " | ".join(names) + " |",
+        "|---:|" + "---:|" * len(names),
+    ]
+    lines += [
+        f"| {r['total']:,} | " + " | ".join(row[n] for n in names) + " |" for r, row in zip(results, rows, strict=True)
+    ]
+    p50 = {r["total"]: statistics.median(r["single"]["cogmem.recall (3,200 tokens)"]) for r in results}
+    if 100_000 in p50 and 1_000_000 in p50:
+        lines += ["", f"Recall p50 growth from 100k to 1M: {p50[1_000_000] / p50[100_000]:.2f}× (target ≤ 2×)."]
+    return lines
 
 
 def section(results: list[dict], calls: int) -> list[str]:
@@ -439,6 +492,7 @@ def section(results: list[dict], calls: int) -> list[str]:
             f"{statistics.median(c8):.2f} | {percentile(c8, 95):.2f} | {percentile(c8, 99):.2f} | "
             f"{statistics.median(c8) / bare:.1f}× |"
         )
+    lines += ["", *targets(results)]
     lines += [
         "",
         "Writes, on the loaded database. Single-row writes are one transaction each, every commit waiting "

@@ -72,6 +72,7 @@ def _section(body: str, title: str, after: int) -> str:
 
 def export_markdown(conn: psycopg.Connection, tenant: str, directory: Path) -> tuple[int, int]:
     """Writes the tenant's memories and episodes under ``directory``; returns (memories, episodes)."""
+    conn.execute("SELECT cogmem.apply_rehearsals(%s)", (tenant,))  # the statistics exported are complete
     memories = conn.execute(
         f"""SELECT {", ".join(MEMORY_FIELDS)}, content
             FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)

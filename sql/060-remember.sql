@@ -762,35 +762,6 @@ $$;
 COMMENT ON FUNCTION cogmem._rehearse(text, bigint, text[], jsonb) IS
 'Rehearses an existing memory heard again and reports it as a duplicate.';
 
-CREATE OR REPLACE VIEW cogmem.memory_overview WITH (security_invoker = TRUE) AS
-SELECT
-    m.tenant,
-    m.memory_id,
-    m.ring,
-    m.content,
-    m.topics,
-    m.token_estimate,
-    s.confidence,
-    s.reinforced,
-    s.recall_count,
-    s.rehearsal_count,
-    s.outcome_count,
-    s.success_score,
-    s.last_recalled_at,
-    cogmem.strength(
-        now() - coalesce(s.last_recalled_at, m.created_at), CASE WHEN s.reinforced THEN NULL ELSE l.half_life END
-    ) AS strength,
-    m.embedding IS NOT NULL AS embedded,
-    m.redactions,
-    m.source,
-    m.created_at,
-    m.updated_at
-FROM cogmem.memories AS m
-INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
-INNER JOIN cogmem.tenant_layers AS l ON m.tenant = l.tenant AND m.ring::text = l.layer::text;
-COMMENT ON VIEW cogmem.memory_overview IS
-'Each memory with its usage statistics and current Ebbinghaus strength, for people and BI tools.';
-
 -- Siblings, the read side (the night links them, sql/090-consolidation.sql). Set-based, for many memories
 -- at once: recall needs the siblings of everything it injects, and a call per memory adds up where the
 -- night had linked many look-alikes.

@@ -60,11 +60,8 @@ $$;
 COMMENT ON FUNCTION cogmem._recall_notes(text, bigint[], bigint[]) IS
 'Per injected memory: its sibling note (for those in p_noted) and the contradictions it takes part in.';
 
--- The cycle log: the cycle's own row, its audit row, and the rehearsal of what it injected, in the
--- recall's transaction. Rows of memory_stats are locked in memory_id order, as everywhere (no deadlocks
--- between concurrent calls): a B-tree scan for = ANY (array) sorts the array and visits the keys in index
--- order, and bitmap scans (heap order) are off here; a separate SELECT ... FOR UPDATE would be a second
--- pass.
+-- The cycle log: the cycle's own row and its audit row, in the recall's transaction. The row is pending:
+-- its rehearsal of what it injected is applied from it (sql/065-rehearsal.sql), not item by item here.
 CREATE OR REPLACE FUNCTION cogmem._log_recall(
     p_tenant text, p_recall_id uuid, p_conversation text, p_message text, p_topics text[], p_budget integer,
     p_used integer, p_core_version integer, p_layers cogmem.layer[], p_memory_ids bigint[], p_rule_ids bigint[],
@@ -73,8 +70,6 @@ CREATE OR REPLACE FUNCTION cogmem._log_recall(
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
-SET enable_seqscan = off
-SET enable_bitmapscan = off
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
@@ -101,20 +96,14 @@ BEGIN
                'items', jsonb_build_object('layer', to_jsonb(p_layers), 'memory_id', to_jsonb(p_memory_ids),
                                            'rule_id', to_jsonb(p_rule_ids), 'score', to_jsonb(p_scores),
                                            'tokens', to_jsonb(p_tokens), 'reason', to_jsonb(p_audit_reasons))));
-    -- Recall is rehearsal: count it and restart each injected memory's Ebbinghaus clock.
-    -- Rows are locked in memory_id order, as everywhere (no deadlocks between concurrent calls): a
-    -- B-tree scan for = ANY (array) sorts the array and visits the keys in index order. Bitmap scans
-    -- (heap order) are off for this function; a separate SELECT ... FOR UPDATE would cost a second pass.
-    UPDATE cogmem.memory_stats AS s
-    SET recall_count = s.recall_count + 1, last_recalled_at = now()
-    WHERE s.tenant = p_tenant AND s.memory_id = ANY (p_memory_ids);
+    PERFORM cogmem._apply_backlog(p_tenant);
 END;
 $$;
 COMMENT ON FUNCTION cogmem._log_recall(
     text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[], bigint[], real[], integer[],
     text[], text[]
 ) IS
-'Logs one recall cycle (its row and its audit row) and rehearses every memory it injected.';
+'Logs one recall cycle: its row (pending rehearsal of what it injected) and its audit row.';
 
 -- The budget fill, a pure stage over arrays (tests/test_recall.py tests it without tables). Greedy, in
 -- injection order: never-cut items always, the rest when they fit the budget up to their layer
@@ -222,12 +211,18 @@ BEGIN
         SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank
         FROM pool AS p JOIN signals AS x ON x.memory_id = p.memory_id
     ),
+    -- Rehearsals not yet applied to memory_stats (sql/065-rehearsal.sql): the last recall restarts the clock.
+    pending AS (
+        SELECT p.memory_id, max(p.recalled_at) AS last_recalled_at
+        FROM cogmem.pending_rehearsals AS p WHERE p.tenant = t.tenant AND p.recalled_at IS NOT NULL
+        GROUP BY p.memory_id
+    ),
     scored AS (
         SELECT x.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, x.token_estimate, x.content, x.topics,
                x.lexical_rank, x.lexical_score, x.semantic_rank, x.shared IS NOT NULL AS on_topic,
                CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
                cardinality(x.topics) = 0 OR cardinality(p_topics) = 0 AS untopical,
-               cogmem.strength(now() - coalesce(s.last_recalled_at, x.created_at),
+               cogmem.strength(now() - coalesce(greatest(s.last_recalled_at, p.last_recalled_at), x.created_at),
                                CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
                coalesce(t.lexical_weight / (t.fusion_k + x.lexical_rank), 0) + coalesce(t.vector_weight / (t.fusion_k + x.semantic_rank), 0)
                + coalesce(t.topic_weight / (t.fusion_k + x.topic_rank), 0) AS fused,
@@ -235,6 +230,7 @@ BEGIN
         FROM pooled AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
         JOIN layers AS l ON l.layer::text = x.ring::text
+        LEFT JOIN pending AS p ON p.memory_id = x.memory_id
     ),
     qualified AS (
         SELECT sc.*,
@@ -310,7 +306,7 @@ SET enable_seqscan = off
 -- One plan per statement for the session: re-planning the ranking query for each call's tenant cost
 -- more than running it (docs/scaling.md).
 SET plan_cache_mode = force_generic_plan
--- The plans it was measured with; the row locks in key order that need it are _log_recall's.
+-- The plans it was measured with.
 SET enable_bitmapscan = off
 AS $$
 #variable_conflict use_column
@@ -505,7 +501,6 @@ AS $$
 DECLARE
     v_tenant     text;
     v_previous   real;
-    v_prev_used  bigint[];
     v_credited   integer;
     v_injected   bigint[];
     v_used       bigint[];
@@ -519,15 +514,17 @@ BEGIN
         RAISE EXCEPTION 'outcome must be between 0 and 1, got %', coalesce(feedback.outcome::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = '1 = the recalled memories helped, 0 = they did not.';
     END IF;
-    SELECT r.tenant, r.outcome, r.feedback_used, array_remove(r.item_memory_ids, NULL)
-    INTO v_tenant, v_previous, v_prev_used, v_injected
-    FROM cogmem.recalls AS r WHERE r.recall_id = feedback.recall_id
-    FOR UPDATE;
+    SELECT r.tenant INTO v_tenant FROM cogmem.recalls AS r WHERE r.recall_id = feedback.recall_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'unknown recall %', feedback.recall_id
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
     PERFORM cogmem._reach(v_tenant);
+    -- The tenant's row before the cycle's row: the order of every lock on both (sql/065-rehearsal.sql).
+    PERFORM cogmem._lock_tenant(v_tenant, false);
+    SELECT r.outcome, array_remove(r.item_memory_ids, NULL) INTO v_previous, v_injected
+    FROM cogmem.recalls AS r WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id
+    FOR UPDATE;
     -- Only what the answer used earns its outcome: in a small tenant every memory is injected every
     -- time, and crediting them all gives a good fact and a bad one the same success score.
     IF feedback.used IS NOT NULL THEN
@@ -541,24 +538,11 @@ BEGIN
         END IF;
     END IF;
 
-    PERFORM cogmem._lock_tenant(v_tenant, false);
-    PERFORM cogmem._lock_stats(v_tenant, v_injected);
-    UPDATE cogmem.recalls AS r SET outcome = feedback.outcome, feedback_at = now(), feedback_used = v_used
+    -- The credit itself is applied from the cycle row (sql/065-rehearsal.sql): a second feedback for the
+    -- same cycle replaces the first there, taking back what the first credited.
+    UPDATE cogmem.recalls AS r
+    SET outcome = feedback.outcome, feedback_at = now(), feedback_used = v_used, pending = true
     WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id;
-    -- A second feedback for the same cycle replaces the first: what it credited is taken back, then the
-    -- new outcome is given to what this one names.
-    WITH credit AS (
-        SELECT i.id,
-               (v_previous IS NOT NULL AND (v_prev_used IS NULL OR i.id = ANY (v_prev_used))) AS had,
-               (v_used IS NULL OR i.id = ANY (v_used)) AS gets
-        FROM unnest(v_injected) AS i (id)
-    )
-    UPDATE cogmem.memory_stats AS s
-    SET outcome_count = s.outcome_count + c.gets::integer - c.had::integer,
-        outcome_sum = s.outcome_sum + CASE WHEN c.gets THEN feedback.outcome ELSE 0 END
-                      - CASE WHEN c.had THEN v_previous ELSE 0 END
-    FROM credit AS c
-    WHERE s.tenant = v_tenant AND s.memory_id = c.id AND (c.gets OR c.had);
     SELECT count(*) INTO v_credited FROM unnest(v_injected) AS i (id) WHERE v_used IS NULL OR i.id = ANY (v_used);
     INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
     VALUES (v_tenant, 'outcome', 'feedback', feedback.recall_id,

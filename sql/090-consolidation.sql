@@ -375,6 +375,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;  -- this night is done for this tenant
     END IF;
+    -- The day's rehearsals and feedback first (sql/065-rehearsal.sql): every decision reads them.
+    PERFORM cogmem._apply_rehearsals(p_tenant);
 
     -- expire
     DELETE FROM cogmem.sensory_turns AS s WHERE s.tenant = p_tenant AND s.at < p_as_of - t.sensory_ttl;

@@ -130,3 +130,26 @@ AS $$
     SELECT cogmem._cron_unschedule('cogmem-audit-seal');
 $$;
 COMMENT ON FUNCTION cogmem.unschedule_audit() IS 'Removes both audit jobs; false when the sealer was not scheduled.';
+
+-- Rehearsals and feedback are applied from the cycle log (sql/065-rehearsal.sql); readers add what is
+-- pending, so the sooner it is applied the less they add.
+CREATE OR REPLACE FUNCTION cogmem.schedule_rehearsals(cron text DEFAULT '* * * * *')
+RETURNS bigint
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT cogmem._cron_schedule('cogmem-rehearsals', cron, 'SELECT cogmem.apply_rehearsals()');
+$$;
+COMMENT ON FUNCTION cogmem.schedule_rehearsals(text) IS
+'Schedules cogmem.apply_rehearsals() with pg_cron (job "cogmem-rehearsals", every minute by default); '
+'returns the job id.';
+
+CREATE OR REPLACE FUNCTION cogmem.unschedule_rehearsals()
+RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT cogmem._cron_unschedule('cogmem-rehearsals');
+$$;
+COMMENT ON FUNCTION cogmem.unschedule_rehearsals() IS
+'Removes the pg_cron job "cogmem-rehearsals"; false when there was none.';

@@ -478,7 +478,20 @@ WHERE (SELECT cogmem.reaches_every_tenant()) OR l.tenant IN (SELECT unnest(cogme
 GROUP BY l.tenant, (l.at AT TIME ZONE 'UTC')::date, l.level, l.event;
 COMMENT ON VIEW cogmem.audit_daily IS 'Events per tenant, day (UTC), level and event. Aggregates only.';
 
+-- Recalls not yet applied count too (sql/065-rehearsal.sql). Read from the cycle rows themselves: a view
+-- that applies its reader's row-level security, as pending_stats does, would check this view's reader.
 CREATE OR REPLACE VIEW cogmem.memory_census AS
+WITH pending AS (
+    SELECT
+        r.tenant,
+        i.memory_id,
+        count(*) AS recalls
+    FROM cogmem.recalls AS r
+    CROSS JOIN LATERAL unnest(r.item_memory_ids) AS i (memory_id)
+    WHERE r.pending AND NOT r.rehearsed
+    GROUP BY r.tenant, i.memory_id
+)
+
 SELECT
     m.tenant,
     m.ring::text AS ring,
@@ -486,9 +499,10 @@ SELECT
     sum(m.token_estimate) AS tokens,
     avg(s.confidence)::real AS avg_confidence,
     avg(s.success_score)::real AS avg_success,
-    sum(s.recall_count) AS recalls
+    sum(s.recall_count + coalesce(p.recalls, 0)::integer) AS recalls
 FROM cogmem.memories AS m
 INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
+LEFT JOIN pending AS p ON m.tenant = p.tenant AND m.memory_id = p.memory_id
 WHERE (SELECT cogmem.reaches_every_tenant()) OR m.tenant IN (SELECT unnest(cogmem.reachable_tenants()))
 GROUP BY m.tenant, m.ring;
 COMMENT ON VIEW cogmem.memory_census IS 'Memories per tenant and ring with mean confidence. Aggregates only.';

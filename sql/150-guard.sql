@@ -99,16 +99,19 @@ BEGIN
     applicable AS (
         SELECT CASE WHEN x.is_learning THEN 'learning' WHEN x.ring = 'shocks' THEN 'shock' ELSE 'rule' END AS kind,
                x.memory_id, NULL::bigint AS rule_id, x.content, x.blocking,
-               (s.confidence * cogmem.strength(now() - coalesce(s.last_recalled_at, x.created_at),
+               (s.confidence * cogmem.strength(now() - coalesce(greatest(s.last_recalled_at, p.last_recalled_at),
+                                                                 x.created_at),
                                                CASE WHEN s.reinforced THEN NULL ELSE tl.half_life END))::real
                    AS strength,
-               s.recall_count + s.guard_count AS times_referenced,
+               s.recall_count + coalesce(p.recall_count, 0) + s.guard_count AS times_referenced,
                -- Relevance: meaning first, then being about the area, then shared words.
                coalesce(x.similarity, 0) + CASE WHEN x.topics && v_topics THEN 0.5 ELSE 0 END
                + x.shared_words::real / greatest(cardinality(v_lexemes), 1) AS relevance
         FROM learned AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = v_tenant AND s.memory_id = x.memory_id
         JOIN cogmem.tenant_layers AS tl ON tl.tenant = v_tenant AND tl.layer::text = x.ring::text
+        -- Recalls not yet applied count too (sql/065-rehearsal.sql).
+        LEFT JOIN cogmem.pending_stats AS p ON p.tenant = v_tenant AND p.memory_id = x.memory_id
         WHERE x.blocking
            OR x.topics && v_topics
            OR x.similarity >= v_threshold

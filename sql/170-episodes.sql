@@ -311,7 +311,7 @@ BEGIN
                                   'success_score', s.success_score, 'learning', l.memory_id IS NOT NULL,
                                   'errors', l.errors)
         FROM cogmem.memories AS m
-        JOIN cogmem.memory_stats AS s ON s.tenant = m.tenant AND s.memory_id = m.memory_id
+        JOIN cogmem.memory_overview AS s ON s.tenant = m.tenant AND s.memory_id = m.memory_id  -- pending counts too
         LEFT JOIN cogmem.learnings AS l ON l.tenant = m.tenant AND l.memory_id = m.memory_id
         WHERE m.tenant = v_tenant AND m.created_at >= v_since AND m.created_at < v_until
           AND (v_topic = ANY (m.topics) OR m.search @@ v_query)

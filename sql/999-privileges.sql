@@ -92,7 +92,7 @@ cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns, cogm
 cogmem.trust_events, cogmem.learnings, cogmem.conflicts, cogmem.sessions, cogmem.episodes,
 cogmem.core_identity, cogmem.memory_contradictions, cogmem.audit_chain, cogmem.tenant_access,
 cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.memory_history,
-cogmem.recall_items, cogmem.vault_items TO cogmem_app;
+cogmem.recall_items, cogmem.vault_items, cogmem.pending_rehearsals, cogmem.pending_stats TO cogmem_app;
 
 -- Reach, asked by the policies as whoever reads a table; they tell a role only about itself.
 GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.reachable_tenants(), cogmem.reaches_every_tenant(),
@@ -104,6 +104,7 @@ cogmem.remember_many(text, jsonb, public.vector[], text[]),
 cogmem.recall(text, text, public.vector, text[], integer, text),
 cogmem.feedback(uuid, real, bigint[]),
 cogmem.feedback(uuid, double precision, bigint[]),
+cogmem.apply_rehearsals(text),
 cogmem.detect_topics(text, text),
 cogmem.topic_keywords(text),
 cogmem.route(text, public.vector),

@@ -25,7 +25,8 @@ MISSING_ID = 987654321
 MISSING_UUID = "00000000-0000-4000-8000-000000000001"
 # The maintenance that needs the tables' owner: the schema owner and pg_cron run it, no application role.
 OWNER_ONLY = ["audit_partitions_ensure", "audit_apply_retention", "schedule_nightly", "unschedule_nightly",
-              "schedule_audit", "unschedule_audit", "consolidate_nightly"]  # fmt: skip
+              "schedule_audit", "unschedule_audit", "schedule_rehearsals", "unschedule_rehearsals",
+              "consolidate_nightly"]  # fmt: skip
 
 
 @dataclass

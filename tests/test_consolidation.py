@@ -55,7 +55,7 @@ def test_180_nights_then_five_years(db, tenant):
         )
     for _ in range(2):  # recalled twice, and it was wrong both times
         assert failing in recall_with_outcome(db, tenant, "what VAT rate do card payments use", ["payments"], 0.0)
-    stats = dict(db.execute("SELECT memory_id, success_score FROM cogmem.memory_stats").fetchall())
+    stats = dict(db.execute("SELECT memory_id, success_score FROM cogmem.memory_overview").fetchall())
     assert (stats[proven], stats[failing], stats[stale]) == (1.0, 0.0, None)
 
     first = night(db, start, 1)
@@ -159,6 +159,7 @@ def test_near_duplicates_merge_with_summed_statistics(db, tenant):
     base = unit_vector(21)
     backfill(db, tenant, a, base)  # embeddings arrive later, e.g. from a backfill job
     backfill(db, tenant, b, blend(base, unit_vector(22), 0.2))
+    db.execute("SELECT cogmem.apply_rehearsals()")  # the night would apply them first
     before = db.execute(
         "SELECT sum(recall_count), sum(outcome_count), sum(outcome_sum) FROM cogmem.memory_stats"
         " WHERE memory_id IN (%s, %s)",

@@ -100,6 +100,31 @@ def test_every_acknowledged_remember_survives_a_crash(server):
         assert conn.execute("SELECT ok FROM cogmem.verify_audit('crash_day')").fetchall() in ([], [(True,)])
 
 
+def test_a_crash_between_recall_and_apply_loses_no_rehearsal(server):
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute("SELECT cogmem.create_tenant('crash_recall')")
+        for n in range(5):
+            conn.execute("SELECT * FROM cogmem.remember('crash_recall', %s, 'long_term', '{server}')",
+                         (f"Server rule {n}: restart web-{n} one at a time",))  # fmt: skip
+        conn.execute("SET cogmem.rehearsal_backlog = 1000000")  # nothing applied before the crash
+        cycles = [
+            conn.execute(
+                "SELECT recall_id FROM cogmem.recall('crash_recall', 'restart the servers') LIMIT 1"
+            ).fetchone()
+            for _ in range(12)
+        ]
+        conn.execute("SELECT cogmem.feedback(%s, 1.0)", cycles[0])
+    crash(server)
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM cogmem.recalls WHERE tenant = 'crash_recall' AND pending"
+        ).fetchone() == (12,)
+        assert conn.execute("SELECT cogmem.apply_rehearsals('crash_recall')").fetchone() == (12,)
+        assert conn.execute(
+            "SELECT sum(recall_count), sum(outcome_count) FROM cogmem.memory_stats WHERE tenant = 'crash_recall'"
+        ).fetchone() == (60, 5)
+
+
 def test_a_night_killed_halfway_leaves_each_tenant_done_or_untouched(server):
     tenants = [f"night_{n:03d}" for n in range(150)]
     with psycopg.connect(server.dsn(), autocommit=True) as conn:

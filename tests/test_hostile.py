@@ -62,7 +62,7 @@ def state(db):
         """SELECT (SELECT count(*) FROM cogmem.memories), (SELECT count(*) FROM cogmem.memory_stats),
                   (SELECT count(*) FROM cogmem.recalls), (SELECT count(*) FROM cogmem.vault_items),
                   (SELECT count(*) FROM cogmem.sensory_turns), (SELECT count(*) FROM cogmem.tenants),
-                  (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_stats)"""
+                  (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_overview)"""
     ).fetchone()
 
 
@@ -134,9 +134,9 @@ def test_feedback(hostile_db, outcome, again, known):
     target = recall_id if known else "00000000-0000-0000-0000-000000000000"
     attempt(hostile_db, "SELECT cogmem.feedback(%s::uuid, %s::double precision)", (target, outcome))
     if again:  # duplicate feedback replaces: the outcome count moves by at most one per cycle
-        before = one(hostile_db, "SELECT sum(outcome_count) FROM cogmem.memory_stats")
+        before = one(hostile_db, "SELECT sum(outcome_count) FROM cogmem.memory_overview")
         attempt(hostile_db, "SELECT cogmem.feedback(%s::uuid, %s::double precision)", (target, 0.5))
-        assert one(hostile_db, "SELECT sum(outcome_count) FROM cogmem.memory_stats") <= before + 2
+        assert one(hostile_db, "SELECT sum(outcome_count) FROM cogmem.memory_overview") <= before + 2
 
 
 @CHECK

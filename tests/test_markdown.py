@@ -18,6 +18,7 @@ def remember(db, tenant, content, ring=None, source="{}"):
 
 def snapshot(db, tenant):
     """Everything the vault carries, keyed by text rather than by id (ids change on import)."""
+    db.execute("SELECT cogmem.apply_rehearsals(%s)", (tenant,))  # as the export does
     memories = db.execute(
         """SELECT m.content, m.ring::text, m.topics, m.source, m.redactions, m.created_at, s.confidence, s.reinforced,
                   s.recall_count, s.rehearsal_count, s.outcome_count, s.outcome_sum, s.last_recalled_at

@@ -153,7 +153,9 @@ def test_memories_faded_below_the_floor_are_not_injected(db, tenant):
         "UPDATE cogmem.memories SET created_at = now() - interval '45 days' WHERE memory_id IN (%s, %s)", (stale, rule)
     )  # 45 days of a 7-day half-life: strength 0.01, below the default floor of 0.05
     assert [r[2] for r in recall(db, tenant, "What is the IP address of server web-7?")] == [rule, current]
-    assert one(db, "SELECT recall_count FROM cogmem.memory_stats WHERE memory_id = %s", (stale,)) == 0  # not rehearsed
+    assert (
+        one(db, "SELECT recall_count FROM cogmem.memory_overview WHERE memory_id = %s", (stale,)) == 0
+    )  # not rehearsed
     db.execute("UPDATE cogmem.tenants SET recall_min_strength = 0 WHERE tenant = %s", (tenant,))
     assert {r[2] for r in recall(db, tenant, "What is the IP address of server web-7?")} == {rule, current, stale}
 
@@ -200,8 +202,17 @@ def test_recall_is_logged_and_rehearses_what_it_injected(db, tenant):
         (recall_id,),
     ).fetchone()
     assert head == ("ops-42", hashlib.sha256(SERVER_MSG.encode()).digest(), ["server"], rows[0][4])
-    counts = dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memory_stats").fetchall())
+    # The rehearsal is pending in the cycle row: readers add it, apply_rehearsals() moves it to memory_stats.
+    counts = dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memory_overview").fetchall())
     assert counts == {injected: 1, ignored: 0}
+    assert dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memory_stats").fetchall()) == {
+        injected: 0,
+        ignored: 0,
+    }
+    assert one(db, "SELECT cogmem.apply_rehearsals()") == 1
+    assert dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memory_stats").fetchall()) == counts
+    assert one(db, "SELECT cogmem.apply_rehearsals()") == 0  # applied once
+    assert dict(db.execute("SELECT memory_id, recall_count FROM cogmem.memory_overview").fetchall()) == counts
 
 
 def test_feedback_credits_exactly_the_memories_of_that_recall(db, tenant):
@@ -210,16 +221,21 @@ def test_feedback_credits_exactly_the_memories_of_that_recall(db, tenant):
     first = recall(db, tenant, SERVER_MSG)[0][0]
     second = recall(db, tenant, "When do invoices go out?")[0][0]
     assert one(db, "SELECT cogmem.feedback(%s, 1.0)", (first,)) == 1
+    # Read through memory_overview, which adds the credit still pending in the cycle rows.
     stats = dict(
-        (r[0], r[1:]) for r in db.execute("SELECT memory_id, outcome_count, success_score FROM cogmem.memory_stats")
+        (r[0], r[1:]) for r in db.execute("SELECT memory_id, outcome_count, success_score FROM cogmem.memory_overview")
     )
     assert stats == {a: (1, 1.0), b: (0, None)}
     # A second feedback for the same cycle replaces the first.
     assert one(db, "SELECT cogmem.feedback(%s, 0.25)", (first,)) == 1
     assert db.execute(
-        "SELECT outcome_count, success_score FROM cogmem.memory_stats WHERE memory_id = %s", (a,)
+        "SELECT outcome_count, success_score FROM cogmem.memory_overview WHERE memory_id = %s", (a,)
     ).fetchone() == (1, 0.25)
     assert one(db, "SELECT cogmem.feedback(%s, 0.5)", (second,)) == 1
+    assert db.execute(
+        "SELECT outcome_count, success_score FROM cogmem.memory_overview WHERE memory_id = %s", (b,)
+    ).fetchone() == (1, 0.5)
+    db.execute("SELECT cogmem.apply_rehearsals()")
     assert db.execute(
         "SELECT outcome_count, success_score FROM cogmem.memory_stats WHERE memory_id = %s", (b,)
     ).fetchone() == (1, 0.5)
@@ -234,7 +250,7 @@ def test_feedback_credits_only_what_the_answer_used(db, tenant):
     for outcome, used in [(1.0, [good]), (0.0, [bad]), (1.0, [good]), (0.0, [bad])]:
         recall_id = recall(db, tenant, SERVER_MSG)[0][0]
         assert one(db, "SELECT cogmem.feedback(%s, %s, %s)", (recall_id, outcome, used)) == 1
-    stats = dict(db.execute("SELECT memory_id, success_score FROM cogmem.memory_stats").fetchall())
+    stats = dict(db.execute("SELECT memory_id, success_score FROM cogmem.memory_overview").fetchall())
     assert stats == {good: 1.0, bad: 0.0}
     assert db.execute(
         "SELECT detail -> 'used', detail -> 'memories_credited' FROM cogmem.audit_log"
@@ -247,7 +263,8 @@ def test_repeated_feedback_takes_back_exactly_what_it_gave(db, tenant):
     b = add(db, tenant, "Drain a server before restarting it.", "long_term", ["server"])
     recall_id = recall(db, tenant, SERVER_MSG)[0][0]
 
-    def stats():
+    def stats():  # applied after each feedback: what a replaced one credited must be taken back exactly
+        db.execute("SELECT cogmem.apply_rehearsals()")
         return dict(
             (r[0], r[1:]) for r in db.execute("SELECT memory_id, outcome_count, outcome_sum FROM cogmem.memory_stats")
         )
@@ -270,7 +287,7 @@ def test_feedback_refuses_memories_the_recall_did_not_inject(db, tenant):
         db.execute("SELECT cogmem.feedback(%s, 1.0, %s)", (recall_id, [a, other]))
     assert err.value.diag.message_primary == f"recall {recall_id} did not inject memories {{{other}}}"
     assert err.value.diag.message_hint.startswith("used names memory_ids from that recall")
-    assert one(db, "SELECT outcome_count FROM cogmem.memory_stats WHERE memory_id = %s", (a,)) == 0
+    assert one(db, "SELECT outcome_count FROM cogmem.memory_overview WHERE memory_id = %s", (a,)) == 0
 
 
 @pytest.mark.parametrize(

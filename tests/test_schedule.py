@@ -28,15 +28,34 @@ def test_pg_cron_runs_the_nightly_job():
                 "* * * * *",
                 "CALL cogmem.consolidate_nightly()",
             )
+            # A recall of a tenant whose night is done today: only the rehearsal job can apply it.
+            conn.execute("SELECT cogmem.create_tenant('cron_day')")  # idempotent: the database outlives a run
+            conn.execute("SELECT * FROM cogmem.remember('cron_day', 'Restart the servers one at a time', 'long_term')")
+            conn.execute("SELECT * FROM cogmem.consolidate(now(), 'cron_day')")
+            conn.execute("SELECT * FROM cogmem.recall('cron_day', 'restart the servers')").fetchall()
+            rehearsals = one(conn, "SELECT cogmem.schedule_rehearsals()")
+            assert conn.execute(
+                "SELECT schedule, command FROM cron.job WHERE jobid = %s", (rehearsals,)
+            ).fetchone() == (
+                "* * * * *",
+                "SELECT cogmem.apply_rehearsals()",
+            )
             deadline = time.monotonic() + 75  # the next minute boundary
             status = None
-            while time.monotonic() < deadline and status != "succeeded":
+            while time.monotonic() < deadline and status != ("succeeded", "succeeded"):
                 time.sleep(2)
-                status = one(conn, "SELECT max(status) FROM cron.job_run_details WHERE jobid = %s", (job_id,))
-            assert status == "succeeded"
+                status = conn.execute(
+                    "SELECT max(status) FILTER (WHERE jobid = %s), max(status) FILTER (WHERE jobid = %s)"
+                    " FROM cron.job_run_details",
+                    (job_id, rehearsals),
+                ).fetchone()
+            assert status == ("succeeded", "succeeded")
             assert one(conn, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") >= 1
+            assert one(conn, "SELECT count(*) FROM cogmem.recalls WHERE tenant = 'cron_day' AND pending") == 0
+            assert one(conn, "SELECT sum(recall_count) FROM cogmem.memory_stats WHERE tenant = 'cron_day'") >= 1
         finally:
-            conn.execute("SELECT cogmem.unschedule_nightly()")
+            conn.execute("SELECT cogmem.unschedule_nightly(), cogmem.unschedule_rehearsals()")
+            assert one(conn, "SELECT cogmem.unschedule_rehearsals()") is False
 
 
 def test_workers_and_the_audit_jobs():
