@@ -104,15 +104,16 @@ COMMENT ON FUNCTION cogmem._apply_rehearsals(text) IS
 'Applies one tenant''s pending recall cycles (rehearsals and feedback credit) to memory_stats; returns how '
 'many cycles. The caller holds the tenant''s row.';
 
--- The backlog a recall tolerates before it applies its tenant's pending cycles itself: readers add what
--- is pending on every call, so without a schedule it must stay small.
+-- The backlog a recall tolerates before it applies its tenant's pending cycles itself: every recall adds
+-- what is pending, at a cost of the pending cycles times their items, so it must stay small. Applying
+-- a few cycles at once still updates each memory's row once for all of them.
 CREATE OR REPLACE FUNCTION cogmem._apply_backlog(p_tenant text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_limit integer := coalesce(nullif(current_setting('cogmem.rehearsal_backlog', true), '')::integer, 32);
+    v_limit integer := coalesce(nullif(current_setting('cogmem.rehearsal_backlog', true), '')::integer, 8);
 BEGIN
     IF (SELECT count(*) FROM (SELECT FROM cogmem.recalls AS r WHERE r.tenant = p_tenant AND r.pending
                               LIMIT v_limit) AS b) >= v_limit THEN
@@ -121,7 +122,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._apply_backlog(text) IS
-'Applies the tenant''s pending cycles when there are cogmem.rehearsal_backlog (default 32) or more.';
+'Applies the tenant''s pending cycles when there are cogmem.rehearsal_backlog (default 8) or more.';
 
 -- Tenants whose night holds them are skipped, not waited for: the night applies their cycles itself.
 CREATE OR REPLACE FUNCTION cogmem.apply_rehearsals(tenant text DEFAULT NULL)

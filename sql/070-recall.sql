@@ -207,22 +207,23 @@ BEGIN
     ),
     -- Materialized: otherwise the planner, which cannot see how few rows the pool holds, looks up the
     -- statistics of every memory of the tenant before joining the pool.
-    pooled AS MATERIALIZED (
-        SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank
-        FROM pool AS p JOIN signals AS x ON x.memory_id = p.memory_id
-    ),
     -- Rehearsals not yet applied to memory_stats (sql/065-rehearsal.sql): the last recall restarts the clock.
-    pending AS (
+    pending AS MATERIALIZED (
         SELECT p.memory_id, max(p.recalled_at) AS last_recalled_at
         FROM cogmem.pending_rehearsals AS p WHERE p.tenant = t.tenant AND p.recalled_at IS NOT NULL
         GROUP BY p.memory_id
+    ),
+    pooled AS MATERIALIZED (
+        SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank, r.last_recalled_at AS pending_recalled_at
+        FROM pool AS p JOIN signals AS x ON x.memory_id = p.memory_id
+        LEFT JOIN pending AS r ON r.memory_id = p.memory_id
     ),
     scored AS (
         SELECT x.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, x.token_estimate, x.content, x.topics,
                x.lexical_rank, x.lexical_score, x.semantic_rank, x.shared IS NOT NULL AS on_topic,
                CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
                cardinality(x.topics) = 0 OR cardinality(p_topics) = 0 AS untopical,
-               cogmem.strength(now() - coalesce(greatest(s.last_recalled_at, p.last_recalled_at), x.created_at),
+               cogmem.strength(now() - coalesce(greatest(s.last_recalled_at, x.pending_recalled_at), x.created_at),
                                CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
                coalesce(t.lexical_weight / (t.fusion_k + x.lexical_rank), 0) + coalesce(t.vector_weight / (t.fusion_k + x.semantic_rank), 0)
                + coalesce(t.topic_weight / (t.fusion_k + x.topic_rank), 0) AS fused,
@@ -230,7 +231,6 @@ BEGIN
         FROM pooled AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
         JOIN layers AS l ON l.layer::text = x.ring::text
-        LEFT JOIN pending AS p ON p.memory_id = x.memory_id
     ),
     qualified AS (
         SELECT sc.*,
