@@ -116,6 +116,8 @@ CREATE OR REPLACE FUNCTION cogmem._fill_budget(
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    n integer := 0;
 BEGIN
     picked := '{}';
     over := '{}';
@@ -124,9 +126,11 @@ BEGIN
     FOR i IN 1 .. coalesce(cardinality(p_tokens), 0) LOOP
         IF p_never_cut[i] OR used + p_tokens[i] <= p_cumulative[i] THEN
             used := used + p_tokens[i];
-            picked := picked || i;
-            over := over || CASE WHEN p_never_cut[i] AND used > p_cumulative[i] THEN used - p_cumulative[i] END;
-            beyond := beyond || CASE WHEN p_never_cut[i] AND used > p_budget THEN used - p_budget END;
+            -- Element assignment appends in place; picked || i would copy the array each time.
+            n := n + 1;
+            picked[n] := i;
+            over[n] := CASE WHEN p_never_cut[i] AND used > p_cumulative[i] THEN used - p_cumulative[i] END;
+            beyond[n] := CASE WHEN p_never_cut[i] AND used > p_budget THEN used - p_budget END;
         END IF;
     END LOOP;
 END;
@@ -135,16 +139,20 @@ COMMENT ON FUNCTION cogmem._fill_budget(integer[], integer[], boolean[], integer
 'The positions of the candidates that fit, in order, with each never-cut item''s overflow past its layer '
 '(over) and past the whole budget (beyond), and the tokens used.';
 
+DROP FUNCTION IF EXISTS cogmem._recall_candidates(
+    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery
+);  -- before 0020 it returned a row per candidate, which recall then sorted and aggregated
 -- recall's candidates: every memory that qualifies and every BIOS rule that applies, scored, with its
--- layer's cumulative share of the budget. One statement, so that the tenant's memories are read in one
--- pass (a statement per signal would read them three times): hence longer than a screen.
+-- layer's cumulative share of the budget, as one array per field in injection order (layer priority,
+-- then score). One statement, so that the tenant's memories are read in one pass (a statement per signal
+-- would read them three times): hence longer than a screen.
 CREATE OR REPLACE FUNCTION cogmem._recall_candidates(
     t cogmem.tenants, p_budget integer, p_total_alloc bigint, p_protected cogmem.ring[], p_topics text[],
     p_embedding public.vector, p_lexemes text[], p_query tsquery
 )
 RETURNS TABLE (
-    layer cogmem.layer, priority integer, never_cut boolean, cumulative integer, memory_id bigint, rule_id bigint,
-    tokens integer, score real, content text, head text, tail text
+    layers cogmem.layer[], memory_ids bigint[], rule_ids bigint[], tokens integer[], cumulative integer[],
+    never_cut boolean[], scores real[], contents text[], heads text[], tails text[]
 )
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -274,15 +282,18 @@ BEGIN
         WHERE (r.tenant IS NULL OR r.tenant = t.tenant)
           AND (r.always_on OR r.category = ANY (p_topics) OR r.topics && p_topics)
     )
-    SELECT c.layer, c.priority::integer, c.never_cut, c.cumulative, c.memory_id, c.rule_id, c.tokens::integer,
-           c.score, c.content, concat_ws('; ', c.why, c.details), c.tail
-    FROM candidates AS c;
+    -- One sort, then aggregates in that order (an ORDER BY per aggregate would sort ten times).
+    SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id),
+           array_agg(c.tokens::integer), array_agg(c.cumulative), array_agg(c.never_cut), array_agg(c.score),
+           array_agg(c.content), array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail)
+    FROM (SELECT * FROM candidates AS x ORDER BY x.priority, x.score DESC, x.memory_id, x.rule_id) AS c;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._recall_candidates(
     cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery
 ) IS
-'The memories and BIOS rules a recall may inject, scored and explained, with their layer''s budget share.';
+'The memories and BIOS rules a recall may inject, scored and explained, with their layer''s budget share: '
+'one array per field, in injection order.';
 
 -- Longer than a screen for its declarations: a cycle is carried as arrays, one per field, from the
 -- candidates (_recall_candidates) through the fill (_fill_budget) and the notes to the log (_log_recall).
@@ -385,15 +396,10 @@ BEGIN
         v_used := v_core_tokens;
     END IF;
 
-    -- One sort, then aggregates in that order (nine ORDER BY clauses would sort nine times).
-    SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id), array_agg(c.tokens),
-           array_agg(c.cumulative), array_agg(c.never_cut), array_agg(c.score), array_agg(c.content),
-           array_agg(c.head), array_agg(c.tail)
-    INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents, c_heads,
-         c_tails
-    FROM (SELECT * FROM cogmem._recall_candidates(t, v_budget, v_total_alloc, v_protected, v_topics, v_embedding,
-                                                  v_lexemes, v_query)
-          ORDER BY priority, score DESC, memory_id, rule_id) AS c;
+    SELECT * INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents,
+                  c_heads, c_tails
+    FROM cogmem._recall_candidates(t, v_budget, v_total_alloc, v_protected, v_topics, v_embedding, v_lexemes,
+                                   v_query);
 
     SELECT f.picked, f.over, f.beyond, f.used INTO v_picked, v_over, v_beyond, v_used
     FROM cogmem._fill_budget(c_tokens, c_cumulative, c_never_cut, v_budget, v_used) AS f;
