@@ -165,3 +165,48 @@ def test_vectors_that_cannot_be_compared_are_dropped_and_kept_out(fresh_database
         conn.execute("SELECT * FROM cogmem.consolidate(now() + interval '1 hour')")
         # The two identical vectors merge; the memory that had the zero vector is untouched.
         assert [r[0] for r in conn.execute("SELECT memory_id FROM cogmem.memories ORDER BY 1")] == [1, 2]
+
+
+def test_recalls_logged_before_the_rehearsal_log_are_not_applied_again(fresh_database):
+    """Migration 0020: a cycle logged before it was rehearsed and credited at once, so it is not pending;
+    a feedback replaced after the upgrade takes back exactly the credit given before it. Downgrading
+    applies what is pending first, as the older schema expects."""
+    dsn = fresh_database()
+    install(dsn, "0019", apply_sql=False)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO cogmem.tenants (tenant) VALUES ('acme')")
+        conn.execute(
+            "INSERT INTO cogmem.memories (tenant, memory_id, ring, content, topics, language, fingerprint)"
+            " OVERRIDING SYSTEM VALUE VALUES ('acme', 1, 'long_term', 'Restart one server at a time', '{server}',"
+            " 'english', 'restart one server at a time')"
+        )
+        conn.execute(
+            "INSERT INTO cogmem.memory_stats (tenant, memory_id, recall_count, outcome_count, outcome_sum)"
+            " VALUES ('acme', 1, 1, 1, 0.5)"
+        )
+        recall_id = conn.execute(
+            """INSERT INTO cogmem.recalls (tenant, message_sha256, topics, budget, tokens_used, outcome, item_layers,
+                                           item_memory_ids, item_rule_ids, item_scores, item_tokens, item_reasons)
+               VALUES ('acme', '\\x00', '{server}', 3200, 7, 0.5, '{long_term}', '{1}', '{NULL}', '{1}', '{7}',
+                       '{topic server}') RETURNING recall_id"""
+        ).fetchone()[0]
+    install(dsn)
+    stats = "SELECT recall_count, outcome_count, outcome_sum FROM cogmem.memory_stats WHERE memory_id = 1"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT cogmem.apply_rehearsals()").fetchone() == (0,)
+        assert conn.execute(stats).fetchone() == (1, 1, 0.5)
+        conn.execute("SELECT cogmem.feedback(%s, 1.0)", (recall_id,))
+        assert conn.execute("SELECT cogmem.apply_rehearsals()").fetchone() == (1,)
+        assert conn.execute(stats).fetchone() == (1, 1, 1.0)
+        conn.execute("SET cogmem.embed = off")
+        conn.execute("SELECT cogmem.create_tenant('template')")  # its recall layers, for the raw tenant
+        conn.execute(
+            "INSERT INTO cogmem.tenant_layers SELECT (jsonb_populate_record(NULL::cogmem.tenant_layers,"
+            " to_jsonb(l) || '{\"tenant\": \"acme\"}')).* FROM cogmem.tenant_layers AS l WHERE l.tenant = 'template'"
+        )
+        rows = conn.execute("SELECT memory_id FROM cogmem.recall('acme', 'restart the servers')").fetchall()
+        assert rows == [(1,)]
+        assert conn.execute("SELECT count(*) FROM cogmem.recalls WHERE pending").fetchone() == (1,)
+    downgrade(dsn, "0019")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute(stats).fetchone() == (2, 1, 1.0)

@@ -1,5 +1,6 @@
 """sql/065-rehearsal.sql: rehearsal and feedback credit applied from the cycle log, exact for every reader."""
 
+import random
 import threading
 
 import psycopg
@@ -149,3 +150,44 @@ def test_an_application_role_applies_only_its_own_tenants(db, login, tenant):
     with pytest.raises(psycopg.errors.UndefinedObject):  # as every verb: a tenant out of reach is not there
         app.execute("SELECT cogmem.apply_rehearsals('globex')")
     assert db.execute("SELECT tenant FROM cogmem.recalls WHERE pending").fetchall() == [("globex",)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_any_order_of_recalls_feedback_and_applies_ends_where_immediate_credit_would(db, tenant, seed):
+    """An oracle: each memory's recalls are the cycles that injected it, and its credit is the last
+    feedback of each cycle that named it, however the applies fell in between."""
+    rng = random.Random(seed)
+    ids = [add(db, tenant, f"Server rule {n}: restart web-{n} one at a time.") for n in range(6)]
+    db.execute("SET cogmem.rehearsal_backlog = 5")
+    cycles: dict = {}  # recall_id -> (injected, outcome, used)
+    for _ in range(60):
+        step = rng.random()
+        if step < 0.45 or not cycles:
+            budget = rng.choice([40, 80, 3200])  # small budgets inject some rules, not all
+            rows = db.execute("SELECT recall_id, memory_id FROM cogmem.recall(%s, %s, budget => %s)",
+                              (tenant, SERVER_MSG, budget)).fetchall()  # fmt: skip
+            if rows:
+                cycles[rows[0][0]] = ([r[1] for r in rows], None, None)
+        elif step < 0.85:
+            cycle = rng.choice(sorted(cycles))
+            injected = cycles[cycle][0]
+            used = None if rng.random() < 0.5 else rng.sample(injected, rng.randint(0, len(injected)))
+            outcome = rng.choice([0.0, 0.25, 0.5, 1.0])
+            db.execute("SELECT cogmem.feedback(%s, %s, %s)", (cycle, outcome, used))
+            cycles[cycle] = (injected, outcome, None if used is None else sorted(set(used)))
+        else:
+            db.execute("SELECT cogmem.apply_rehearsals()")
+    expected = {m: [0, 0, 0.0] for m in ids}
+    for injected, outcome, used in cycles.values():
+        for m in injected:
+            expected[m][0] += 1
+            if outcome is not None and (used is None or m in used):
+                expected[m][1] += 1
+                expected[m][2] += outcome
+    overview = {r[0]: (r[1], r[2]) for r in db.execute(
+        "SELECT memory_id, recall_count, outcome_count FROM cogmem.memory_overview")}  # fmt: skip
+    assert overview == {m: (e[0], e[1]) for m, e in expected.items()}
+    db.execute("SELECT cogmem.apply_rehearsals()")
+    stats = {r[0]: (r[1], r[2], r[3]) for r in db.execute(
+        "SELECT memory_id, recall_count, outcome_count, outcome_sum FROM cogmem.memory_stats")}  # fmt: skip
+    assert stats == {m: (e[0], e[1], pytest.approx(e[2], abs=1e-5)) for m, e in expected.items()}
