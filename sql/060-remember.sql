@@ -464,7 +464,8 @@ COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jso
 'the action and what was redacted.';
 
 -- The batch path: many memories in one call (a loader, an import, a backfill). By default every item
--- goes through the one store, _remember(), with all its checks. A loader that has its own may skip the
+-- gets all the checks of the one store, _remember(): those no check relates to anything are stored
+-- set-based, the others through _remember() in order. A loader that has its own may skip the
 -- checks by meaning, on purpose: then the batch is stored set-based, de-duplicating the same text only,
 -- and near-duplicates are left to the nightly merge. A bad item rejects the whole batch, naming it.
 
@@ -652,6 +653,148 @@ $$;
 COMMENT ON FUNCTION cogmem._store_same_text(text, regconfig, cogmem._batch_item[]) IS
 'Stores a prepared batch set-based: new texts become memories, texts stored before are rehearsed; audited.';
 
+-- The items of a prepared batch that stand alone: remember() would store each of them as it is, whatever
+-- came before or after it, so they are stored set-based and the rest go through the one store in order.
+-- An item stands alone when it has an embedding, its text is new to the tenant and the batch, and no
+-- memory or other item within the widest radius of sign bits any check uses is a near-duplicate
+-- candidate (the duplicate similarity) or a contradiction by the model, in either direction. Such a
+-- neighbour changes nobody's outcome, so order does not matter for it. Longer than a screen: it is the
+-- checks of remember() (sql/035-contradiction.sql, _detect_conflicts) written once for the whole batch.
+DROP FUNCTION IF EXISTS cogmem._batch_alone(cogmem.tenants, cogmem._batch_item[]);
+CREATE OR REPLACE FUNCTION cogmem._batch_alone(
+    t cogmem.tenants, p_items cogmem._batch_item[], p_near_duplicates boolean, p_conflicts boolean
+)
+RETURNS integer[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    v_dims   integer := cogmem.embedding_dimensions();
+    v_radius integer;
+    v_alone  integer[];
+BEGIN
+    v_radius := greatest(v_dims / 4, ceil(v_dims * acos(t.dissonance_similarity) / pi())::integer + v_dims / 16);
+    WITH b AS MATERIALIZED (
+        SELECT x.item, x.content, x.ring, x.fingerprint, x.embedding,
+               public.binary_quantize(x.embedding)::bit(384) AS bits
+        FROM unnest(p_items) AS x
+    ),
+    -- Each item as the new statement, against every memory and every other item as the established one.
+    close AS (
+        SELECT b.item, b.content, b.ring, b.embedding, e.item AS other, e.content AS e_content, e.ring AS e_ring,
+               1 - (e.embedding OPERATOR(public.<=>) b.embedding) AS similarity
+        FROM b
+        CROSS JOIN LATERAL (
+            SELECT NULL::integer AS item, m.content, m.ring, m.embedding
+            FROM cogmem.memories AS m
+            WHERE m.tenant = t.tenant AND m.embedding_bits OPERATOR(public.<~>) b.bits <= v_radius
+            UNION ALL
+            SELECT o.item, o.content, o.ring, o.embedding
+            FROM b AS o
+            WHERE o.item <> b.item AND o.bits OPERATOR(public.<~>) b.bits <= v_radius
+        ) AS e
+    ),
+    harmful AS (
+        SELECT c.item, c.other
+        FROM close AS c
+        WHERE (p_near_duplicates AND c.similarity >= t.duplicate_similarity)
+           OR (p_conflicts AND c.ring <> 'shocks' AND c.e_ring NOT IN ('fresh', 'shocks')
+               AND c.similarity >= t.dissonance_similarity
+               AND cogmem._contradiction(c.e_content, c.e_ring::text, c.content, cogmem._inbound_cues(c.content),
+                                         c.similarity, t.language,
+                                         c.ring IN ('dos_and_donts', 'procedures')
+                                         OR (SELECT k.instruction FROM cogmem.classify(c.content, c.embedding) AS k)))
+    ),
+    involved AS (
+        SELECT h.item FROM harmful AS h
+        UNION
+        SELECT h.other FROM harmful AS h WHERE h.other IS NOT NULL
+    )
+    SELECT coalesce(array_agg(b.item ORDER BY b.item), '{}') INTO v_alone
+    FROM b
+    WHERE b.bits IS NOT NULL
+      AND NOT EXISTS (SELECT FROM involved AS i WHERE i.item = b.item)
+      AND NOT EXISTS (SELECT FROM b AS o WHERE o.item <> b.item AND o.fingerprint = b.fingerprint)
+      AND NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.fingerprint = b.fingerprint);
+    RETURN v_alone;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._batch_alone(cogmem.tenants, cogmem._batch_item[], boolean, boolean) IS
+'The items of a prepared batch (their numbers, in order) that no check by meaning or by text relates to '
+'anything in the tenant or the batch: remember() would store each of them as it is.';
+
+-- Every check of a batch, as remember() makes them item by item in order (each sees the tenant and the
+-- items before it), with the items that stand alone stored set-based.
+CREATE OR REPLACE FUNCTION cogmem._remember_batch(
+    p_tenant text, p_language regconfig, p_items jsonb, p_embeddings public.vector[], p_skip text[]
+)
+RETURNS TABLE (
+    item integer, memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
+    conflicts_with bigint[]
+)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_item           record;
+    v_prepared       cogmem._batch_item[];
+    v_alone          integer[];
+    v_stored_items   integer[];
+    v_stored_ids     bigint[];
+    v_stored_actions text[];
+BEGIN
+    -- The items that stand alone are stored set-based first, since no check of any item can
+    -- see them. Without an embedding an item is compared by words with everything, so such a batch goes
+    -- item by item throughout.
+    v_prepared := cogmem._prepare_batch(p_tenant, p_language, p_items, p_embeddings);
+    IF NOT EXISTS (SELECT FROM unnest(v_prepared) AS b WHERE b.embedding IS NULL) THEN
+        v_alone := cogmem._batch_alone((SELECT x FROM cogmem.tenants AS x WHERE x.tenant = p_tenant), v_prepared,
+                                       NOT 'near_duplicates' = ANY (p_skip), NOT 'conflicts' = ANY (p_skip));
+    END IF;
+    IF cardinality(v_alone) > 0 THEN
+        SELECT array_agg(s.item ORDER BY s.item), array_agg(s.memory_id ORDER BY s.item),
+               array_agg(s.action ORDER BY s.item)
+        INTO v_stored_items, v_stored_ids, v_stored_actions
+        FROM cogmem._store_same_text(p_tenant, p_language,
+                                     ARRAY(SELECT b FROM unnest(v_prepared) AS b
+                                           JOIN unnest(v_alone) AS a (item) ON a.item = b.item
+                                           ORDER BY b.item)) AS s;
+    END IF;
+    FOR v_item IN
+        SELECT i.n::integer AS n, coalesce(i.value ->> 'content', i.value #>> '{}') AS content,
+               i.value ->> 'ring' AS ring, i.embedding,
+               CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
+                    THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
+               CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source,
+               array_position(v_stored_items, i.n::integer) AS stored
+        FROM ROWS FROM (jsonb_array_elements(p_items), unnest(p_embeddings))
+             WITH ORDINALITY AS i (value, embedding, n)
+        ORDER BY i.n
+    LOOP
+        IF v_item.stored IS NOT NULL THEN
+            RETURN QUERY
+            SELECT v_item.n, m.memory_id, m.ring::text, m.topics, v_stored_actions[v_item.stored], m.redactions,
+                   NULL::bigint, NULL::bigint[]
+            FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_stored_ids[v_item.stored];
+            CONTINUE;
+        END IF;
+        RETURN QUERY
+        SELECT v_item.n, r.*
+        FROM cogmem._remember(p_tenant, v_item.content, v_item.ring, v_item.topics, v_item.embedding, v_item.source,
+                              CASE WHEN 'conflicts' = ANY (p_skip) THEN '{}'::bigint[] END, '{}',
+                              NOT 'near_duplicates' = ANY (p_skip)) AS r;
+    END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._remember_batch(text, regconfig, jsonb, public.vector[], text[]) IS
+'remember_many() with its checks: the items that stand alone (cogmem._batch_alone) stored set-based, the '
+'others through the one store, in order; one row per item, in order.';
+
 DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);  -- before skip and conflicts
 CREATE OR REPLACE FUNCTION cogmem.remember_many(
     tenant text,
@@ -673,7 +816,6 @@ DECLARE
     v_language regconfig;
     v_count    integer;
     v_bad      record;
-    v_item     record;
 BEGIN
     v_language := cogmem._reach(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
@@ -713,23 +855,8 @@ BEGIN
                                                            remember_many.embeddings)) AS s;
         RETURN;
     END IF;
-    -- Every check, item by item in order: each sees the tenant and the items before it in the batch.
-    FOR v_item IN
-        SELECT i.n::integer AS n, coalesce(i.value ->> 'content', i.value #>> '{}') AS content,
-               i.value ->> 'ring' AS ring, i.embedding,
-               CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
-                    THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
-               CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source
-        FROM ROWS FROM (jsonb_array_elements(remember_many.items), unnest(remember_many.embeddings))
-             WITH ORDINALITY AS i (value, embedding, n)
-        ORDER BY i.n
-    LOOP
-        RETURN QUERY
-        SELECT v_item.n, r.*
-        FROM cogmem._remember(v_tenant, v_item.content, v_item.ring, v_item.topics, v_item.embedding, v_item.source,
-                              CASE WHEN 'conflicts' = ANY (remember_many.skip) THEN '{}'::bigint[] END, '{}',
-                              NOT 'near_duplicates' = ANY (remember_many.skip)) AS r;
-    END LOOP;
+    RETURN QUERY SELECT * FROM cogmem._remember_batch(v_tenant, v_language, remember_many.items,
+                                                      remember_many.embeddings, remember_many.skip);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[]) IS

@@ -207,6 +207,68 @@ def test_remember_many_checks_every_item_as_remember_does(db, tenant):
     assert caught.value.diag.message_hint == "Skip near_duplicates, conflicts, both, or none ('{}', the default)."
 
 
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_a_checked_batch_ends_as_the_same_items_remembered_one_by_one(db, seed):
+    """The items that stand alone are stored set-based, the rest one by one: the outcome per item and the
+    memories kept must be what remember() gives called for each item in order, on a tenant alike."""
+    rng = np.random.default_rng(seed)
+    base = [unit_vector(100 * seed + k) for k in range(6)]
+    texts = [
+        ("Never restart the database servers at night.", "dos_and_donts"),
+        ("The shop runs nginx behind a load balancer.", "long_term"),
+        ("Sunucuyu gece yeniden başlatma.", "dos_and_donts"),
+    ]
+    for name in ("one_by_one", "batched"):
+        db.execute("SELECT cogmem.create_tenant(%s)", (name,))
+        for (content, ring), vector in zip(texts, base, strict=False):
+            remember(db, name, content, ring=ring, embedding=vector)
+    items, vectors = [], []
+    candidates = [
+        ("Restart the database servers tonight.", None, blend(base[0], unit_vector(7), 0.15)),  # contradicts
+        ("The shop is running nginx behind the load balancer.", "long_term", blend(base[1], unit_vector(8), 0.1)),
+        ("Staging runs nginx behind a load balancer.", "long_term", blend(base[1], unit_vector(8), 0.1)),
+        ("Sunucuyu bu gece yeniden başlat.", None, blend(base[2], unit_vector(9), 0.2)),
+        ("The deploy key is AKIAIOSFODNN7EXAMPLE", None, base[4]),
+        ("The deploy key is AKIAIOSFODNN7EXAMPLE", None, base[4]),  # the same text twice in the batch
+        ("Backups of db-1 run at 02:00.", "long_term", base[5]),
+        ("db-1 is backed up every night at 02:00.", "long_term", blend(base[5], unit_vector(10), 0.1)),
+    ]
+    for k in range(12):  # and unrelated texts, alone
+        candidates.append((f"Fact number {k} about the {['shop', 'team', 'office'][k % 3]} and its plants.", None,
+                           list(rng.standard_normal(384) / 20)))  # fmt: skip
+    for index in rng.permutation(len(candidates)):
+        content, ring, vector = candidates[index]
+        items.append({"content": content} | ({"ring": ring} if ring else {}))
+        vectors.append(vector)
+    one_by_one = [
+        db.execute(
+            "SELECT ring, topics, action, redactions, conflict_id IS NOT NULL, conflicts_with"
+            " FROM cogmem.remember('one_by_one', %s, %s, NULL, %s)",
+            (item["content"], item.get("ring"), np.asarray(vector, dtype=np.float32)),
+        ).fetchone()
+        for item, vector in zip(items, vectors, strict=True)
+    ]
+    batched = [r[2:] for r in remember_many(db, "batched", items, vectors)]
+    rows = [(r[0], r[1], r[2], r[3], r[4] is not None, r[5]) for r in batched]
+
+    def texts_of(tenant, ids):
+        by_id = "SELECT content FROM cogmem.memories WHERE tenant = %s AND memory_id = %s"
+        return None if ids is None else sorted(one(db, by_id, (tenant, i)) for i in ids)
+
+    assert [r[:5] for r in rows] == [r[:5] for r in one_by_one]
+    assert [texts_of("batched", r[5]) for r in rows] == [texts_of("one_by_one", r[5]) for r in one_by_one]
+    actions = {r[2] for r in rows}
+    assert {"created", "duplicate", "conflict"} <= actions  # the batch exercised every path
+    created_together = "SELECT count(*) FROM cogmem.audit_log WHERE tenant = 'batched' AND detail ? 'batch_item'"
+    set_based = one(db, created_together)
+    assert 10 <= set_based < len(items)  # the unrelated facts went set-based, the others one by one
+    kept = "SELECT content, ring::text, topics FROM cogmem.memories WHERE tenant = %s ORDER BY content"
+    assert db.execute(kept, ("batched",)).fetchall() == db.execute(kept, ("one_by_one",)).fetchall()
+    stats = """SELECT m.content, s.rehearsal_count FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s
+               USING (tenant, memory_id) WHERE m.tenant = %s ORDER BY 1"""
+    assert db.execute(stats, ("batched",)).fetchall() == db.execute(stats, ("one_by_one",)).fetchall()
+
+
 def test_remember_many_stores_a_batch_in_order(db, tenant):
     before = remember(db, tenant, "The billing contact at Globex is Maria.")
     rows = remember_many(

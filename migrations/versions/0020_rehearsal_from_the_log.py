@@ -73,6 +73,8 @@ SET recall_count = s.recall_count + d.recalls,
 FROM delta AS d WHERE s.tenant = d.tenant AND s.memory_id = d.memory_id;
 -- The views over the pending rows go with them; the SQL files of the release installed recreate theirs.
 DROP VIEW IF EXISTS cogmem.memory_census, cogmem.pending_rehearsals CASCADE;
+-- A batch stage of this release takes cogmem._batch_item, which revision 0006 drops on its way down.
+DROP FUNCTION IF EXISTS cogmem._batch_alone(cogmem.tenants, cogmem._batch_item[], boolean, boolean);
 DROP INDEX cogmem.recalls_pending_idx;
 ALTER TABLE cogmem.recalls DROP COLUMN pending, DROP COLUMN rehearsed, DROP COLUMN credited_outcome,
     DROP COLUMN credited_used;
