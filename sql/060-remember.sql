@@ -655,10 +655,11 @@ COMMENT ON FUNCTION cogmem._store_same_text(text, regconfig, cogmem._batch_item[
 
 -- The items of a prepared batch that stand alone: remember() would store each of them as it is, whatever
 -- came before or after it, so they are stored set-based and the rest go through the one store in order.
--- An item stands alone when it has an embedding, its text is new to the tenant and the batch, and no
--- memory or other item within the widest radius of sign bits any check uses is a near-duplicate
--- candidate (the duplicate similarity) or a contradiction by the model, in either direction. Such a
--- neighbour changes nobody's outcome, so order does not matter for it. Longer than a screen: it is the
+-- An item stands alone when its text is one the tenant holds (it is rehearsed, whatever else happens),
+-- or when the first item of its text has an embedding and no memory or other item within the widest
+-- radius of sign bits any check uses is a near-duplicate candidate (the duplicate similarity) or a
+-- contradiction by the model, in either direction. Such a neighbour changes nobody's outcome, so order
+-- does not matter for it. Longer than a screen: it is the
 -- checks of remember() (sql/035-contradiction.sql, _detect_conflicts) written once for the whole batch.
 DROP FUNCTION IF EXISTS cogmem._batch_alone(cogmem.tenants, cogmem._batch_item[]);
 CREATE OR REPLACE FUNCTION cogmem._batch_alone(
@@ -676,24 +677,32 @@ DECLARE
     v_alone  integer[];
 BEGIN
     v_radius := greatest(v_dims / 4, ceil(v_dims * acos(t.dissonance_similarity) / pi())::integer + v_dims / 16);
+    -- Items of the same text share a fate: one the tenant holds is rehearsed whatever else happens, and
+    -- the rest follow the first of them, which alone is checked by meaning.
     WITH b AS MATERIALIZED (
         SELECT x.item, x.content, x.ring, x.fingerprint, x.embedding,
-               public.binary_quantize(x.embedding)::bit(384) AS bits
+               public.binary_quantize(x.embedding)::bit(384) AS bits,
+               x.item = min(x.item) OVER (PARTITION BY x.fingerprint) AS first,
+               EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.fingerprint = x.fingerprint)
+                   AS known
         FROM unnest(p_items) AS x
     ),
-    -- Each item as the new statement, against every memory and every other item as the established one.
+    reps AS MATERIALIZED (
+        SELECT b.* FROM b WHERE b.first AND NOT b.known
+    ),
+    -- Each as the new statement, against every memory and every other first item as the established one.
     close AS (
-        SELECT b.item, b.content, b.ring, b.embedding, e.item AS other, e.content AS e_content, e.ring AS e_ring,
-               1 - (e.embedding OPERATOR(public.<=>) b.embedding) AS similarity
-        FROM b
+        SELECT r.item, r.content, r.ring, r.embedding, e.item AS other, e.content AS e_content, e.ring AS e_ring,
+               1 - (e.embedding OPERATOR(public.<=>) r.embedding) AS similarity
+        FROM reps AS r
         CROSS JOIN LATERAL (
             SELECT NULL::integer AS item, m.content, m.ring, m.embedding
             FROM cogmem.memories AS m
-            WHERE m.tenant = t.tenant AND m.embedding_bits OPERATOR(public.<~>) b.bits <= v_radius
+            WHERE m.tenant = t.tenant AND m.embedding_bits OPERATOR(public.<~>) r.bits <= v_radius
             UNION ALL
             SELECT o.item, o.content, o.ring, o.embedding
-            FROM b AS o
-            WHERE o.item <> b.item AND o.bits OPERATOR(public.<~>) b.bits <= v_radius
+            FROM reps AS o
+            WHERE o.item <> r.item AND o.bits OPERATOR(public.<~>) r.bits <= v_radius
         ) AS e
     ),
     harmful AS (
@@ -708,16 +717,13 @@ BEGIN
                                          OR (SELECT k.instruction FROM cogmem.classify(c.content, c.embedding) AS k)))
     ),
     involved AS (
-        SELECT h.item FROM harmful AS h
-        UNION
-        SELECT h.other FROM harmful AS h WHERE h.other IS NOT NULL
+        SELECT r.fingerprint FROM reps AS r
+        WHERE r.bits IS NULL
+           OR EXISTS (SELECT FROM harmful AS h WHERE h.item = r.item OR h.other = r.item)
     )
     SELECT coalesce(array_agg(b.item ORDER BY b.item), '{}') INTO v_alone
     FROM b
-    WHERE b.bits IS NOT NULL
-      AND NOT EXISTS (SELECT FROM involved AS i WHERE i.item = b.item)
-      AND NOT EXISTS (SELECT FROM b AS o WHERE o.item <> b.item AND o.fingerprint = b.fingerprint)
-      AND NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.fingerprint = b.fingerprint);
+    WHERE b.known OR NOT EXISTS (SELECT FROM involved AS i WHERE i.fingerprint = b.fingerprint);
     RETURN v_alone;
 END;
 $$;
