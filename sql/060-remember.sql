@@ -705,7 +705,8 @@ BEGIN
             WHERE o.item <> r.item AND o.bits OPERATOR(public.<~>) r.bits <= v_radius
         ) AS e
     ),
-    harmful AS (
+    -- Materialized: each first item looks its pairs up below, and the pairs are computed once.
+    harmful AS MATERIALIZED (
         SELECT c.item, c.other
         FROM close AS c
         WHERE (p_near_duplicates AND c.similarity >= t.duplicate_similarity)
@@ -716,10 +717,12 @@ BEGIN
                                          c.ring IN ('dos_and_donts', 'procedures')
                                          OR (SELECT k.instruction FROM cogmem.classify(c.content, c.embedding) AS k)))
     ),
-    involved AS (
-        SELECT r.fingerprint FROM reps AS r
-        WHERE r.bits IS NULL
-           OR EXISTS (SELECT FROM harmful AS h WHERE h.item = r.item OR h.other = r.item)
+    involved AS MATERIALIZED (
+        SELECT r.fingerprint FROM reps AS r WHERE r.bits IS NULL
+        UNION
+        SELECT r.fingerprint FROM reps AS r JOIN harmful AS h ON h.item = r.item
+        UNION
+        SELECT r.fingerprint FROM reps AS r JOIN harmful AS h ON h.other = r.item
     )
     SELECT coalesce(array_agg(b.item ORDER BY b.item), '{}') INTO v_alone
     FROM b
