@@ -750,12 +750,9 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_item           record;
-    v_prepared       cogmem._batch_item[];
-    v_alone          integer[];
-    v_stored_items   integer[];
-    v_stored_ids     bigint[];
-    v_stored_actions text[];
+    v_item     record;
+    v_prepared cogmem._batch_item[];
+    v_alone    integer[];
 BEGIN
     -- The items that stand alone are stored set-based first, since no check of any item can
     -- see them. Without an embedding an item is compared by words with everything, so such a batch goes
@@ -766,9 +763,8 @@ BEGIN
                                        NOT 'near_duplicates' = ANY (p_skip), NOT 'conflicts' = ANY (p_skip));
     END IF;
     IF cardinality(v_alone) > 0 THEN
-        SELECT array_agg(s.item ORDER BY s.item), array_agg(s.memory_id ORDER BY s.item),
-               array_agg(s.action ORDER BY s.item)
-        INTO v_stored_items, v_stored_ids, v_stored_actions
+        RETURN QUERY
+        SELECT s.*, NULL::bigint, NULL::bigint[]
         FROM cogmem._store_same_text(p_tenant, p_language,
                                      ARRAY(SELECT b FROM unnest(v_prepared) AS b
                                            JOIN unnest(v_alone) AS a (item) ON a.item = b.item
@@ -779,19 +775,12 @@ BEGIN
                i.value ->> 'ring' AS ring, i.embedding,
                CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
                     THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
-               CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source,
-               array_position(v_stored_items, i.n::integer) AS stored
+               CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source
         FROM ROWS FROM (jsonb_array_elements(p_items), unnest(p_embeddings))
              WITH ORDINALITY AS i (value, embedding, n)
+        WHERE NOT i.n::integer = ANY (coalesce(v_alone, '{}'))
         ORDER BY i.n
     LOOP
-        IF v_item.stored IS NOT NULL THEN
-            RETURN QUERY
-            SELECT v_item.n, m.memory_id, m.ring::text, m.topics, v_stored_actions[v_item.stored], m.redactions,
-                   NULL::bigint, NULL::bigint[]
-            FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = v_stored_ids[v_item.stored];
-            CONTINUE;
-        END IF;
         RETURN QUERY
         SELECT v_item.n, r.*
         FROM cogmem._remember(p_tenant, v_item.content, v_item.ring, v_item.topics, v_item.embedding, v_item.source,
@@ -801,8 +790,8 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._remember_batch(text, regconfig, jsonb, public.vector[], text[]) IS
-'remember_many() with its checks: the items that stand alone (cogmem._batch_alone) stored set-based, the '
-'others through the one store, in order; one row per item, in order.';
+'remember_many() with its checks: the items that stand alone (cogmem._batch_alone) stored set-based, then '
+'the others through the one store, in order; one row per item (remember_many() puts them in item order).';
 
 DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);  -- before skip and conflicts
 CREATE OR REPLACE FUNCTION cogmem.remember_many(
@@ -864,8 +853,9 @@ BEGIN
                                                            remember_many.embeddings)) AS s;
         RETURN;
     END IF;
-    RETURN QUERY SELECT * FROM cogmem._remember_batch(v_tenant, v_language, remember_many.items,
-                                                      remember_many.embeddings, remember_many.skip);
+    RETURN QUERY SELECT b.* FROM cogmem._remember_batch(v_tenant, v_language, remember_many.items,
+                                                        remember_many.embeddings, remember_many.skip) AS b
+                 ORDER BY b.item;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[]) IS

@@ -71,8 +71,12 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-    v_claimed uuid[];
-    v_ids     bigint[];
+    v_claimed  uuid[];
+    v_ids      bigint[];
+    v_recalls  integer[];
+    v_last     timestamptz[];
+    v_outcomes integer[];
+    v_credit   double precision[];
 BEGIN
     SELECT coalesce(array_agg(c.recall_id), '{}') INTO v_claimed
     FROM (SELECT r.recall_id FROM cogmem.recalls AS r WHERE r.tenant = p_tenant AND r.pending
@@ -80,19 +84,23 @@ BEGIN
     IF cardinality(v_claimed) = 0 THEN
         RETURN 0;
     END IF;
-    -- The claimed rows are locked: what this statement reads of them is what the claim saw.
-    SELECT coalesce(array_agg(DISTINCT p.memory_id), '{}') INTO v_ids
-    FROM cogmem.pending_rehearsals AS p WHERE p.tenant = p_tenant AND p.recall_id = ANY (v_claimed);
+    -- The claimed rows are locked: what this statement reads of them is what the claim saw. One read,
+    -- per memory in memory_id order, which is also the order the locks are taken in.
+    SELECT coalesce(array_agg(d.memory_id ORDER BY d.memory_id), '{}'), array_agg(d.recalls ORDER BY d.memory_id),
+           array_agg(d.last_recalled_at ORDER BY d.memory_id), array_agg(d.outcomes ORDER BY d.memory_id),
+           array_agg(d.credit ORDER BY d.memory_id)
+    INTO v_ids, v_recalls, v_last, v_outcomes, v_credit
+    FROM (SELECT p.memory_id, count(p.recalled_at)::integer AS recalls, max(p.recalled_at) AS last_recalled_at,
+                 sum(p.outcome_count)::integer AS outcomes, sum(p.outcome_sum) AS credit
+          FROM cogmem.pending_rehearsals AS p WHERE p.tenant = p_tenant AND p.recall_id = ANY (v_claimed)
+          GROUP BY p.memory_id) AS d;
     PERFORM cogmem._lock_stats(p_tenant, v_ids);
     UPDATE cogmem.memory_stats AS s
-    SET recall_count = s.recall_count + d.recall_count,
+    SET recall_count = s.recall_count + d.recalls,
         last_recalled_at = greatest(s.last_recalled_at, d.last_recalled_at),
-        outcome_count = s.outcome_count + d.outcome_count,
-        outcome_sum = s.outcome_sum + d.outcome_sum
-    FROM (SELECT p.memory_id, count(p.recalled_at)::integer AS recall_count, max(p.recalled_at) AS last_recalled_at,
-                 sum(p.outcome_count)::integer AS outcome_count, sum(p.outcome_sum) AS outcome_sum
-          FROM cogmem.pending_rehearsals AS p WHERE p.tenant = p_tenant AND p.recall_id = ANY (v_claimed)
-          GROUP BY p.memory_id) AS d
+        outcome_count = s.outcome_count + d.outcomes,
+        outcome_sum = s.outcome_sum + d.credit
+    FROM unnest(v_ids, v_recalls, v_last, v_outcomes, v_credit) AS d (memory_id, recalls, last_recalled_at, outcomes, credit)
     WHERE s.tenant = p_tenant AND s.memory_id = d.memory_id;
     UPDATE cogmem.recalls AS r
     SET pending = false, rehearsed = true, credited_outcome = r.outcome, credited_used = r.feedback_used
@@ -113,8 +121,15 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_limit integer := coalesce(nullif(current_setting('cogmem.rehearsal_backlog', true), '')::integer, 8);
+    v_setting text := coalesce(nullif(current_setting('cogmem.rehearsal_backlog', true), ''), '8');
+    v_limit   integer;
 BEGIN
+    IF v_setting !~ '^\s*0*[1-9][0-9]{0,8}\s*$' THEN
+        RAISE EXCEPTION 'cogmem.rehearsal_backlog must be a whole number of cycles from 1, got "%"', v_setting
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'SET cogmem.rehearsal_backlog = 8 (the default), or RESET it.';
+    END IF;
+    v_limit := v_setting::integer;
     IF (SELECT count(*) FROM (SELECT FROM cogmem.recalls AS r WHERE r.tenant = p_tenant AND r.pending
                               LIMIT v_limit) AS b) >= v_limit THEN
         PERFORM cogmem._apply_rehearsals(p_tenant);

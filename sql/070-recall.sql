@@ -217,9 +217,8 @@ BEGIN
     -- statistics of every memory of the tenant before joining the pool.
     -- Rehearsals not yet applied to memory_stats (sql/065-rehearsal.sql): the last recall restarts the clock.
     pending AS MATERIALIZED (
-        SELECT p.memory_id, max(p.recalled_at) AS last_recalled_at
-        FROM cogmem.pending_rehearsals AS p WHERE p.tenant = t.tenant AND p.recalled_at IS NOT NULL
-        GROUP BY p.memory_id
+        SELECT p.memory_id, p.last_recalled_at
+        FROM cogmem.pending_stats AS p WHERE p.tenant = t.tenant AND p.last_recalled_at IS NOT NULL
     ),
     pooled AS MATERIALIZED (
         SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank, r.last_recalled_at AS pending_recalled_at

@@ -191,3 +191,22 @@ def test_any_order_of_recalls_feedback_and_applies_ends_where_immediate_credit_w
     stats = {r[0]: (r[1], r[2], r[3]) for r in db.execute(
         "SELECT memory_id, recall_count, outcome_count, outcome_sum FROM cogmem.memory_stats")}  # fmt: skip
     assert stats == {m: (e[0], e[1], pytest.approx(e[2], abs=1e-5)) for m, e in expected.items()}
+
+
+def test_a_backlog_setting_that_is_not_a_count_is_refused_clearly(db, tenant):
+    add(db, tenant, "Restart the servers one at a time.")
+    db.execute("SET cogmem.rehearsal_backlog = 'lots'")
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as caught:
+        recall_id(db, tenant)
+    assert (
+        caught.value.diag.message_primary
+        == 'cogmem.rehearsal_backlog must be a whole number of cycles from 1, got "lots"'
+    )
+    assert caught.value.diag.message_hint == "SET cogmem.rehearsal_backlog = 8 (the default), or RESET it."
+    db.execute("SET cogmem.rehearsal_backlog = 0")
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        recall_id(db, tenant)
+    db.execute("RESET cogmem.rehearsal_backlog")
+    assert one(db, "SELECT count(*) FROM cogmem.recalls") == 0  # nothing of the refused calls was kept
+    recall_id(db, tenant)
+    assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE pending") == 1
