@@ -690,20 +690,23 @@ BEGIN
     reps AS MATERIALIZED (
         SELECT b.* FROM b WHERE b.first AND NOT b.known
     ),
+    -- The tenant's sign bits, read once from the covering index for the whole batch: the rows themselves
+    -- are read only for the few memories within the radius of some item.
+    tenant_bits AS MATERIALIZED (
+        SELECT m.memory_id, m.embedding_bits FROM cogmem.memories AS m WHERE m.tenant = t.tenant
+    ),
     -- Each as the new statement, against every memory and every other first item as the established one.
     close AS (
-        SELECT r.item, r.content, r.ring, r.embedding, e.item AS other, e.content AS e_content, e.ring AS e_ring,
-               1 - (e.embedding OPERATOR(public.<=>) r.embedding) AS similarity
+        SELECT r.item, r.content, r.ring, r.embedding, NULL::integer AS other, m.content AS e_content,
+               m.ring AS e_ring, 1 - (m.embedding OPERATOR(public.<=>) r.embedding) AS similarity
         FROM reps AS r
-        CROSS JOIN LATERAL (
-            SELECT NULL::integer AS item, m.content, m.ring, m.embedding
-            FROM cogmem.memories AS m
-            WHERE m.tenant = t.tenant AND m.embedding_bits OPERATOR(public.<~>) r.bits <= v_radius
-            UNION ALL
-            SELECT o.item, o.content, o.ring, o.embedding
-            FROM reps AS o
-            WHERE o.item <> r.item AND o.bits OPERATOR(public.<~>) r.bits <= v_radius
-        ) AS e
+        JOIN tenant_bits AS n ON n.embedding_bits OPERATOR(public.<~>) r.bits <= v_radius
+        JOIN cogmem.memories AS m ON m.tenant = t.tenant AND m.memory_id = n.memory_id
+        UNION ALL
+        SELECT r.item, r.content, r.ring, r.embedding, o.item, o.content, o.ring,
+               1 - (o.embedding OPERATOR(public.<=>) r.embedding)
+        FROM reps AS r
+        JOIN reps AS o ON o.item <> r.item AND o.bits OPERATOR(public.<~>) r.bits <= v_radius
     ),
     -- Materialized: each first item looks its pairs up below, and the pairs are computed once.
     harmful AS MATERIALIZED (
