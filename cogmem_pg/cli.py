@@ -265,6 +265,93 @@ def consolidate(ctx: Context, as_of: str | None, tenant: str | None) -> None:
 
 
 @main.group()
+def gut() -> None:
+    """The Gut: patterns shared across tenants under k-anonymity and a privacy budget (docs/gut.md)."""
+
+
+@gut.command("opt-in")
+@click.argument("tenant")
+@click.option("--receive/--no-receive", default=None, help="Also switch receiving patterns on or off.")
+@pass_context
+def gut_opt_in(ctx: Context, tenant: str, receive: bool | None) -> None:
+    """Let TENANT's proven memories, de-identified, contribute to the Gut (administrators)."""
+    _gut_switch(ctx, tenant, True, receive)
+
+
+@gut.command("opt-out")
+@click.argument("tenant")
+@click.option("--receive/--no-receive", default=None, help="Also switch receiving patterns on or off.")
+@pass_context
+def gut_opt_out(ctx: Context, tenant: str, receive: bool | None) -> None:
+    """Stop TENANT contributing and remove what it contributed (administrators)."""
+    _gut_switch(ctx, tenant, False, receive)
+
+
+def _gut_switch(ctx: Context, tenant: str, contribute: bool, receive: bool | None) -> None:
+    with _client(ctx) as client:
+        try:
+            switches = client.gut_configure(tenant, contribute=contribute, receive=receive)
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    click.echo(
+        f"{tenant}: contributes {'yes' if switches.gut_contribute else 'no'}, "
+        f"receives {'yes' if switches.gut_receive else 'no'}, {switches.contributions} contributions"
+    )
+
+
+@gut.command("release")
+@click.option("--epsilon", type=float, default=None, help="Privacy budget to spend (default: what is left).")
+@pass_context
+def gut_release(ctx: Context, epsilon: float | None) -> None:
+    """Publish patterns from every opted-in tenant's contributions (the cogmem_gut role)."""
+    with _client(ctx) as client:
+        try:
+            done = client.gut_release(epsilon)
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    click.echo(
+        f"release {done.release_id}: epsilon {done.epsilon_spent:g} (delta {done.delta_spent:.1e}), "
+        f"threshold {done.threshold} tenants, {done.published} published, {done.withdrawn} withdrawn, "
+        f"{done.remaining:g} left this period"
+    )
+
+
+@gut.command("patterns")
+@click.argument("tenant")
+@pass_context
+def gut_patterns(ctx: Context, tenant: str) -> None:
+    """The patterns TENANT receives, with their noisy support and success."""
+    with _client(ctx) as client:
+        try:
+            patterns = client.gut_patterns(tenant)
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    for p in patterns:
+        success = "-" if p.success is None else f"{p.success:.1f}"
+        click.echo(f"#{p.pattern_id:<5} ~{p.support:>4} teams  success {success:>3}  {p.content}")
+    if not patterns:
+        click.echo(f"{tenant} receives no patterns")
+
+
+@gut.command("ledger")
+@pass_context
+def gut_ledger(ctx: Context) -> None:
+    """Epsilon spent and left per budget period."""
+    with _client(ctx) as client:
+        try:
+            periods = client.gut_ledger()
+        except psycopg.Error as exc:
+            raise click.ClickException(str(exc).strip()) from exc
+    for p in periods:
+        click.echo(
+            f"{p.period_start:%Y-%m-%d}  spent {p.spent:g} of {p.budget:g} ({p.remaining:g} left)  "
+            f"{p.releases} releases, {p.published} published, {p.withdrawn} withdrawn"
+        )
+    if not periods:
+        click.echo("no releases yet")
+
+
+@main.group()
 def audit() -> None:
     """The audit trail: seal it, verify it, explain a recall."""
 

@@ -206,6 +206,45 @@ class AuditCheck:
 
 
 @dataclass(frozen=True)
+class GutSwitches:
+    gut_contribute: bool
+    gut_receive: bool
+    contributions: int
+
+
+@dataclass(frozen=True)
+class GutRelease:
+    release_id: int
+    epsilon_spent: float
+    delta_spent: float
+    threshold: int
+    published: int
+    withdrawn: int
+    remaining: float
+
+
+@dataclass(frozen=True)
+class GutPattern:
+    pattern_id: int
+    content: str
+    topics: list[str]
+    support: int
+    success: float | None
+    released_at: datetime
+
+
+@dataclass(frozen=True)
+class GutPeriod:
+    period_start: datetime
+    budget: float
+    spent: float
+    remaining: float
+    releases: int
+    published: int
+    withdrawn: int
+
+
+@dataclass(frozen=True)
 class Recall:
     recall_id: UUID | None
     items: list[RecallItem] = field(default_factory=list)
@@ -721,6 +760,31 @@ class Client:
         with self.connection(conn) as c:
             rows = c.execute("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (tenant, subject, reason)).fetchall()
         return {kind: count for kind, count in rows}
+
+    # -- the Gut (sql/068-gut.sql) ---------------------------------------------------------------------
+    def gut_configure(
+        self,
+        tenant: str,
+        *,
+        contribute: bool | None = None,
+        receive: bool | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> GutSwitches:
+        """Opts a tenant in or out of contributing (administrators; off by default) and receiving."""
+        query = "SELECT * FROM cogmem.gut_configure(%s, contribute => %s, receive => %s)"
+        return self._rows(conn, GutSwitches, query, (tenant, contribute, receive))[0]
+
+    def gut_release(self, epsilon: float | None = None, *, conn: psycopg.Connection | None = None) -> GutRelease:
+        """Releases patterns, spending ``epsilon`` (default: what the period has left); the cogmem_gut role."""
+        return self._rows(conn, GutRelease, "SELECT * FROM cogmem.gut_release(%s)", (epsilon,))[0]
+
+    def gut_patterns(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[GutPattern]:
+        """The released patterns the tenant receives, with their noisy support and success."""
+        return self._rows(conn, GutPattern, "SELECT * FROM cogmem.gut_patterns_for(%s)", (tenant,))
+
+    def gut_ledger(self, *, conn: psycopg.Connection | None = None) -> list[GutPeriod]:
+        """The privacy budget per period: spent, remaining, releases (the cogmem_gut role, auditors)."""
+        return self._rows(conn, GutPeriod, "SELECT * FROM cogmem.gut_ledger ORDER BY period_start", ())
 
 
 def _classified(item: str | dict[str, Any], verdict: Classification) -> dict[str, Any]:

@@ -63,7 +63,8 @@ def _server_python_version(bindir: Path) -> str | None:
 
 
 def _embedding_distributions() -> list[metadata.Distribution]:
-    """The installed distributions that cogmem-pg's [embed] extra needs, its own requirements included."""
+    """The installed distributions that the server's Python needs (the [embed] and [gut] extras), with
+    their own requirements."""
     try:
         from packaging.requirements import Requirement
     except ImportError:  # no packaging, no onnxruntime: nothing to embed with
@@ -72,7 +73,7 @@ def _embedding_distributions() -> list[metadata.Distribution]:
         wanted = [
             Requirement(r)
             for r in metadata.distribution("cogmem-pg").requires or []
-            if "extra" in r and Requirement(r).marker.evaluate({"extra": "embed"})  # type: ignore[union-attr]
+            if "extra" in r and any(Requirement(r).marker.evaluate({"extra": e}) for e in ("embed", "gut"))  # type: ignore[union-attr]
         ]
     except metadata.PackageNotFoundError:
         return []
@@ -103,7 +104,7 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 
 def copy_embedding_packages(target: Path) -> Path:
-    """Copies cogmem_pg and what its [embed] extra needs into ``target`` (hard links where possible).
+    """Copies cogmem_pg and what its [embed] and [gut] extras need into ``target`` (hard links where possible).
 
     For a server that cannot read this environment. A stamp of the versions (and of cogmem_pg's own
     sources) makes a second call a no-op until something changes.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything cogmem-pg needs on Debian 12 or 13: PostgreSQL with pgvector, pg_cron and
-# PL/Python, then a virtualenv (.venv) with the package and its dev + embed extras.
+# PL/Python, then a virtualenv (.venv) with the package and its dev, embed and gut extras.
 # Idempotent: a second run only checks. Needs root or sudo for the system packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,8 +103,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.cogmem-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    log "pip install -e .[dev,embed] (log: .venv/pip.log)"
-    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,embed]'; } \
+    log "pip install -e .[dev,embed,gut] (log: .venv/pip.log)"
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,embed,gut]'; } \
         > .venv/pip.log 2>&1; then
         grep -v '^WARNING: Location' .venv/pip.log | tail -n 30 >&2
         exit 1

@@ -280,6 +280,25 @@ BEGIN
         JOIN layers AS l ON l.layer = 'bios'
         WHERE (r.tenant IS NULL OR r.tenant = t.tenant)
           AND (r.always_on OR r.category = ANY (p_topics) OR r.topics && p_topics)
+        UNION ALL
+        -- Gut patterns (sql/068-gut.sql) on the message's topics or near it in meaning, for a tenant that
+        -- receives them; the reason gives the release's noisy figures only, rounded. rule_id is the
+        -- pattern's id for this layer.
+        SELECT l.layer, l.priority, false, l.cumulative, NULL, g.pattern_id, g.token_estimate,
+               (coalesce(g.similarity, s.match_similarity) * (0.5 + 0.5 * coalesce(g.success, 0.5)))::real, g.content,
+               format('gut pattern: seen in about %s teams', round(g.support / 5.0) * 5)
+               || coalesce(format(', success about %s', round(g.success::numeric, 1)), ''),
+               nullif(concat_ws('; ', 'vector (' || round(g.similarity::numeric, 2) || ')',
+                                'topic ' || nullif(array_to_string(ARRAY(SELECT unnest(g.topics)
+                                                                         INTERSECT SELECT unnest(p_topics) ORDER BY 1), ','), '')), ''),
+               NULL
+        FROM (SELECT x.*, 1 - (x.embedding OPERATOR(public.<=>) p_embedding) AS similarity
+              FROM cogmem.gut_patterns AS x WHERE x.withdrawn_release IS NULL AND t.gut_receive) AS g
+        -- The one settings row through its key: a disabled sequential scan would cost the whole query
+        -- its plan (and a JIT compilation).
+        JOIN cogmem.gut_settings AS s ON s.only_row
+        JOIN layers AS l ON l.layer = 'gut'
+        WHERE g.topics && p_topics OR g.similarity >= s.match_similarity
     )
     -- One sort, then aggregates in that order (an ORDER BY per aggregate would sort ten times).
     SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id),

@@ -153,3 +153,23 @@ AS $$
 $$;
 COMMENT ON FUNCTION cogmem.unschedule_rehearsals() IS
 'Removes the pg_cron job "cogmem-rehearsals"; false when there was none.';
+
+-- The Gut after the night (sql/068-gut.sql): contributions collected every night, one release a period.
+CREATE OR REPLACE FUNCTION cogmem.schedule_gut(cron text DEFAULT '30 4 * * *')
+RETURNS bigint
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT cogmem._cron_schedule('cogmem-gut', cron, 'CALL cogmem.gut_nightly()');
+$$;
+COMMENT ON FUNCTION cogmem.schedule_gut(text) IS
+'Schedules CALL cogmem.gut_nightly() with pg_cron (job "cogmem-gut", 04:30 by default); returns the job id.';
+
+CREATE OR REPLACE FUNCTION cogmem.unschedule_gut()
+RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT cogmem._cron_unschedule('cogmem-gut');
+$$;
+COMMENT ON FUNCTION cogmem.unschedule_gut() IS 'Removes the pg_cron job "cogmem-gut"; false when there was none.';

@@ -534,6 +534,13 @@ BEGIN
     RETURN QUERY
     SELECT i.item, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason,
            CASE
+               WHEN i.layer = 'gut' THEN (
+                   SELECT jsonb_build_object('kind', 'gut', 'pattern', g.content, 'support', g.support,
+                                             'success', g.success, 'topics', g.topics,
+                                             'first_release', g.first_release, 'last_release', g.last_release,
+                                             'withdrawn_release', g.withdrawn_release,
+                                             'note', 'support and success are noisy (differential privacy)')
+                   FROM cogmem.gut_patterns AS g WHERE g.pattern_id = i.rule_id)
                WHEN i.rule_id IS NOT NULL THEN (
                    SELECT jsonb_build_object('kind', 'bios', 'category', r.category, 'rule', r.rule,
                                              'severity', r.severity, 'preset', r.preset,
@@ -557,7 +564,8 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.explain_recall(uuid) IS
 'Why a recall injected what it did, from the audit trail alone: per item its layer, score, tokens and '
-'reason, where it came from (provenance: the memory''s creation, or the BIOS rule and its requirement) '
+'reason, where it came from (provenance: the memory''s creation, the BIOS rule and its requirement, or '
+'the Gut pattern and its release) '
 'and its history (created, rehearsed, reinforced, promoted, ...).';
 
 -- Governance: changes to tenants, their settings and topics, BIOS rules and access grants are logged

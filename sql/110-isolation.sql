@@ -54,6 +54,21 @@ DROP POLICY IF EXISTS honest_writes ON cogmem.audit_log;
 CREATE POLICY honest_writes ON cogmem.audit_log AS RESTRICTIVE FOR INSERT
 WITH CHECK (actor = cogmem.caller() AND xid = pg_current_xact_id() AND logged_at = now());
 
+-- The Gut's release reads every opted-in tenant's de-identified contributions, and logs its release as
+-- a global governance row; nothing else of a tenant's is open to it (sql/068-gut.sql).
+DROP POLICY IF EXISTS gut_release_reads ON cogmem.gut_contributions;
+CREATE POLICY gut_release_reads ON cogmem.gut_contributions FOR SELECT
+USING ((SELECT pg_has_role(cogmem.caller(), 'cogmem_gut', 'USAGE')));
+DROP POLICY IF EXISTS gut_release_reads ON cogmem.gut_feedback;
+CREATE POLICY gut_release_reads ON cogmem.gut_feedback FOR SELECT
+USING ((SELECT pg_has_role(cogmem.caller(), 'cogmem_gut', 'USAGE')));
+DROP POLICY IF EXISTS gut_release_log ON cogmem.audit_log;
+CREATE POLICY gut_release_log ON cogmem.audit_log FOR INSERT
+WITH CHECK (
+    tenant = '*' AND level = 'governance' AND event = 'gut_released'
+    AND (SELECT pg_has_role(cogmem.caller(), 'cogmem_gut', 'USAGE'))
+);
+
 -- The vault needs a grant of its own: reaching a tenant's memories is not enough.
 ALTER TABLE cogmem.vault_items ENABLE ROW LEVEL SECURITY;
 ALTER TABLE cogmem.vault_keys ENABLE ROW LEVEL SECURITY;

@@ -15,12 +15,17 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_bi') THEN
         CREATE ROLE cogmem_bi NOLOGIN;
     END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_gut') THEN
+        CREATE ROLE cogmem_gut NOLOGIN;
+    END IF;
 END;
 $roles$;
 COMMENT ON ROLE cogmem_app IS 'cogmem-pg: applications that remember and recall.';
 COMMENT ON ROLE cogmem_admin IS 'cogmem-pg: administrators (tenants, BIOS rules, topics, erasure); every tenant.';
 COMMENT ON ROLE cogmem_auditor IS 'cogmem-pg: auditors: the audit trail and its verification, no memory content.';
 COMMENT ON ROLE cogmem_bi IS 'cogmem-pg: BI tools: aggregate views only.';
+COMMENT ON ROLE cogmem_gut IS
+'cogmem-pg: Gut releases: reads opted-in tenants'' de-identified contributions, publishes patterns.';
 
 -- The boundary. Tables belong to the schema owner (the installer), and no application role may write
 -- one: cogmem_app, cogmem_admin, cogmem_auditor and cogmem_bi read under row-level security and write
@@ -32,10 +37,10 @@ COMMENT ON ROLE cogmem_bi IS 'cogmem-pg: BI tools: aggregate views only.';
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM public;
 REVOKE ALL ON ALL PROCEDURES IN SCHEMA cogmem FROM public;
 REVOKE ALL ON ALL TABLES IN SCHEMA cogmem FROM public;
-REVOKE ALL ON ALL TABLES IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
-REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
-REVOKE ALL ON ALL PROCEDURES IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi;
-GRANT USAGE ON SCHEMA cogmem TO cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi, cogmem_owner;
+REVOKE ALL ON ALL TABLES IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi, cogmem_gut;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi, cogmem_gut;
+REVOKE ALL ON ALL PROCEDURES IN SCHEMA cogmem FROM cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi, cogmem_gut;
+GRANT USAGE ON SCHEMA cogmem TO cogmem_app, cogmem_admin, cogmem_auditor, cogmem_bi, cogmem_gut, cogmem_owner;
 GRANT cogmem_app TO cogmem_admin;
 
 DO $owner$
@@ -138,7 +143,9 @@ cogmem.vault_put(text, text, text, text, text),
 cogmem.vault_get(text, text),
 cogmem.vault_list(text),
 cogmem.vault_delete(text, text),
-cogmem.explain_recall(uuid)
+cogmem.explain_recall(uuid),
+cogmem.gut_patterns_for(text),
+cogmem.gut_deidentify(text)
 TO cogmem_app;
 
 -- Auditors read the trail and verify it; they see no memory text (the trail holds none).
@@ -148,6 +155,13 @@ cogmem.audit_lifecycle, cogmem.audit_governance, cogmem.memory_history, cogmem.c
 cogmem.consolidation_decisions, cogmem.consolidation_report, cogmem.consolidation_runs, cogmem.bios_rules,
 cogmem.bios_rule_events, cogmem.tenant_access, cogmem.audit_settings, cogmem.audit_archives TO cogmem_auditor;
 GRANT EXECUTE ON FUNCTION cogmem.verify_audit(text), cogmem.explain_recall(uuid) TO cogmem_auditor;
+
+-- The Gut's role: releases, the ledger and what it published; no tenant's memories.
+GRANT SELECT ON cogmem.gut_ledger, cogmem.gut_releases, cogmem.gut_patterns, cogmem.gut_settings,
+cogmem.gut_contributions, cogmem.gut_feedback, cogmem.tenant_access TO cogmem_gut;
+GRANT EXECUTE ON FUNCTION cogmem.gut_release(double precision), cogmem.caller(), cogmem.reachable_tenants(),
+cogmem.reaches_every_tenant() TO cogmem_gut;
+GRANT SELECT ON cogmem.gut_ledger, cogmem.gut_releases TO cogmem_auditor;
 
 -- BI tools: aggregates only, through views that run with their owner's rights.
 GRANT SELECT ON cogmem.audit_daily, cogmem.memory_census, cogmem.tenant_access TO cogmem_bi;
@@ -174,5 +188,6 @@ cogmem.verify_audit(text),
 cogmem.audit_mark_exported(text, text),
 cogmem.restore_memory_stats(text, jsonb),
 cogmem.restore_siblings(text, jsonb),
-cogmem.restore_episode(text, uuid, text, text, text, text[], text[], text[], bigint[], text[], timestamptz, timestamptz)
+cogmem.restore_episode(text, uuid, text, text, text, text[], text[], text[], bigint[], text[], timestamptz, timestamptz),
+cogmem.gut_configure(text, boolean, boolean)
 TO cogmem_admin;

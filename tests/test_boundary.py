@@ -398,7 +398,7 @@ def test_every_definer_pins_its_search_path_and_checks_reach_first(db):
             assert volatility in "si" and not {"tenant"} & set(args), signature
             assert not re.search(r"\b(INSERT INTO|UPDATE cogmem|DELETE FROM)", body), signature
             continue
-        reach = re.search(r"cogmem\._reach(_every|_vault)?\(", body)
+        reach = re.search(r"cogmem\._reach(_every|_vault|_gut)?\(", body)
         assert reach, f"{signature} does not check the caller's reach"
         before = body[: reach.start()]
         touched = re.findall(r"(?:FROM|INTO|UPDATE|JOIN)\s+cogmem\.(\w+)|cogmem\.(\w+)\s*\(", before)

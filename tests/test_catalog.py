@@ -7,6 +7,10 @@ from cogmem_pg.migrate import sql_files
 # Reference tables shared by all tenants (Citus: reference tables), and alembic's bookkeeping.
 GLOBAL_TABLES = {
     "alembic_version",
+    "gut_settings",
+    "gut_releases",
+    "gut_patterns",
+    "gut_runs",
     "default_topics",
     "bios_rules",
     "bios_rule_events",
@@ -17,7 +21,10 @@ GLOBAL_TABLES = {
     "audit_archives",
 }
 # Procedures that COMMIT cannot carry a SET clause (PostgreSQL forbids it); they qualify every name instead.
-COMMITTING_PROCEDURES = {"cogmem.consolidate_nightly(timestamp with time zone,text,integer,integer)"}
+COMMITTING_PROCEDURES = {
+    "cogmem.consolidate_nightly(timestamp with time zone,text,integer,integer)",
+    "cogmem.gut_nightly(boolean)",
+}
 # Pure expressions over pg_catalog functions, inlined into the queries that call them (a SET clause would
 # stop the inlining); inlining also means the caller's search_path never reaches them.
 INLINED_EXPRESSIONS = {"cogmem.strength(interval,interval)", "cogmem._shared_words(tsvector,text[])"}

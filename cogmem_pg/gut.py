@@ -1,0 +1,283 @@
+"""The Gut's release: clusters of de-identified contributions across tenants, published under k and epsilon.
+
+Runs inside the database (``cogmem._gut_draw``, PL/Python) and in ``bench/gut.py``. The unit of privacy
+is a tenant. What is differentially private, given the clustering: which clusters are published (OpenDP's
+Laplace threshold over distinct-tenant counts, each tenant supporting at most ``max_patterns_per_tenant``
+clusters) and the support and success released with them (OpenDP's Laplace mechanism). The text is
+k-anonymous and de-identified, not differentially private: it keeps only words that at least k of the
+cluster's tenants use. docs/gut.md says what that does and does not guarantee.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+MATCH_PREVIOUS = 0.9  # a cluster this close to a published pattern continues it (same id, new figures)
+_TOKEN = re.compile(r"<[a-z]+>|[^\W\d_]+(?:['’-][^\W\d_]+)*|[^\w\s]", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Contribution:
+    tenant: str
+    memory_id: int
+    content: str
+    topics: tuple[str, ...]
+    success: float
+    embedding: Sequence[float]
+
+
+@dataclass(frozen=True)
+class Params:
+    k: int
+    epsilon: float | None  # None: no noise (the benchmark's reference only; SQL always passes one)
+    delta: float
+    max_patterns_per_tenant: int
+    selection_share: float
+    cluster_similarity: float
+
+
+@dataclass
+class Pattern:
+    content: str
+    embedding: list[float]
+    topics: list[str]
+    support: int
+    success: float | None
+    pattern_id: int | None = None
+    tenants: frozenset[str] = field(default_factory=frozenset)  # for the benchmark's checks; never stored
+
+
+def _order_key(c: Contribution) -> str:
+    return hashlib.sha256(f"{c.tenant}\x00{c.memory_id}".encode()).hexdigest()
+
+
+def cluster(vectors: Any, similarity: float) -> list[int]:
+    """Star clustering: the item with most neighbours within ``similarity`` leads, and takes them all."""
+    import numpy as np
+
+    n = len(vectors)
+    neighbours: list[Any] = []
+    for start in range(0, n, 1024):
+        block = vectors[start : start + 1024] @ vectors.T
+        neighbours.extend(np.nonzero(row >= similarity)[0] for row in block)
+    labels = [-1] * n
+    for leader in sorted(range(n), key=lambda i: (-len(neighbours[i]), i)):
+        if labels[leader] == -1:
+            for member in neighbours[leader]:
+                if labels[member] == -1:
+                    labels[member] = leader
+    return labels
+
+
+def bound(items: Sequence[Contribution], labels: Sequence[int], limit: int) -> dict[int, dict[str, list[int]]]:
+    """Per cluster, per tenant, the items it supports with: at most ``limit`` clusters per tenant.
+
+    A tenant's choice depends on its own data only (its success in the cluster, then a hash of its item),
+    so adding or removing one tenant changes at most ``limit`` counts, each by one.
+    """
+    per_tenant: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for i, (item, label) in enumerate(zip(items, labels, strict=True)):
+        per_tenant[item.tenant][label].append(i)
+    kept: dict[int, dict[str, list[int]]] = defaultdict(dict)
+    for tenant, clusters in per_tenant.items():
+        ranked = sorted(
+            clusters.items(),
+            key=lambda kv: (-max(items[i].success for i in kv[1]), min(_order_key(items[i]) for i in kv[1])),
+        )
+        for label, members in ranked[:limit]:
+            kept[label][tenant] = members
+    return kept
+
+
+def words_of(text: str) -> set[str]:
+    return {t.lower() for t in _TOKEN.findall(text) if t[0].isalpha()}
+
+
+def shared_text(representative: str, texts_by_tenant: dict[str, list[str]], k: int) -> str:
+    """The representative's text with only the words (and placeholders) at least k of the tenants use."""
+    users: dict[str, int] = defaultdict(int)
+    for texts in texts_by_tenant.values():
+        for word in set().union(*(words_of(t) for t in texts)):
+            users[word] += 1
+    kept = [t for t in _TOKEN.findall(representative) if not t[0].isalpha() or users[t.lower()] >= k]
+    text = " ".join(kept)
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
+    text = re.sub(r"([(])\s+", r"\1", text)
+    text = re.sub(r"^[\s,.;:!?)-]+|(?<=[,;:])\s*(?=[,;:.])", "", text)
+    return re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text).strip()
+
+
+def _opendp() -> Any:
+    """OpenDP's constructors, without opendp.prelude (which also imports its scikit-learn extras)."""
+    import types
+
+    import opendp.domains
+    import opendp.measurements
+    import opendp.metrics
+    import opendp.mod
+
+    opendp.mod.enable_features("contrib")
+    return types.SimpleNamespace(
+        m=opendp.measurements,
+        **{n: getattr(opendp.domains, n) for n in ("map_domain", "atom_domain", "vector_domain")},
+        **{n: getattr(opendp.metrics, n) for n in ("l01inf_distance", "absolute_distance", "l1_distance")},
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _threshold_measurement(epsilon: float, delta: float, limit: int, k: int) -> tuple[Any, int, float, float]:
+    """OpenDP's Laplace threshold for distinct-tenant counts (L0 = limit, Linf = 1), with the smallest
+    threshold (at least k) whose privacy loss stays within (epsilon, delta)."""
+    dp = _opendp()
+    domain = dp.map_domain(dp.atom_domain(T=int), dp.atom_domain(T=int))
+    metric = dp.l01inf_distance(dp.absolute_distance(T=int))
+    d_in = (limit, limit, 1)
+    scale = limit / epsilon
+    low, high = k, k + 16
+    while True:
+        spent = dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=high).map(d_in)
+        if spent[0] > epsilon:  # the discretisation costs a little: widen the noise until it fits
+            scale *= 1.01
+            continue
+        if spent[1] <= delta:
+            break
+        low, high = high, high * 2
+    while low < high:
+        middle = (low + high) // 2
+        if dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=middle).map(d_in)[1] <= delta:
+            high = middle
+        else:
+            low = middle + 1
+    measurement = dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=high)
+    eps, dlt = measurement.map(d_in)
+    return measurement, high, float(eps), float(dlt)
+
+
+def _laplace_vector(values: list[float], sensitivity: float, epsilon: float) -> tuple[list[float], float]:
+    dp = _opendp()
+    measurement = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=sensitivity / epsilon
+    )
+    spent = float(measurement.map(float(sensitivity)))
+    return (list(measurement(values)) if values else []), spent
+
+
+def _feedback_values(
+    feedback: Sequence[tuple[str, int, float, int]], room: dict[str, int]
+) -> dict[int, dict[str, float]]:
+    """Per earlier pattern, per tenant, its mean outcome, in the room its contributions left the tenant."""
+    per_tenant: dict[str, list[tuple[int, float, int]]] = defaultdict(list)
+    for tenant, pattern_id, outcome, recalls in feedback:
+        per_tenant[tenant].append((pattern_id, outcome, recalls))
+    values: dict[int, dict[str, float]] = defaultdict(dict)
+    for tenant, rows in per_tenant.items():
+        for pattern_id, outcome, _ in sorted(rows, key=lambda r: (-r[2], r[0]))[: room.get(tenant, 0)]:
+            values[pattern_id][tenant] = min(1.0, max(0.0, outcome))
+    return values
+
+
+def _match(vectors: Any, previous: Sequence[tuple[int, Sequence[float]]]) -> list[int | None]:
+    """Each published cluster continues the nearest earlier pattern within MATCH_PREVIOUS, one to one."""
+    import numpy as np
+
+    matched: list[int | None] = [None] * len(vectors)
+    if not previous or not len(vectors):
+        return matched
+    old = np.array([p[1] for p in previous], dtype=np.float32)
+    old /= np.maximum(np.linalg.norm(old, axis=1, keepdims=True), 1e-12)
+    sims = np.asarray(vectors) @ old.T
+    taken: set[int] = set()
+    for flat in np.argsort(-sims, axis=None):
+        i, j = divmod(int(flat), len(previous))
+        if sims[i, j] < MATCH_PREVIOUS:
+            break
+        if matched[i] is None and j not in taken:
+            matched[i] = previous[j][0]
+            taken.add(j)
+    return matched
+
+
+def release(
+    contributions: Sequence[Contribution],
+    params: Params,
+    previous: Sequence[tuple[int, Sequence[float]]] = (),
+    feedback: Sequence[tuple[str, int, float, int]] = (),
+) -> dict[str, Any]:
+    """The patterns to publish, with noisy support and success, and the privacy this release spends."""
+    import numpy as np
+
+    items = sorted(contributions, key=_order_key)
+    result: dict[str, Any] = {"patterns": [], "epsilon": 0.0, "delta": 0.0, "threshold": params.k}
+    if not items:
+        return result
+    vectors = np.array([c.embedding for c in items], dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    supported = bound(items, cluster(vectors, params.cluster_similarity), params.max_patterns_per_tenant)
+    # k-anonymity on the true count first: no pattern ever has fewer than k tenants behind it.
+    counts = {label: len(tenants) for label, tenants in supported.items() if len(tenants) >= params.k}
+    if params.epsilon is None:
+        selected = counts
+    else:
+        measurement, threshold, eps, dlt = _threshold_measurement(
+            params.epsilon * params.selection_share, params.delta, params.max_patterns_per_tenant, params.k
+        )
+        selected = dict(measurement(counts)) if counts else {}
+        result.update(epsilon=eps, delta=dlt, threshold=threshold)
+    labels = sorted(selected)
+    centroids = []
+    for label in labels:
+        members = [i for ms in supported[label].values() for i in ms]
+        centroid = vectors[members].mean(axis=0)
+        centroids.append(centroid / max(float(np.linalg.norm(centroid)), 1e-12))
+    continues = _match(np.array(centroids), previous)
+    # Each tenant gives at most max_patterns_per_tenant values in all: its contributions, then feedback.
+    used: dict[str, int] = defaultdict(int)
+    for tenants in supported.values():
+        for tenant in tenants:
+            used[tenant] += 1
+    room = {t: params.max_patterns_per_tenant - used[t] for t, *_ in feedback}
+    earlier = _feedback_values(feedback, room)
+    sums, ns = [], []
+    for label, pattern_id in zip(labels, continues, strict=True):
+        values = {t: float(np.mean([items[i].success for i in ms])) for t, ms in supported[label].items()}
+        for tenant, outcome in earlier.get(pattern_id, {}).items() if pattern_id is not None else ():
+            values.setdefault(tenant, outcome)
+        sums.append(sum(values.values()))
+        ns.append(float(len(values)))
+    stats_epsilon = 0.0 if params.epsilon is None else params.epsilon * (1 - params.selection_share)
+    if stats_epsilon and labels:
+        sums, spent_s = _laplace_vector(sums, params.max_patterns_per_tenant, stats_epsilon / 2)
+        ns, spent_n = _laplace_vector(ns, params.max_patterns_per_tenant, stats_epsilon / 2)
+        result["epsilon"] += spent_s + spent_n
+    else:
+        result["epsilon"] += stats_epsilon  # nothing to release: the share is charged all the same
+    for n, label in enumerate(labels):
+        tenants = supported[label]
+        members = [i for ms in tenants.values() for i in ms]
+        representative = max(members, key=lambda i: float(vectors[i] @ centroids[n]))
+        texts = {t: [items[i].content for i in ms] for t, ms in tenants.items()}
+        content = shared_text(items[representative].content, texts, params.k)
+        if len(words_of(content)) < 3:
+            continue  # too little survives the word filter to say anything (post-processing)
+        topic_users: dict[str, int] = defaultdict(int)
+        for ms in tenants.values():
+            for topic in set().union(*(items[i].topics for i in ms)):
+                topic_users[topic] += 1
+        result["patterns"].append(
+            Pattern(
+                content=content,
+                embedding=[round(float(x), 6) for x in centroids[n]],
+                topics=sorted(t for t, u in topic_users.items() if u >= params.k),
+                support=int(selected[label]),
+                success=(min(1.0, max(0.0, sums[n] / ns[n])) if ns[n] >= 1 else None),
+                pattern_id=continues[n],
+                tenants=frozenset(tenants),
+            )
+        )
+    return result

@@ -1,0 +1,425 @@
+"""sql/068-gut.sql and cogmem_pg/gut.py: contributions across tenants, released under k and epsilon.
+
+Tenants here are small, so releases that must publish are given a large budget (the administrator's
+setting); the privacy checks use the defaults, or measure the mechanism itself.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import psycopg
+import pytest
+
+from cogmem_pg import gut
+from tests.conftest import blend, one, unit_vector
+
+BACKUP = unit_vector(101)
+CERT = unit_vector(202)
+RARE = unit_vector(303)
+
+BACKUP_TEXTS = [
+    "Always take a fresh backup of db-{n} before running a schema migration on it",
+    "Take a full backup of db-{n} first, before any schema migration runs",
+    "Before a schema migration on pg{n}.corp{n}.com, always take a backup",
+]
+CERT_TEXTS = ["Rotate the TLS certificate on lb-{n} at least 30 days before it expires"]
+
+
+def prove(db, tenant, text, vector, ring="long_term"):
+    """Remembers a memory and makes it proven: one recall of it and a good outcome."""
+    memory_id = one(
+        db, "SELECT memory_id FROM cogmem.remember(%s, %s, %s, embedding => %s::vector)", (tenant, text, ring, vector)
+    )
+    db.execute("UPDATE cogmem.memory_stats SET outcome_count = 1, outcome_sum = 1 WHERE memory_id = %s", (memory_id,))
+    return memory_id
+
+
+def teams(db, count, truths, opt_in=True, secret=True):
+    """count tenants; each holds the truths given as (texts, vector, how many tenants), and a secret."""
+    names = [f"team-{n:02d}" for n in range(count)]
+    for n, name in enumerate(names):
+        db.execute("SELECT cogmem.create_tenant(%s)", (name,))
+        for texts, vector, holders in truths:
+            if n < holders:
+                text = texts[n % len(texts)].format(n=n)
+                prove(db, name, text, blend(vector, unit_vector(1000 * n + len(text)), 0.25))
+        if secret:
+            suffix = "abcdefghijklmnopqrstuvwxyz"[n % 26] * (1 + n // 26)
+            prove(
+                db,
+                name,
+                f"The door code of the Zorblatt{suffix} office is kept by Quentin{suffix}",
+                unit_vector(5000 + n),
+            )
+        if opt_in:
+            db.execute("SELECT cogmem.gut_configure(%s, contribute => true)", (name,))
+    return names
+
+
+def generous(db, **settings):
+    """A budget large enough that tiny test populations publish (noise small against a count of 5)."""
+    values = {"epsilon_per_period": 10000.0, "delta": 1e-4, "max_patterns_per_tenant": 2, "k": 5} | settings
+    db.execute(
+        "UPDATE cogmem.gut_settings SET " + ", ".join(f"{k} = %({k})s" for k in values),
+        values,
+    )
+
+
+def patterns(db):
+    return db.execute(
+        "SELECT pattern_id, content, support, success FROM cogmem.gut_patterns WHERE withdrawn_release IS NULL"
+    ).fetchall()
+
+
+# -- de-identification ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Restart nginx on web-01.prod.acme.com (10.0.3.17) before 14:00, ask @mehmet or Dr. Smith",
+            "Restart nginx on <domain> (<ip>) before <time>, ask <person> or <person>",
+        ),
+        (
+            "Backups of db3 run on 2026-11-03; customer Globex pays $12,500 a month",
+            "Backups of <host> run on <date>; customer <customer> pays <amount> a month",
+        ),
+        (
+            "Use scram-sha-256, not md5, in pg_hba.conf; upgrade log4j to 2.17.1 and fe80::1ff:fe23:4567:890a",
+            "Use scram-sha-<number>, not md5, in pg_hba.conf; upgrade log4j to <version> and <ip>",
+        ),
+        (
+            "Ahmet Bey müşteri Arçelik için 3 Kasım tarihinde 1.500 TL iade istedi: ahmet@arcelik.com.tr",
+            "<person> müşteri <customer> için <date> tarihinde <amount> iade istedi: <email>",
+        ),
+        (
+            "Set min.insync.replicas to 2 on api.example.io and mail.firma.com.tr",
+            "Set min.insync.replicas to <number> on <domain> and <domain>",
+        ),
+    ],
+)
+def test_deidentify_leaves_placeholders_for_what_names_a_tenants_world(db, text, expected):
+    assert one(db, "SELECT cogmem.gut_deidentify(%s)", (text,)) == expected
+
+
+def test_a_secret_is_redacted_before_it_is_deidentified(db):
+    text = one(db, "SELECT cogmem.gut_deidentify(%s)", ("Card 4111 1111 1111 1111 for the office, password=hunter2",))
+    assert "4111" not in text and "hunter2" not in text
+
+
+# -- contributions ---------------------------------------------------------------------------------------
+
+
+def test_nothing_is_contributed_until_an_administrator_opts_the_tenant_in(db):
+    (name,) = teams(db, 1, [(BACKUP_TEXTS, BACKUP, 1)], opt_in=False)
+    assert one(db, "SELECT gut_contribute FROM cogmem.tenants WHERE tenant = %s", (name,)) is False
+    assert one(db, "SELECT gut_receive FROM cogmem.tenants WHERE tenant = %s", (name,)) is True
+    db.execute("CALL cogmem.gut_nightly(release => false)")
+    assert one(db, "SELECT count(*) FROM cogmem.gut_contributions") == 0
+    row = db.execute("SELECT * FROM cogmem.gut_configure(%s, contribute => true)", (name,)).fetchone()
+    assert row == (True, True, 2)
+    texts = {r[0] for r in db.execute("SELECT content FROM cogmem.gut_contributions")}
+    assert texts == {
+        "Always take a fresh backup of <host> before running a schema migration on it",
+        "The door code of the Zorblatta office is kept by Quentina",
+    }
+    # Opting out removes at once what the tenant contributed.
+    assert db.execute("SELECT * FROM cogmem.gut_configure(%s, contribute => false)", (name,)).fetchone() == (
+        False,
+        True,
+        0,
+    )
+    assert one(db, "SELECT count(*) FROM cogmem.gut_contributions") == 0
+    events = [
+        r[0] for r in db.execute("SELECT detail -> 'changed' FROM cogmem.audit_log WHERE event = 'tenants_changed'")
+    ]
+    assert {"gut_contribute": True} in events and {"gut_contribute": False} in events
+
+
+def test_only_proven_memories_of_the_lasting_rings_contribute(db, tenant):
+    db.execute("SELECT cogmem.gut_configure(%s, contribute => true)", (tenant,))
+    proven = prove(db, tenant, "Drain the node before a kernel upgrade", unit_vector(1))
+    unproven = one(
+        db,
+        "SELECT memory_id FROM cogmem.remember(%s, 'Check the disk before a kernel upgrade', 'long_term', "
+        "embedding => %s::vector)",
+        (tenant, unit_vector(2)),
+    )
+    fresh = prove(db, tenant, "The standup moved to ten today", unit_vector(3), ring="fresh")
+    failing = prove(db, tenant, "Reboot everything when in doubt", unit_vector(4))
+    db.execute("UPDATE cogmem.memory_stats SET outcome_sum = 0 WHERE memory_id = %s", (failing,))
+    db.execute("SELECT cogmem._gut_collect(%s)", (tenant,))
+    ids = {r[0] for r in db.execute("SELECT memory_id FROM cogmem.gut_contributions")}
+    assert ids == {proven}
+    assert not ids & {unproven, fresh, failing}
+
+
+def test_erasing_a_memory_or_a_subject_removes_its_contributions(db):
+    first, second = teams(db, 2, [(BACKUP_TEXTS, BACKUP, 2)])
+    memory_id = one(db, "SELECT memory_id FROM cogmem.gut_contributions WHERE tenant = %s LIMIT 1", (first,))
+    db.execute("SELECT cogmem.erase(%s, %s, 'subject asked')", (first, memory_id))
+    assert one(db, "SELECT count(*) FROM cogmem.gut_contributions WHERE memory_id = %s", (memory_id,)) == 0
+    db.execute("SELECT * FROM cogmem.erase_subject(%s, 'Quentinb', 'subject asked')", (second,))
+    assert [r[0] for r in db.execute("SELECT content FROM cogmem.gut_contributions WHERE tenant = %s", (second,))] == [
+        "Take a full backup of <host> first, before any schema migration runs"
+    ]
+
+
+def test_only_an_administrator_opts_in_and_only_the_gut_role_releases(db, tenant, login):
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (app.info.user, tenant))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute("SELECT cogmem.gut_configure(%s, contribute => true)", (tenant,))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute("SELECT * FROM cogmem.gut_release()")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute("SELECT * FROM cogmem.gut_contributions")
+    admin = login("cogmem_admin")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        admin.execute("SELECT * FROM cogmem.gut_release()")
+    # The Gut's role reads contributions across tenants, and nothing of the memories themselves.
+    releaser = login("cogmem_gut")
+    teams(db, 2, [(BACKUP_TEXTS, BACKUP, 2)])
+    assert one(releaser, "SELECT count(DISTINCT tenant) FROM cogmem.gut_contributions") == 2
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        releaser.execute("SELECT * FROM cogmem.memories")
+    assert one(releaser, "SELECT release_id FROM cogmem.gut_release(0.5)") >= 1
+    assert one(db, "SELECT actor FROM cogmem.audit_log WHERE event = 'gut_released'") == releaser.info.user
+
+
+# -- releases ----------------------------------------------------------------------------------------------
+
+
+def test_a_truth_many_tenants_share_is_published_de_identified_and_a_rare_one_is_not(db):
+    generous(db)
+    teams(db, 8, [(BACKUP_TEXTS, BACKUP, 7), (CERT_TEXTS, CERT, 4)])
+    row = db.execute("SELECT published, withdrawn, threshold FROM cogmem.gut_release(900)").fetchone()
+    assert row[0] == 1 and row[1] == 0 and row[2] >= 5
+    ((_, content, support, success),) = patterns(db)
+    # Only words at least k of the cluster's tenants use survive: the backup wording shared by 3+ of 7
+    # would not; what all of them say does.
+    assert "backup" in content and "migration" in content
+    assert "<" not in content or all(p in ("<host>", "<domain>") for p in _placeholders(content))
+    assert abs(support - 7) <= 1 and success == pytest.approx(1.0, abs=0.1)
+    everything = " ".join(r[0] for r in db.execute("SELECT content FROM cogmem.gut_patterns"))
+    for n in range(8):
+        assert f"db-{n}" not in everything and f"corp{n}" not in everything
+    assert "Zorblatt" not in everything and "Quentin" not in everything and "TLS" not in everything
+
+
+def _placeholders(text):
+    import re
+
+    return re.findall(r"<[a-z]+>", text)
+
+
+def test_one_tenant_repeating_a_text_counts_once(db):
+    generous(db)
+    names = teams(db, 4, [(BACKUP_TEXTS, BACKUP, 4)], secret=False)
+    for n in range(40):
+        prove(
+            db,
+            names[0],
+            f"Back up the {n}th database before you migrate its schema",
+            blend(BACKUP, unit_vector(n), 0.2),
+        )
+    db.execute("SELECT cogmem._gut_collect(%s)", (names[0],))
+    assert one(db, "SELECT count(*) FROM cogmem.gut_contributions") > 40
+    assert one(db, "SELECT published FROM cogmem.gut_release(900)") == 0
+    assert patterns(db) == []
+
+
+def test_the_ledger_refuses_a_release_over_the_budget(db):
+    teams(db, 2, [(BACKUP_TEXTS, BACKUP, 2)])
+    assert one(db, "SELECT epsilon_spent FROM cogmem.gut_release(0.6)") == pytest.approx(0.6)
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="would exceed the privacy budget") as refused:
+        db.execute("SELECT * FROM cogmem.gut_release(0.5)")
+    assert "At most 0.4" in refused.value.diag.message_hint
+    # The default spends what is left, and then nothing is.
+    assert one(db, "SELECT epsilon_spent FROM cogmem.gut_release()") == pytest.approx(0.4)
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded, match=r"budget for the period from .* is spent"):
+        db.execute("SELECT * FROM cogmem.gut_release()")
+    assert db.execute("SELECT spent, remaining, releases FROM cogmem.gut_ledger").fetchone() == (
+        pytest.approx(1.0),
+        pytest.approx(0.0),
+        2,
+    )
+    for bad in (0, -1, float("inf")):
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            db.execute("SELECT * FROM cogmem.gut_release(%s)", (bad,))
+
+
+def test_the_scheduled_run_collects_every_night_and_releases_once_a_period(db):
+    teams(db, 2, [(BACKUP_TEXTS, BACKUP, 2)])
+    db.execute("TRUNCATE cogmem.gut_contributions")
+    db.execute("CALL cogmem.gut_nightly()")
+    db.execute("CALL cogmem.gut_nightly()")
+    runs = db.execute("SELECT tenants, release_id IS NOT NULL, note FROM cogmem.gut_runs ORDER BY run_id").fetchall()
+    assert runs == [(2, True, None), (2, False, "no release: this period has one already")]
+    assert one(db, "SELECT count(*) FROM cogmem.gut_contributions") == 4
+    assert one(db, "SELECT remaining FROM cogmem.gut_ledger") == pytest.approx(0.0)
+
+
+# -- receiving -----------------------------------------------------------------------------------------------
+
+
+def published(db):
+    generous(db)
+    teams(db, 8, [(BACKUP_TEXTS, BACKUP, 8)], secret=False)
+    assert one(db, "SELECT published FROM cogmem.gut_release(900)") == 1
+    db.execute("SELECT cogmem.create_tenant('newcomer')")
+    return patterns(db)[0]
+
+
+def test_recall_fills_the_gut_layer_for_a_new_tenant_and_explains_it(db):
+    pattern_id, content, support, _ = published(db)
+    rows = db.execute(
+        "SELECT recall_id, layer, rule_id, content, reason FROM cogmem.recall('newcomer', "
+        "'we run a schema migration on the main database tonight', embedding => %s::vector)",
+        (blend(BACKUP, unit_vector(9), 0.3),),
+    ).fetchall()
+    gut_rows = [r for r in rows if r[1] == "gut"]
+    assert [(r[2], r[3]) for r in gut_rows] == [(pattern_id, content)]
+    reason = gut_rows[0][4]
+    assert reason.startswith(f"gut pattern: seen in about {round(support / 5) * 5} teams, success about 1.0")
+    explained = db.execute(
+        "SELECT layer, rule_id, provenance ->> 'kind', provenance ->> 'pattern', reason FROM cogmem.explain_recall(%s)",
+        (rows[0][0],),
+    ).fetchall()
+    assert ("gut", pattern_id, "gut", content, reason) in explained
+    # Off-topic and far in meaning: nothing from the Gut.
+    other = db.execute(
+        "SELECT layer FROM cogmem.recall('newcomer', 'lunch plans?', embedding => %s::vector)", (unit_vector(77),)
+    ).fetchall()
+    assert ("gut",) not in other
+
+
+def test_a_tenant_that_does_not_receive_gets_no_patterns(db):
+    published(db)
+    db.execute("SELECT cogmem.gut_configure('newcomer', receive => false)")
+    rows = db.execute(
+        "SELECT layer FROM cogmem.recall('newcomer', 'schema migration tonight', embedding => %s::vector)",
+        (BACKUP,),
+    ).fetchall()
+    assert ("gut",) not in rows
+    assert db.execute("SELECT * FROM cogmem.gut_patterns_for('newcomer')").fetchall() == []
+
+
+def gut_recall(db, tenant, message="schema migration"):
+    """The recall_id of a recall that injected a Gut pattern."""
+    query = "SELECT recall_id FROM cogmem.recall(%s, %s, embedding => %s::vector) WHERE layer = 'gut'"
+    return one(db, query, (tenant, message, BACKUP))
+
+
+def test_feedback_on_a_recall_feeds_the_patterns_success(db):
+    pattern_id, *_ = published(db)
+    # A receiver that shares (its outcomes are a contribution too) and found the pattern useless.
+    db.execute("SELECT cogmem.gut_configure('newcomer', contribute => true)")
+    db.execute("SELECT cogmem.feedback(%s, 0.0)", (gut_recall(db, "newcomer"),))
+    db.execute("SELECT cogmem._gut_collect('newcomer')")
+    assert db.execute("SELECT pattern_id, outcome, recalls FROM cogmem.gut_feedback").fetchall() == [(pattern_id, 0, 1)]
+    # A receiver that does not share keeps its outcomes to itself.
+    db.execute("SELECT cogmem.create_tenant('private')")
+    db.execute("SELECT cogmem.feedback(%s, 0.0)", (gut_recall(db, "private"),))
+    db.execute("CALL cogmem.gut_nightly(release => false)")
+    assert one(db, "SELECT count(*) FROM cogmem.gut_feedback WHERE tenant = 'private'") == 0
+    db.execute("SELECT * FROM cogmem.gut_release(900)")
+    ((same_id, _, support, success),) = patterns(db)
+    # The same pattern, its support the eight contributors, its success theirs (1.0) and the receiver's (0).
+    assert same_id == pattern_id and abs(support - 8) <= 1
+    assert success == pytest.approx(8 / 9, abs=0.1)
+
+
+def test_a_pattern_whose_support_falls_below_k_is_withdrawn_and_audited(db):
+    pattern_id, *_ = published(db)
+    for n in range(4):
+        db.execute("SELECT cogmem.gut_configure(%s, contribute => false)", (f"team-{n:02d}",))
+    row = db.execute("SELECT published, withdrawn FROM cogmem.gut_release(50)").fetchone()
+    assert row == (0, 1)
+    assert one(db, "SELECT withdrawn_release FROM cogmem.gut_patterns WHERE pattern_id = %s", (pattern_id,)) is not None
+    detail = one(db, "SELECT detail FROM cogmem.audit_log WHERE event = 'gut_released' ORDER BY audit_id DESC LIMIT 1")
+    assert detail["withdrawn"] == 1 and detail["epsilon"] == 50
+    rows = db.execute(
+        "SELECT layer FROM cogmem.recall('newcomer', 'schema migration', embedding => %s::vector)", (BACKUP,)
+    ).fetchall()
+    assert ("gut",) not in rows
+
+
+# -- the mechanism -----------------------------------------------------------------------------------------
+
+
+def _population(holders, with_x):
+    rng = random.Random(7)
+    base = [rng.gauss(0, 1) for _ in range(16)]
+    items = []
+    for n in range(holders + (1 if with_x else 0)):
+        tenant = "x" if n == holders else f"t{n}"
+        vector = [b + 0.05 * rng.gauss(0, 1) for b in base]
+        items.append(gut.Contribution(tenant, n, "always back up before a schema migration", (), 1.0, vector))
+    return items
+
+
+def test_membership_gains_no_more_than_the_bound_allows():
+    """Is tenant x among a pattern's contributors? Measured at the threshold, where it matters most."""
+    params = gut.Params(
+        k=5, epsilon=1.0, delta=1e-6, max_patterns_per_tenant=3, selection_share=0.7, cluster_similarity=0.7
+    )
+    _, threshold, eps, delta = gut._threshold_measurement(0.7, 1e-6, 3, 5)
+    trials = 600
+    runs = {
+        with_x: sum(bool(gut.release(_population(threshold - 1, with_x), params)["patterns"]) for _ in range(trials))
+        / trials
+        for with_x in (True, False)
+    }
+    p_in, p_out = runs[True], runs[False]
+    assert 0.2 < p_in < 0.8  # the noise is there: without it x would decide the release
+    slack = 3 * math.sqrt(p_in * (1 - p_in) / trials) + 3 * math.sqrt(p_out * (1 - p_out) / trials)
+    assert p_in <= math.exp(eps) * p_out + delta + slack
+    assert (1 - p_out) <= math.exp(eps) * (1 - p_in) + delta + slack
+
+
+def test_below_k_tenants_nothing_is_published_whatever_the_noise():
+    params = gut.Params(
+        k=5, epsilon=1e6, delta=1e-4, max_patterns_per_tenant=1, selection_share=0.7, cluster_similarity=0.7
+    )
+    assert gut.release(_population(4, False), params)["patterns"] == []
+    assert len(gut.release(_population(5, False), params)["patterns"]) == 1
+
+
+# -- the command line and the client -------------------------------------------------------------------------
+
+
+def test_the_command_line_opts_in_releases_and_lists(db, dsn):
+    from click.testing import CliRunner
+
+    from cogmem_pg.cli import main
+    from cogmem_pg.client import Client
+
+    generous(db)
+    names = teams(db, 8, [(BACKUP_TEXTS, BACKUP, 8)], opt_in=False, secret=False)
+
+    def run(*args):
+        result = CliRunner().invoke(main, ["--dsn", dsn, "gut", *args], catch_exceptions=False)
+        return result.exit_code, result.output
+
+    for name in names:
+        assert run("opt-in", name) == (0, f"{name}: contributes yes, receives yes, 1 contributions\n")
+    assert run("ledger") == (0, "no releases yet\n")
+    code, out = run("release", "--epsilon", "900")
+    assert code == 0 and out.startswith("release 1: epsilon 900 (delta") and "1 published, 0 withdrawn" in out
+    code, out = run("patterns", names[0])
+    assert code == 0 and "teams  success 1.0" in out and "backup" in out
+    code, out = run("release", "--epsilon", "1e9")
+    assert code == 1 and "would exceed the privacy budget" in out
+    assert run("opt-out", names[0], "--no-receive") == (
+        0,
+        f"{names[0]}: contributes no, receives no, 0 contributions\n",
+    )
+    assert run("patterns", names[0]) == (0, f"{names[0]} receives no patterns\n")
+    with Client(dsn) as client:
+        (period,) = client.gut_ledger()
+        assert (period.spent, period.releases, period.published) == (900, 1, 1)
+        assert [p.content for p in client.gut_patterns(names[1])] == [r[1] for r in patterns(db)]
