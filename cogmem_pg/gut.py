@@ -30,6 +30,12 @@ class Contribution:
     topics: tuple[str, ...]
     success: float
     embedding: Sequence[float]
+    ring: str = "long_term"
+
+
+# Which of its contributions a tenant backs first: lessons (what to do, what went wrong) before facts
+# about its own world, which are rarely anyone else's.
+RING_PRIORITY = {"shocks": 0, "dos_and_donts": 0, "procedures": 0, "habits": 1, "long_term": 2}
 
 
 @dataclass(frozen=True)
@@ -78,8 +84,9 @@ def cluster(vectors: Any, similarity: float) -> list[int]:
 def bound(items: Sequence[Contribution], labels: Sequence[int], limit: int) -> dict[int, dict[str, list[int]]]:
     """Per cluster, per tenant, the items it supports with: at most ``limit`` clusters per tenant.
 
-    A tenant's choice depends on its own data only (its success in the cluster, then a hash of its item),
-    so adding or removing one tenant changes at most ``limit`` counts, each by one.
+    A tenant's choice depends on its own data only (its lessons first, then its success in the cluster,
+    then a hash of its item), so adding or removing one tenant changes at most ``limit`` counts, each by
+    one, given the clustering.
     """
     per_tenant: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     for i, (item, label) in enumerate(zip(items, labels, strict=True)):
@@ -88,7 +95,11 @@ def bound(items: Sequence[Contribution], labels: Sequence[int], limit: int) -> d
     for tenant, clusters in per_tenant.items():
         ranked = sorted(
             clusters.items(),
-            key=lambda kv: (-max(items[i].success for i in kv[1]), min(_order_key(items[i]) for i in kv[1])),
+            key=lambda kv: (
+                min(RING_PRIORITY.get(items[i].ring, 2) for i in kv[1]),
+                -max(items[i].success for i in kv[1]),
+                min(_order_key(items[i]) for i in kv[1]),
+            ),
         )
         for label, members in ranked[:limit]:
             kept[label][tenant] = members
@@ -203,6 +214,95 @@ def _match(vectors: Any, previous: Sequence[tuple[int, Sequence[float]]]) -> lis
     return matched
 
 
+@dataclass
+class Prepared:
+    """Contributions in their canonical order, their unit vectors, and per cluster the items each
+    supporting tenant backs it with (bounded)."""
+
+    items: list[Contribution]
+    vectors: Any
+    supported: dict[int, dict[str, list[int]]]
+
+    def counts(self, k: int) -> dict[int, int]:
+        """Distinct supporting tenants per cluster, for the clusters with at least k (k-anonymity first:
+        no pattern ever has fewer than k tenants behind it)."""
+        return {label: len(tenants) for label, tenants in self.supported.items() if len(tenants) >= k}
+
+
+def prepare(contributions: Sequence[Contribution], params: Params) -> Prepared:
+    import numpy as np
+
+    items = sorted(contributions, key=_order_key)
+    vectors = np.array([c.embedding for c in items], dtype=np.float32).reshape(len(items), -1)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    labels = cluster(vectors, params.cluster_similarity) if items else []
+    return Prepared(items, vectors, bound(items, labels, params.max_patterns_per_tenant))
+
+
+def select(counts: dict[int, int], params: Params) -> tuple[dict[int, int], float, float, int]:
+    """The clusters the Laplace threshold publishes, with their noisy counts, and (epsilon, delta,
+    threshold) of the draw. Without epsilon (the benchmark's reference), every cluster of k or more."""
+    if params.epsilon is None:
+        return counts, 0.0, 0.0, params.k
+    measurement, threshold, eps, dlt = _threshold_measurement(
+        params.epsilon * params.selection_share, params.delta, params.max_patterns_per_tenant, params.k
+    )
+    return (dict(measurement(counts)) if counts else {}), eps, dlt, threshold
+
+
+def _success_values(
+    prepared: Prepared,
+    labels: list[int],
+    continues: list[int | None],
+    feedback: Sequence[tuple[str, int, float, int]],
+    limit: int,
+) -> tuple[list[float], list[float]]:
+    """Per published cluster, the sum and number of its tenants' success values: a supporter's mean
+    success there, or a receiver's feedback on the pattern it continues. Each tenant gives at most
+    ``limit`` values in all, its contributions first."""
+    import numpy as np
+
+    used: dict[str, int] = defaultdict(int)
+    for tenants in prepared.supported.values():
+        for tenant in tenants:
+            used[tenant] += 1
+    earlier = _feedback_values(feedback, {t: limit - used[t] for t, *_ in feedback})
+    sums, ns = [], []
+    for label, pattern_id in zip(labels, continues, strict=True):
+        values = {
+            t: float(np.mean([prepared.items[i].success for i in ms])) for t, ms in prepared.supported[label].items()
+        }
+        for tenant, outcome in earlier.get(pattern_id, {}).items() if pattern_id is not None else ():
+            values.setdefault(tenant, outcome)
+        sums.append(sum(values.values()))
+        ns.append(float(len(values)))
+    return sums, ns
+
+
+def _pattern(prepared: Prepared, label: int, centroid: Any, k: int) -> Pattern | None:
+    """A cluster's text (its member nearest the centroid, with only the words k of its tenants use) and
+    topics (those k of them hold); None when too little survives the filter to say anything."""
+    tenants = prepared.supported[label]
+    members = [i for ms in tenants.values() for i in ms]
+    representative = max(members, key=lambda i: float(prepared.vectors[i] @ centroid))
+    texts = {t: [prepared.items[i].content for i in ms] for t, ms in tenants.items()}
+    content = shared_text(prepared.items[representative].content, texts, k)
+    if len(words_of(content)) < 3:
+        return None
+    topic_users: dict[str, int] = defaultdict(int)
+    for ms in tenants.values():
+        for topic in set().union(*(prepared.items[i].topics for i in ms)):
+            topic_users[topic] += 1
+    return Pattern(
+        content=content,
+        embedding=[round(float(x), 6) for x in centroid],
+        topics=sorted(t for t, u in topic_users.items() if u >= k),
+        support=0,
+        success=None,
+        tenants=frozenset(tenants),
+    )
+
+
 def release(
     contributions: Sequence[Contribution],
     params: Params,
@@ -212,72 +312,29 @@ def release(
     """The patterns to publish, with noisy support and success, and the privacy this release spends."""
     import numpy as np
 
-    items = sorted(contributions, key=_order_key)
-    result: dict[str, Any] = {"patterns": [], "epsilon": 0.0, "delta": 0.0, "threshold": params.k}
-    if not items:
-        return result
-    vectors = np.array([c.embedding for c in items], dtype=np.float32)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    supported = bound(items, cluster(vectors, params.cluster_similarity), params.max_patterns_per_tenant)
-    # k-anonymity on the true count first: no pattern ever has fewer than k tenants behind it.
-    counts = {label: len(tenants) for label, tenants in supported.items() if len(tenants) >= params.k}
-    if params.epsilon is None:
-        selected = counts
-    else:
-        measurement, threshold, eps, dlt = _threshold_measurement(
-            params.epsilon * params.selection_share, params.delta, params.max_patterns_per_tenant, params.k
-        )
-        selected = dict(measurement(counts)) if counts else {}
-        result.update(epsilon=eps, delta=dlt, threshold=threshold)
+    prepared = prepare(contributions, params)
+    selected, eps, dlt, threshold = select(prepared.counts(params.k), params)
     labels = sorted(selected)
     centroids = []
     for label in labels:
-        members = [i for ms in supported[label].values() for i in ms]
-        centroid = vectors[members].mean(axis=0)
+        centroid = prepared.vectors[[i for ms in prepared.supported[label].values() for i in ms]].mean(axis=0)
         centroids.append(centroid / max(float(np.linalg.norm(centroid)), 1e-12))
     continues = _match(np.array(centroids), previous)
-    # Each tenant gives at most max_patterns_per_tenant values in all: its contributions, then feedback.
-    used: dict[str, int] = defaultdict(int)
-    for tenants in supported.values():
-        for tenant in tenants:
-            used[tenant] += 1
-    room = {t: params.max_patterns_per_tenant - used[t] for t, *_ in feedback}
-    earlier = _feedback_values(feedback, room)
-    sums, ns = [], []
-    for label, pattern_id in zip(labels, continues, strict=True):
-        values = {t: float(np.mean([items[i].success for i in ms])) for t, ms in supported[label].items()}
-        for tenant, outcome in earlier.get(pattern_id, {}).items() if pattern_id is not None else ():
-            values.setdefault(tenant, outcome)
-        sums.append(sum(values.values()))
-        ns.append(float(len(values)))
+    sums, ns = _success_values(prepared, labels, continues, feedback, params.max_patterns_per_tenant)
     stats_epsilon = 0.0 if params.epsilon is None else params.epsilon * (1 - params.selection_share)
     if stats_epsilon and labels:
+        # A tenant changes at most max_patterns_per_tenant sums and counts, each by at most one.
         sums, spent_s = _laplace_vector(sums, params.max_patterns_per_tenant, stats_epsilon / 2)
         ns, spent_n = _laplace_vector(ns, params.max_patterns_per_tenant, stats_epsilon / 2)
-        result["epsilon"] += spent_s + spent_n
+        eps += spent_s + spent_n
     else:
-        result["epsilon"] += stats_epsilon  # nothing to release: the share is charged all the same
+        eps += stats_epsilon  # nothing to release: the share is charged all the same
+    patterns = []
     for n, label in enumerate(labels):
-        tenants = supported[label]
-        members = [i for ms in tenants.values() for i in ms]
-        representative = max(members, key=lambda i: float(vectors[i] @ centroids[n]))
-        texts = {t: [items[i].content for i in ms] for t, ms in tenants.items()}
-        content = shared_text(items[representative].content, texts, params.k)
-        if len(words_of(content)) < 3:
-            continue  # too little survives the word filter to say anything (post-processing)
-        topic_users: dict[str, int] = defaultdict(int)
-        for ms in tenants.values():
-            for topic in set().union(*(items[i].topics for i in ms)):
-                topic_users[topic] += 1
-        result["patterns"].append(
-            Pattern(
-                content=content,
-                embedding=[round(float(x), 6) for x in centroids[n]],
-                topics=sorted(t for t, u in topic_users.items() if u >= params.k),
-                support=int(selected[label]),
-                success=(min(1.0, max(0.0, sums[n] / ns[n])) if ns[n] >= 1 else None),
-                pattern_id=continues[n],
-                tenants=frozenset(tenants),
-            )
-        )
-    return result
+        pattern = _pattern(prepared, label, centroids[n], params.k)
+        if pattern is not None:  # post-processing: dropping a selected cluster costs no privacy
+            pattern.support = int(selected[label])
+            pattern.success = min(1.0, max(0.0, sums[n] / ns[n])) if ns[n] >= 1 else None
+            pattern.pattern_id = continues[n]
+            patterns.append(pattern)
+    return {"patterns": patterns, "epsilon": eps, "delta": dlt, "threshold": threshold}

@@ -64,7 +64,7 @@ BEGIN
         RETURN 0;
     END IF;
     WITH proven AS (
-        SELECT m.memory_id, CASE WHEN l.memory_id IS NULL THEN 'memory' ELSE 'learning' END AS source,
+        SELECT m.memory_id, CASE WHEN l.memory_id IS NULL THEN 'memory' ELSE 'learning' END AS source, m.ring,
                cogmem.gut_deidentify(m.content) AS content, m.embedding, m.topics,
                coalesce(s.success_score, s.confidence) AS success
         FROM cogmem.memories AS m
@@ -78,12 +78,13 @@ BEGIN
         DELETE FROM cogmem.gut_contributions AS c
         WHERE c.tenant = p_tenant AND NOT EXISTS (SELECT FROM proven AS p WHERE p.memory_id = c.memory_id)
     )
-    INSERT INTO cogmem.gut_contributions AS c (tenant, memory_id, source, content, embedding, topics, success)
-    SELECT p_tenant, p.memory_id, p.source, p.content, p.embedding, p.topics, p.success FROM proven AS p
+    INSERT INTO cogmem.gut_contributions AS c (tenant, memory_id, source, ring, content, embedding, topics, success)
+    SELECT p_tenant, p.memory_id, p.source, p.ring, p.content, p.embedding, p.topics, p.success FROM proven AS p
     ON CONFLICT (tenant, memory_id) DO UPDATE
-    SET source = excluded.source, content = excluded.content, embedding = excluded.embedding,
+    SET source = excluded.source, ring = excluded.ring, content = excluded.content, embedding = excluded.embedding,
         topics = excluded.topics, success = excluded.success, collected_at = now()
-    WHERE (c.content, c.topics, c.success) IS DISTINCT FROM (excluded.content, excluded.topics, excluded.success);
+    WHERE (c.ring, c.content, c.topics, c.success) IS DISTINCT FROM
+          (excluded.ring, excluded.content, excluded.topics, excluded.success);
     SELECT count(*) INTO v_count FROM cogmem.gut_contributions AS c WHERE c.tenant = p_tenant;
 
     DELETE FROM cogmem.gut_feedback AS f WHERE f.tenant = p_tenant;
@@ -161,10 +162,11 @@ except ImportError as missing:
                hint="pip install 'cogmem-pg[gut]' into the Python that PL/Python runs (the embedded cluster has it).")
 p = json.loads(p_params)
 rows = plpy.execute("""
-    SELECT c.tenant, c.memory_id, c.content, c.topics, c.success, c.embedding::text AS embedding
+    SELECT c.tenant, c.memory_id, c.content, c.topics, c.success, c.embedding::text AS embedding,
+           CASE WHEN c.source = 'learning' THEN 'procedures' ELSE c.ring::text END AS ring
     FROM cogmem.gut_contributions AS c""")
 items = [gut.Contribution(r["tenant"], r["memory_id"], r["content"], tuple(r["topics"]), r["success"],
-                          json.loads(r["embedding"])) for r in rows]
+                          json.loads(r["embedding"]), r["ring"]) for r in rows]
 previous = [(r["pattern_id"], json.loads(r["embedding"])) for r in plpy.execute(
     "SELECT pattern_id, embedding::text AS embedding FROM cogmem.gut_patterns WHERE withdrawn_release IS NULL")]
 feedback = [(r["tenant"], r["pattern_id"], r["outcome"], r["recalls"]) for r in plpy.execute("""

@@ -28,7 +28,7 @@
 -- memory: a first night over a million memories writes thousands of audit rows, not half a million.
 -- cogmem.memory_history shows them per memory again.
 
--- Statistics, learnings and sibling links go with their memory. Once per DELETE statement rather than a
+-- Statistics, learnings, sibling links and Gut contributions go with their memory. Once per DELETE statement rather than a
 -- foreign-key cascade per row: a night forgets hundreds of thousands of memories (migrations 0004, 0012).
 CREATE OR REPLACE FUNCTION cogmem._forget_keyed_rows()
 RETURNS trigger
@@ -44,6 +44,7 @@ BEGIN
         DELETE FROM cogmem.learnings;
         DELETE FROM cogmem.memory_siblings;
         DELETE FROM cogmem.memory_contradictions;
+        DELETE FROM cogmem.gut_contributions;
         RETURN NULL;
     END IF;
     -- Per tenant (a night or an erasure has one), whose few links one index range holds. A join with
@@ -55,13 +56,14 @@ BEGIN
         WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_ids) OR l.sibling_id = ANY (v_ids));
         DELETE FROM cogmem.memory_contradictions AS l
         WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_ids) OR l.contradicts_id = ANY (v_ids));
+        DELETE FROM cogmem.gut_contributions AS c WHERE c.tenant = v_tenant AND c.memory_id = ANY (v_ids);
     END LOOP;
     RETURN NULL;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._forget_keyed_rows() IS
-'Trigger function: removes the statistics, learnings, sibling and contradiction links of deleted (or '
-'truncated) memories.';
+'Trigger function: removes the statistics, learnings, sibling and contradiction links and Gut '
+'contributions of deleted (or truncated) memories.';
 
 CREATE OR REPLACE TRIGGER memories_forget_keyed_rows
 AFTER DELETE ON cogmem.memories

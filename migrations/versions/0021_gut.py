@@ -4,7 +4,7 @@
 - gut_settings: one row of the release parameters (k, the budget per period, delta, the bound on how
   many patterns one tenant may support, the share of a release's epsilon spent on selection).
 - gut_contributions: per tenant, the de-identified text of a proven memory or learning, its vector and
-  its success; a foreign key on the memory, so erasure removes the contribution with it.
+  its success; it goes with its memory (erased, forgotten) by the trigger that removes statistics.
 - gut_feedback: per tenant and pattern, the mean outcome of the recalls that injected the pattern.
 - gut_releases: the privacy ledger, a row per release with the epsilon and delta it spent.
 - gut_patterns: global rows (no tenant), what recall's gut layer injects.
@@ -44,7 +44,7 @@ CREATE TABLE cogmem.gut_settings (
     delta                   double precision NOT NULL DEFAULT 1e-6 CHECK (delta > 0 AND delta < 1e-3),
     max_patterns_per_tenant integer NOT NULL DEFAULT 3 CHECK (max_patterns_per_tenant BETWEEN 1 AND 100),
     selection_share         double precision NOT NULL DEFAULT 0.7 CHECK (selection_share > 0 AND selection_share < 1),
-    cluster_similarity      real NOT NULL DEFAULT 0.7 CHECK (cluster_similarity > 0 AND cluster_similarity < 1),
+    cluster_similarity      real NOT NULL DEFAULT 0.65 CHECK (cluster_similarity > 0 AND cluster_similarity < 1),
     min_success             real NOT NULL DEFAULT 0.7 CHECK (min_success BETWEEN 0 AND 1),
     match_similarity        real NOT NULL DEFAULT 0.45 CHECK (match_similarity BETWEEN 0 AND 1)
 );
@@ -55,13 +55,13 @@ CREATE TABLE cogmem.gut_contributions (
     tenant       text NOT NULL,
     memory_id    bigint NOT NULL,
     source       text NOT NULL CHECK (source IN ('memory', 'learning')),
+    ring         cogmem.ring NOT NULL,
     content      text NOT NULL,
     embedding    public.vector NOT NULL,
     topics       text[] NOT NULL DEFAULT '{}',
     success      real NOT NULL CHECK (success BETWEEN 0 AND 1),
     collected_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (tenant, memory_id),
-    FOREIGN KEY (tenant, memory_id) REFERENCES cogmem.memories (tenant, memory_id) ON DELETE CASCADE
+    PRIMARY KEY (tenant, memory_id)
 );
 COMMENT ON TABLE cogmem.gut_contributions IS
 'What an opted-in tenant offers the Gut: de-identified text of a proven memory, its vector and success.';
