@@ -35,3 +35,4 @@ bench: setup
 	$(BIN)/python bench/run.py
 	PYTHONPATH=. $(BIN)/python bench/scale.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/consolidation.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/gut.py --results bench/RESULTS.md

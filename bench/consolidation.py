@@ -164,8 +164,10 @@ if __name__ == "__main__":
         print("\n".join(lines))
         if args.results:
             text = args.results.read_text(encoding="utf-8") if args.results.exists() else ""
-            head = text.split("\n## Consolidation\n")[0].rstrip("\n")
-            args.results.write_text(head + "\n\n## Consolidation\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+            head, _, rest = text.partition("\n## Consolidation\n")
+            tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""  # the sections after it (Gut)
+            body = "\n\n## Consolidation\n\n" + "\n".join(lines) + "\n"
+            args.results.write_text(head.rstrip("\n") + body + tail, encoding="utf-8")
     finally:
         cluster.stop()
         shutil.rmtree(home, ignore_errors=True)

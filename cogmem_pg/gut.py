@@ -233,7 +233,7 @@ def prepare(contributions: Sequence[Contribution], params: Params) -> Prepared:
     import numpy as np
 
     items = sorted(contributions, key=_order_key)
-    vectors = np.array([c.embedding for c in items], dtype=np.float32).reshape(len(items), -1)
+    vectors = np.array([c.embedding for c in items], dtype=np.float32).reshape(len(items), -1 if items else 0)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     labels = cluster(vectors, params.cluster_similarity) if items else []
     return Prepared(items, vectors, bound(items, labels, params.max_patterns_per_tenant))

@@ -423,3 +423,8 @@ def test_the_command_line_opts_in_releases_and_lists(db, dsn):
         (period,) = client.gut_ledger()
         assert (period.spent, period.releases, period.published) == (900, 1, 1)
         assert [p.content for p in client.gut_patterns(names[1])] == [r[1] for r in patterns(db)]
+
+
+def test_a_release_with_nothing_contributed_publishes_nothing_and_is_charged(db):
+    row = db.execute("SELECT epsilon_spent, published, withdrawn FROM cogmem.gut_release(0.25)").fetchone()
+    assert row == (pytest.approx(0.25), 0, 0)

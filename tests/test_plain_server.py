@@ -134,3 +134,12 @@ def test_the_memory_api_works_on_full_text(plain, app, language, rule, question)
     ).fetchone()
     assert turn[1] == "created"
     assert len(warnings(notices)) == 1  # one session, one warning
+
+
+def test_a_gut_release_says_what_the_server_lacks_and_charges_nothing(plain):
+    with psycopg.connect(plain.dsn(), autocommit=True) as admin:
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as refused:
+            admin.execute("SELECT * FROM cogmem.gut_release(0.5)")
+        assert "needs cogmem_pg and OpenDP in the server's Python" in refused.value.diag.message_primary
+        assert refused.value.diag.message_hint.startswith("pip install 'cogmem-pg[gut]'")
+        assert admin.execute("SELECT count(*) FROM cogmem.gut_releases").fetchone() == (0,)

@@ -40,22 +40,29 @@ def test_pg_cron_runs_the_nightly_job():
                 "* * * * *",
                 "SELECT cogmem.apply_rehearsals()",
             )
+            gut = one(conn, "SELECT cogmem.schedule_gut('* * * * *')")
+            assert one(conn, "SELECT command FROM cron.job WHERE jobid = %s", (gut,)) == "CALL cogmem.gut_nightly()"
             deadline = time.monotonic() + 75  # the next minute boundary
             status = None
-            while time.monotonic() < deadline and status != ("succeeded", "succeeded"):
+            while time.monotonic() < deadline and status != ("succeeded",) * 3:
                 time.sleep(2)
                 status = conn.execute(
-                    "SELECT max(status) FILTER (WHERE jobid = %s), max(status) FILTER (WHERE jobid = %s)"
-                    " FROM cron.job_run_details",
-                    (job_id, rehearsals),
+                    "SELECT max(status) FILTER (WHERE jobid = %s), max(status) FILTER (WHERE jobid = %s),"
+                    " max(status) FILTER (WHERE jobid = %s) FROM cron.job_run_details",
+                    (job_id, rehearsals, gut),
                 ).fetchone()
-            assert status == ("succeeded", "succeeded")
+            failures = conn.execute("SELECT return_message FROM cron.job_run_details WHERE status = 'failed'").fetchall()
+            assert status == ("succeeded",) * 3, failures
+            # The Gut's run, as pg_cron's job owner: recorded, with the period's release (OpenDP in the server).
+            assert one(conn, "SELECT count(*) FROM cogmem.gut_runs WHERE finished_at IS NOT NULL") >= 1
+            assert one(conn, "SELECT count(*) FROM cogmem.gut_releases") == 1
             assert one(conn, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") >= 1
             assert one(conn, "SELECT count(*) FROM cogmem.recalls WHERE tenant = 'cron_day' AND pending") == 0
             assert one(conn, "SELECT sum(recall_count) FROM cogmem.memory_stats WHERE tenant = 'cron_day'") >= 1
         finally:
-            conn.execute("SELECT cogmem.unschedule_nightly(), cogmem.unschedule_rehearsals()")
+            conn.execute("SELECT cogmem.unschedule_nightly(), cogmem.unschedule_rehearsals(), cogmem.unschedule_gut()")
             assert one(conn, "SELECT cogmem.unschedule_rehearsals()") is False
+            assert one(conn, "SELECT cogmem.unschedule_gut()") is False
 
 
 def test_workers_and_the_audit_jobs():
