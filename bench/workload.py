@@ -686,7 +686,7 @@ _OWN_TR = (
 )
 
 
-def gut_population(tenants: int = 250, own_facts: int = 34, seed: int = 1) -> Iterator[GutMemory]:
+def gut_population(tenants: int = 250, own_facts: int = 40, seed: int = 1) -> Iterator[GutMemory]:
     """Per tenant: the shared truths it learned (truth i in a share of tenants falling from 0.9 by a
     factor 0.88 each), in a wording of its language with its own hosts and numbers, filed as procedures
     or rules; and own_facts facts, rules and a secret of its own, naming its codename, hosts, IPs and
