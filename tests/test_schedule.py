@@ -53,7 +53,7 @@ def test_pg_cron_runs_the_nightly_job():
                 ).fetchone()
             failures = conn.execute("SELECT return_message FROM cron.job_run_details WHERE status = 'failed'").fetchall()
             assert status == ("succeeded",) * 3, failures
-            # The Gut's run, as pg_cron's job owner: recorded, with the period's release (OpenDP in the server).
+            # The Gut run, as the job owner: recorded, with the period release (OpenDP in the server).
             assert one(conn, "SELECT count(*) FROM cogmem.gut_runs WHERE finished_at IS NOT NULL") >= 1
             assert one(conn, "SELECT count(*) FROM cogmem.gut_releases") == 1
             assert one(conn, "SELECT count(*) FROM cogmem.consolidation_runs WHERE status = 'finished'") >= 1
