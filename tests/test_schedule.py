@@ -51,7 +51,8 @@ def test_pg_cron_runs_the_nightly_job():
                     " max(status) FILTER (WHERE jobid = %s) FROM cron.job_run_details",
                     (job_id, rehearsals, gut),
                 ).fetchone()
-            failures = conn.execute("SELECT return_message FROM cron.job_run_details WHERE status = 'failed'").fetchall()
+            failed = "SELECT return_message FROM cron.job_run_details WHERE status = 'failed'"
+            failures = conn.execute(failed).fetchall()
             assert status == ("succeeded",) * 3, failures
             # The Gut run, as the job owner: recorded, with the period release (OpenDP in the server).
             assert one(conn, "SELECT count(*) FROM cogmem.gut_runs WHERE finished_at IS NOT NULL") >= 1
