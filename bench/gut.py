@@ -34,7 +34,7 @@ import psycopg
 import psycopg.rows
 from pgvector.psycopg import register_vector
 
-from bench.workload import SHARED_TRUTHS, GutMemory, gut_population
+from bench.workload import SHARED_TRUTHS, GutMemory, gut_population, tenant_language
 from cogmem_pg import gut
 from cogmem_pg.embed import default_embedder
 from cogmem_pg.migrate import install
@@ -46,38 +46,44 @@ RECOVERED = 0.8  # a pattern recovers the truth whose contributions' centroid it
 
 
 def load(dsn: str, population: list[GutMemory], embedder: Any) -> dict[tuple[str, int], GutMemory]:
-    """Stores the population through remember_many, proves it, opts every tenant in; returns what each
-    contribution plants, by (tenant, memory_id)."""
-    planted: dict[tuple[str, int], GutMemory] = {}
-    by_tenant: dict[str, list[GutMemory]] = defaultdict(list)
-    for m in population:
-        by_tenant[m.tenant].append(m)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        register_vector(conn)
-        conn.execute("SET cogmem.embed = off")
-        for n, (tenant, rows) in enumerate(by_tenant.items()):
-            conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, "turkish" if n % 5 == 4 else "english"))
-            vectors = [np.array(v, dtype=np.float32) for v in embedder.embed([m.content for m in rows])]
-            items = json.dumps([{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in rows])
-            stored = conn.execute(
-                "SELECT item, memory_id, action FROM cogmem.remember_many(%s, %s, %s)", (tenant, items, vectors)
-            ).fetchall()
-            for item, memory_id, action in stored:
-                if action in ("created", "duplicate") and memory_id is not None:
-                    planted[(tenant, memory_id)] = rows[item - 1]
-            # Proven: the outcomes a history of good recalls would have given them.
-            conn.execute(
-                "UPDATE cogmem.memory_stats AS s SET outcome_count = 1, outcome_sum = v.success "
-                "FROM unnest(%s::bigint[], %s::real[]) AS v (memory_id, success) "
-                "WHERE s.tenant = %s AND s.memory_id = v.memory_id",
-                (
-                    [mid for (t, mid) in planted if t == tenant],
-                    [m.success for (t, _), m in planted.items() if t == tenant],
-                    tenant,
-                ),
-            )
-            conn.execute("SELECT cogmem.gut_configure(%s, contribute => true)", (tenant,))
-    return planted
+    """Stores the population through remember_many (two clients), proves it, opts every tenant in;
+    returns what each contribution plants, by (tenant, memory_id)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    vectors = [np.array(v, dtype=np.float32) for v in embedder.embed([m.content for m in population])]
+    by_tenant: dict[str, list[tuple[GutMemory, np.ndarray]]] = defaultdict(list)
+    for m, v in zip(population, vectors, strict=True):
+        by_tenant[m.tenant].append((m, v))
+
+    def store(tenants: list[str]) -> dict[tuple[str, int], GutMemory]:
+        planted: dict[tuple[str, int], GutMemory] = {}
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = off")
+            for tenant in tenants:
+                rows = by_tenant[tenant]
+                conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, tenant_language(int(tenant[5:]) - 1)))
+                items = json.dumps([{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m, _ in rows])
+                stored = conn.execute(
+                    "SELECT item, memory_id, action FROM cogmem.remember_many(%s, %s, %s)",
+                    (tenant, items, [v for _, v in rows]),
+                ).fetchall()
+                mine = {(tenant, mid): rows[item - 1][0] for item, mid, action in stored if mid is not None}
+                # Proven: the outcomes a history of good recalls would have given them.
+                conn.execute(
+                    "UPDATE cogmem.memory_stats AS s SET outcome_count = 1, outcome_sum = v.success "
+                    "FROM unnest(%s::bigint[], %s::real[]) AS v (memory_id, success) "
+                    "WHERE s.tenant = %s AND s.memory_id = v.memory_id",
+                    ([mid for _, mid in mine], [m.success for m in mine.values()], tenant),
+                )
+                conn.execute("SELECT cogmem.gut_configure(%s, contribute => true)", (tenant,))
+                planted |= mine
+        return planted
+
+    names = sorted(by_tenant)
+    with ThreadPoolExecutor(2) as pool:
+        parts = list(pool.map(store, [names[0::2], names[1::2]]))
+    return parts[0] | parts[1]
 
 
 def contributions(dsn: str) -> list[gut.Contribution]:
@@ -89,22 +95,24 @@ def contributions(dsn: str) -> list[gut.Contribution]:
     return [gut.Contribution(t, m, c, tuple(tp), s, json.loads(e), r) for t, m, c, tp, s, e, r in rows]
 
 
-def truth_centroids(items: list[gut.Contribution], planted: dict) -> dict[str, np.ndarray]:
-    groups: dict[str, list] = defaultdict(list)
+def truth_centroids(items: list[gut.Contribution], planted: dict) -> dict[tuple[str, str], np.ndarray]:
+    """Each truth's centroid per language: the embedding model keeps an English and a Turkish wording of
+    one truth apart, so a cluster is one language's."""
+    groups: dict[tuple[str, str], list] = defaultdict(list)
     for c in items:
         truth = planted[(c.tenant, c.memory_id)].truth
         if truth:
-            groups[truth].append(c.embedding)
+            groups[(truth, tenant_language(int(c.tenant.split("-")[1]) - 1))].append(c.embedding)
     centroids = {}
-    for truth, vectors in groups.items():
+    for key, vectors in groups.items():
         v = np.mean(np.array(vectors, dtype=np.float32), axis=0)
-        centroids[truth] = v / np.linalg.norm(v)
+        centroids[key] = v / np.linalg.norm(v)
     return centroids
 
 
-def recovered(pattern: gut.Pattern, centroids: dict[str, np.ndarray]) -> str | None:
+def recovered(pattern: gut.Pattern, centroids: dict[tuple[str, str], np.ndarray]) -> str | None:
     vector = np.array(pattern.embedding, dtype=np.float32)
-    truth, sim = max(((t, float(vector @ c)) for t, c in centroids.items()), key=lambda x: x[1])
+    (truth, _), sim = max(((key, float(vector @ c)) for key, c in centroids.items()), key=lambda x: x[1])
     return truth if sim >= RECOVERED else None
 
 
@@ -180,7 +188,7 @@ def membership(items: list[gut.Contribution], params: gut.Params, trials: int = 
         for name, n in counts.items()
     }
     return {"support": len(tenants), "support_without": counts["out"] or 0, "threshold": threshold,
-            "epsilon": eps, "delta": delta} | rates  # fmt: skip
+            "epsilon": eps, "delta": delta, "epsilon_release": params.epsilon} | rates  # fmt: skip
 
 
 def defaults(dsn: str) -> dict[str, Any]:
@@ -228,6 +236,22 @@ def sweep(dsn: str, items, planted, questions) -> list[dict]:
     return results
 
 
+def per_tenant_bound(items, planted, installed: dict[str, Any], epsilon: float = 1.0) -> list[dict]:
+    """At one epsilon and k 5: how many patterns a tenant may back, against the truths that survive."""
+    centroids, rows = truth_centroids(items, planted), []
+    for limit in (1, 2, 3, 5):
+        params = gut.Params(k=5, epsilon=epsilon, **(installed | {"max_patterns_per_tenant": limit}))
+        draws = [gut.release(items, params) for _ in range(DRAWS)]
+        shares = [len({recovered(p, centroids) for p in d["patterns"]} - {None}) / len(SHARED_TRUTHS) for d in draws]
+        prepared = gut.prepare(items, params)
+        rows.append(
+            {"limit": limit, "threshold": draws[0]["threshold"], "recovered": statistics.median(shares),
+             "largest": max(prepared.counts(1).values())}
+        )  # fmt: skip
+        print(rows[-1], flush=True)
+    return rows
+
+
 def plot(results: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -252,7 +276,7 @@ def plot(results: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def section(stats: dict, results: list[dict], member: dict, nightly: dict) -> list[str]:
+def section(stats: dict, results: list[dict], member: dict, nightly: dict, bounds: list[dict]) -> list[str]:
     def eps(e):
         return "no noise" if e is None else f"{e:g}"
 
@@ -281,8 +305,15 @@ def section(stats: dict, results: list[dict], member: dict, nightly: dict) -> li
         "",
         "![Gut: what survives the privacy budget](gut.png)",
         "",
-        f"Membership (epsilon 1.0, k 5): the cluster whose support is nearest the threshold of "
-        f"{member['threshold']} tenants has {member['support']}; clustered again without one of them (x), "
+        "How many patterns each tenant may back (`max_patterns_per_tenant`), at epsilon 1.0 and k 5: a lower "
+        "bound lowers the threshold, and leaves each truth fewer backers.",
+        "",
+        "| patterns per tenant | threshold (tenants) | largest cluster's backers | truths published |",
+        "|---:|---:|---:|---:|",
+        *[f"| {b['limit']} | {b['threshold']} | {b['largest']} | {b['recovered']:.2f} |" for b in bounds],
+        "",
+        f"Membership (epsilon {member['epsilon_release']:g}, k 5): the cluster whose support is nearest the "
+        f"threshold of {member['threshold']} tenants has {member['support']}; clustered again without one of them (x), "
         f"{member['support_without']}. Published in {member['in']:.3f} of 4,000 draws with x and "
         f"{member['out']:.3f} without; the bound allows with <= e^{member['epsilon']:.2f} x without + delta = "
         f"{math.exp(member['epsilon']) * member['out'] + member['delta']:.3f}.",
@@ -328,7 +359,9 @@ def main() -> None:
             for t, v in zip(SHARED_TRUTHS, embedder.embed([t.question for t in SHARED_TRUTHS]), strict=True)
         }
         results = sweep(dsn, items, planted, questions)
-        member = membership(items, gut.Params(k=5, epsilon=1.0, **defaults(dsn)))
+        # Where clusters sit at the threshold (at 1.0, none of this population's reaches it).
+        member = membership(items, gut.Params(k=5, epsilon=5.0, **defaults(dsn)))
+        bounds = per_tenant_bound(items, planted, defaults(dsn))
         stats = {
             "tenants": len({c.tenant for c in items}),
             "contributions": len(items),
@@ -338,7 +371,7 @@ def main() -> None:
         installed = defaults(dsn)
         stats |= {"limit": installed["max_patterns_per_tenant"], "share": installed["selection_share"],
                   "delta": installed["delta"], "similarity": installed["cluster_similarity"]}  # fmt: skip
-        lines = section(stats, results, member, nightly)
+        lines = section(stats, results, member, nightly, bounds)
         print("\n".join(lines))
         if args.results:
             plot(results, args.results.parent / "gut.png")
