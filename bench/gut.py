@@ -50,7 +50,10 @@ def load(dsn: str, population: list[GutMemory], embedder: Any) -> dict[tuple[str
     returns what each contribution plants, by (tenant, memory_id)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    vectors = [np.array(v, dtype=np.float32) for v in embedder.embed([m.content for m in population])]
+    texts = [m.content for m in population]
+    vectors = [
+        np.array(v, dtype=np.float32) for f in range(0, len(texts), 256) for v in embedder.embed(texts[f : f + 256])
+    ]
     by_tenant: dict[str, list[tuple[GutMemory, np.ndarray]]] = defaultdict(list)
     for m, v in zip(population, vectors, strict=True):
         by_tenant[m.tenant].append((m, v))
