@@ -167,11 +167,6 @@ def privacy_violations(draw: dict, unique: dict[str, set[str]], k: int) -> int:
     return bad
 
 
-def _centroid(prepared: gut.Prepared, label: int) -> np.ndarray:
-    v = prepared.vectors[[i for ms in prepared.supported[label].values() for i in ms]].mean(axis=0)
-    return v / np.linalg.norm(v)
-
-
 def membership(items: list[gut.Contribution], params: gut.Params, trials: int = 4000) -> dict[str, float]:
     """Is tenant x among the supporters of a pattern? For the cluster whose support sits nearest the
     threshold, how often it is published with x and, clustered again without x's contributions, without."""
@@ -183,8 +178,8 @@ def membership(items: list[gut.Contribution], params: gut.Params, trials: int = 
     label, tenants = min(prepared.supported.items(), key=lambda kv: abs(len(kv[1]) - threshold))
     x = sorted(tenants)[0]
     without = gut.prepare([c for c in items if c.tenant != x], params)
-    target = _centroid(prepared, label)
-    twin = max(without.supported, key=lambda other: float(_centroid(without, other) @ target))
+    target = prepared.centroid(label)
+    twin = max(without.supported, key=lambda other: float(without.centroid(other) @ target))
     counts = {"in": prepared.counts(params.k).get(label), "out": without.counts(params.k).get(twin)}
     rates = {
         name: sum(bool(gut.select({0: n} if n else {}, params)[0]) for _ in range(trials)) / trials

@@ -62,7 +62,7 @@ def _server_python_version(bindir: Path) -> str | None:
     return match.group(1) if match else None
 
 
-def _embedding_distributions() -> list[metadata.Distribution]:
+def _server_distributions() -> list[metadata.Distribution]:
     """The installed distributions that the server's Python needs (the [embed] and [gut] extras), with
     their own requirements."""
     try:
@@ -112,7 +112,7 @@ def copy_embedding_packages(target: Path) -> Path:
     import cogmem_pg
 
     package = Path(cogmem_pg.__file__).resolve().parent
-    dists = sorted(_embedding_distributions(), key=lambda d: d.metadata["Name"].lower())
+    dists = sorted(_server_distributions(), key=lambda d: d.metadata["Name"].lower())
     sources = sorted(package.glob("*.py"))
     stamp = hashlib.sha256(
         "\n".join([f"{d.metadata['Name']}=={d.version}" for d in dists] + [p.read_text() for p in sources]).encode()

@@ -223,6 +223,13 @@ class Prepared:
     vectors: Any
     supported: dict[int, dict[str, list[int]]]
 
+    def centroid(self, label: int) -> Any:
+        """The unit mean of the vectors that back a cluster."""
+        import numpy as np
+
+        v = self.vectors[[i for ms in self.supported[label].values() for i in ms]].mean(axis=0)
+        return v / max(float(np.linalg.norm(v)), 1e-12)
+
     def counts(self, k: int) -> dict[int, int]:
         """Distinct supporting tenants per cluster, for the clusters with at least k (k-anonymity first:
         no pattern ever has fewer than k tenants behind it)."""
@@ -315,10 +322,7 @@ def release(
     prepared = prepare(contributions, params)
     selected, eps, dlt, threshold = select(prepared.counts(params.k), params)
     labels = sorted(selected)
-    centroids = []
-    for label in labels:
-        centroid = prepared.vectors[[i for ms in prepared.supported[label].values() for i in ms]].mean(axis=0)
-        centroids.append(centroid / max(float(np.linalg.norm(centroid)), 1e-12))
+    centroids = [prepared.centroid(label) for label in labels]
     continues = _match(np.array(centroids), previous)
     sums, ns = _success_values(prepared, labels, continues, feedback, params.max_patterns_per_tenant)
     stats_epsilon = 0.0 if params.epsilon is None else params.epsilon * (1 - params.selection_share)

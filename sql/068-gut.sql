@@ -209,33 +209,40 @@ COMMENT ON FUNCTION cogmem._gut_period_start(timestamptz, interval) IS
 'The start of the budget period holding a moment (calendar months for the default of 1 month).';
 
 -- The ledger first: a release that would spend more than the period has left is refused before any
--- noise is drawn.
-CREATE OR REPLACE FUNCTION cogmem._gut_charge(p_epsilon double precision, p_period_start timestamptz)
-RETURNS void
+-- noise is drawn. Without an epsilon, a release spends what is left.
+CREATE OR REPLACE FUNCTION cogmem._gut_charge(
+    p_epsilon double precision, p_period_start timestamptz, p_budget double precision,
+    OUT epsilon double precision, OUT remaining double precision
+)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    s       cogmem.gut_settings := (SELECT x FROM cogmem.gut_settings AS x);
     v_spent double precision;
 BEGIN
-    IF p_epsilon IS NULL OR NOT p_epsilon > 0 OR p_epsilon = 'Infinity' THEN
-        RAISE EXCEPTION 'epsilon must be a positive number, got %', coalesce(p_epsilon::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the share of the period''s budget to spend, e.g. 1.0.';
-    END IF;
     SELECT coalesce(sum(r.epsilon), 0) INTO v_spent FROM cogmem.gut_releases AS r WHERE r.period_start = p_period_start;
-    IF v_spent + p_epsilon > s.epsilon_per_period + 1e-9 THEN
-        RAISE EXCEPTION 'a Gut release of epsilon % would exceed the privacy budget: % of % spent in the period from %',
-                        p_epsilon, round(v_spent::numeric, 4), s.epsilon_per_period, p_period_start
+    IF p_epsilon IS NULL AND p_budget - v_spent <= 1e-9 THEN
+        RAISE EXCEPTION 'the Gut''s privacy budget for the period from % is spent', p_period_start
             USING ERRCODE = 'program_limit_exceeded',
-                  HINT = CASE WHEN v_spent < s.epsilon_per_period
-                              THEN format('At most %s is left in this period.', round((s.epsilon_per_period - v_spent)::numeric, 4))
+                  HINT = 'Wait for the next period; SELECT * FROM cogmem.gut_ledger shows what was spent.';
+    ELSIF p_epsilon IS NOT NULL AND NOT (p_epsilon > 0 AND p_epsilon < 'Infinity') THEN
+        RAISE EXCEPTION 'epsilon must be a positive number, got %', p_epsilon
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the share of the period''s budget to spend, e.g. 1.0.';
+    ELSIF v_spent + p_epsilon > p_budget + 1e-9 THEN
+        RAISE EXCEPTION 'a Gut release of epsilon % would exceed the privacy budget: % of % spent in the period from %',
+                        p_epsilon, round(v_spent::numeric, 4), p_budget, p_period_start
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = CASE WHEN v_spent < p_budget
+                              THEN format('At most %s is left in this period.', round((p_budget - v_spent)::numeric, 4))
                               ELSE 'Wait for the next period; SELECT * FROM cogmem.gut_ledger shows what was spent.' END;
     END IF;
+    epsilon := coalesce(p_epsilon, p_budget - v_spent);
+    remaining := p_budget - v_spent - epsilon;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._gut_charge(double precision, timestamptz) IS
-'Refuses (program_limit_exceeded) a release that would spend more epsilon than its period has left.';
+COMMENT ON FUNCTION cogmem._gut_charge(double precision, timestamptz, double precision) IS
+'The epsilon a release spends (NULL: what the period has left) and what remains after it; refuses '
+'(program_limit_exceeded) what would exceed the period''s budget, or a spent budget.';
 
 -- Published clusters continue the pattern they match (same id, new text and figures); the rest are new.
 -- Active patterns no cluster continues are withdrawn: their support fell below k or the noise said no.
@@ -282,12 +289,13 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    s        cogmem.gut_settings;
-    v_period timestamptz;
-    v_eps    double precision;
-    v_drawn  jsonb;
-    v_id     bigint;
-    v_pub    record;
+    s           cogmem.gut_settings;
+    v_period    timestamptz;
+    v_eps       double precision;
+    v_remaining double precision;
+    v_drawn     jsonb;
+    v_id        bigint;
+    v_pub       record;
 BEGIN
     -- Definer: reads the de-identified contributions of every opted-in tenant and writes the global
     -- patterns and the ledger, which only the Gut role may: that is its reach.
@@ -295,15 +303,8 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('cogmem.gut_release'));
     s := (SELECT x FROM cogmem.gut_settings AS x);
     v_period := cogmem._gut_period_start(now(), s.period);
-    v_eps := coalesce(gut_release.epsilon,
-                      s.epsilon_per_period - (SELECT coalesce(sum(r.epsilon), 0) FROM cogmem.gut_releases AS r
-                                              WHERE r.period_start = v_period));
-    IF gut_release.epsilon IS NULL AND v_eps <= 1e-9 THEN
-        RAISE EXCEPTION 'the Gut''s privacy budget for the period from % is spent', v_period
-            USING ERRCODE = 'program_limit_exceeded',
-                  HINT = 'Wait for the next period; SELECT * FROM cogmem.gut_ledger shows what was spent.';
-    END IF;
-    PERFORM cogmem._gut_charge(v_eps, v_period);
+    SELECT c.epsilon, c.remaining INTO v_eps, v_remaining
+    FROM cogmem._gut_charge(gut_release.epsilon, v_period, s.epsilon_per_period) AS c;
     v_drawn := cogmem._gut_draw(jsonb_build_object(
         'k', s.k, 'epsilon', v_eps, 'delta', s.delta, 'max_patterns_per_tenant', s.max_patterns_per_tenant,
         'selection_share', s.selection_share, 'cluster_similarity', s.cluster_similarity));
@@ -321,8 +322,7 @@ BEGIN
                                'withdrawn', v_pub.withdrawn, 'period_start', v_period));
     RETURN QUERY
     SELECT v_id, v_eps, (v_drawn ->> 'delta')::double precision, (v_drawn ->> 'threshold')::integer,
-           v_pub.published, v_pub.withdrawn,
-           s.epsilon_per_period - (SELECT sum(r.epsilon) FROM cogmem.gut_releases AS r WHERE r.period_start = v_period);
+           v_pub.published, v_pub.withdrawn, v_remaining;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.gut_release(double precision) IS
