@@ -28,7 +28,7 @@ import numpy as np
 import psycopg
 
 from bench.workload import memories
-from cogmem_pg.bios import load_preset
+from cogmem_pg.bios import load_preset, subscribe
 
 TENANT = "quality"
 BUDGET = 3200
@@ -101,6 +101,7 @@ def setup(conn: psycopg.Connection, embed) -> None:
     conn.execute("SELECT cogmem.create_tenant(%s)", (TENANT,))
     for preset in ("operations", "pci-dss-4.0"):
         load_preset(conn, preset)
+        subscribe(conn, preset, TENANT)
     background = list(memories(400, 1, seed=11))
     texts = [m.content for m in background]
     vectors = embed(texts)

@@ -121,41 +121,228 @@ def migrate(ctx: Context) -> None:
 
 @main.group()
 def bios() -> None:
-    """BIOS rule presets."""
+    """BIOS rules: presets, versions, subscriptions."""
+
+
+def _bios_call(ctx: Context, action):
+    """Runs action(conn) in one autocommit connection; bad input and SQL errors exit non-zero, clearly."""
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
+        try:
+            return action(conn)
+        except (ValueError, psycopg.Error) as exc:
+            raise click.ClickException(_sql_error_text(exc)) from exc
+
+
+def _sql_error_text(exc: Exception) -> str:
+    if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
+        hint = f"\nHINT: {exc.diag.message_hint}" if exc.diag.message_hint else ""
+        return f"{exc.diag.message_primary} ({exc.sqlstate}){hint}"
+    return str(exc).strip()
+
+
+def _echo_changes(changes: list[bios_presets.Change], show_kept: bool) -> None:
+    for c in changes:
+        if c.change != "keep" or show_kept:
+            mark = {"retire": "-", "add": "+", "reinstate": "^", "keep": "="}[c.change]
+            click.echo(f"{mark} {c.change:9} {c.category:13} {c.severity:6} {c.requirement or '':30} {c.rule}")
 
 
 @bios.command("load")
 @click.argument("name")
-@click.option("--tenant", default=None, help="Load for one tenant only (default: every tenant).")
+@click.option("--tenant", default=None, help="Load as one tenant's own rules (default: global rules).")
+@click.option(
+    "--subscribe",
+    "subscribe_to",
+    default=None,
+    metavar="TENANT|all",
+    help="Also subscribe a tenant ('all': every tenant) to the preset.",
+)
+@click.option("--downgrade", is_flag=True, help="Allow loading a version older than the one loaded.")
+@click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
 @pass_context
-def bios_load(ctx: Context, name: str, tenant: str | None) -> None:
-    """Load a preset by name (see `cogmem bios list`) or from a TOML file."""
-    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
-        try:
-            preset, added = bios_presets.load_preset(conn, name, tenant)
-        except (ValueError, psycopg.Error) as exc:
-            raise click.ClickException(str(exc).strip()) from exc
-    click.echo(f"{preset.title} ({preset.name} {preset.version}): {added} new of {len(preset.rules)} rules")
+def bios_load(
+    ctx: Context, name: str, tenant: str | None, subscribe_to: str | None, downgrade: bool, as_json: bool
+) -> None:
+    """Load (or upgrade to) a preset by name (see `cogmem bios list`) or from a TOML file."""
+
+    def load(conn):
+        with conn.transaction():
+            preset, changes = bios_presets.load_preset(conn, name, tenant, downgrade=downgrade)
+            if subscribe_to:
+                bios_presets.subscribe(conn, preset.name, None if subscribe_to == "all" else subscribe_to)
+        return preset, changes
+
+    preset, changes = _bios_call(ctx, load)
+    n = bios_presets.counts(changes)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "preset": preset.name,
+                    "version": preset.version,
+                    **n,
+                    "changes": [c.__dict__ for c in changes if c.change != "keep"],
+                }
+            )
+        )
+        return
+    click.echo(
+        f"{preset.title} ({preset.name} {preset.version}): {n['add']} new of {len(preset.rules)} rules, "
+        f"{n['retire']} retired, {n['reinstate']} reinstated, {n['keep']} unchanged"
+    )
+    _echo_changes(changes, show_kept=False)
+
+
+@bios.command("diff")
+@click.argument("name")
+@click.option("--tenant", default=None, help="Compare with one tenant's own rules of the preset.")
+@click.option("--all", "show_kept", is_flag=True, help="Show the unchanged rules too.")
+@click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
+@pass_context
+def bios_diff(ctx: Context, name: str, tenant: str | None, show_kept: bool, as_json: bool) -> None:
+    """Show what `cogmem bios load NAME` would change, changing nothing."""
+    preset, changes = _bios_call(ctx, lambda conn: bios_presets.diff_preset(conn, name, tenant))
+    n = bios_presets.counts(changes)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "preset": preset.name,
+                    "version": preset.version,
+                    **n,
+                    "changes": [c.__dict__ for c in changes if c.change != "keep" or show_kept],
+                }
+            )
+        )
+        return
+    click.echo(
+        f"{preset.name} {preset.version}: {n['add']} to add, {n['retire']} to retire, "
+        f"{n['reinstate']} to reinstate, {n['keep']} unchanged"
+    )
+    _echo_changes(changes, show_kept)
+
+
+@bios.command("subscribe")
+@click.argument("preset")
+@click.argument("tenants", nargs=-1)
+@pass_context
+def bios_subscribe(ctx: Context, preset: str, tenants: tuple[str, ...]) -> None:
+    """TENANTS take PRESET (none given: every tenant), so its rules are injected for them."""
+
+    def subscribe(conn):
+        with conn.transaction():
+            return [bios_presets.subscribe(conn, preset, t) for t in tenants or (None,)]
+
+    for tenant, new in zip(tenants or ("every tenant",), _bios_call(ctx, subscribe), strict=True):
+        click.echo(f"{tenant}: {'subscribed to' if new else 'already takes'} {preset}")
+
+
+@bios.command("unsubscribe")
+@click.argument("preset")
+@click.argument("tenants", nargs=-1)
+@pass_context
+def bios_unsubscribe(ctx: Context, preset: str, tenants: tuple[str, ...]) -> None:
+    """TENANTS stop taking PRESET (none given: the subscription for every tenant)."""
+
+    def unsubscribe(conn):
+        with conn.transaction():
+            return [bios_presets.unsubscribe(conn, preset, t) for t in tenants or (None,)]
+
+    for tenant, gone in zip(tenants or ("every tenant",), _bios_call(ctx, unsubscribe), strict=True):
+        click.echo(f"{tenant}: {'unsubscribed from' if gone else 'did not take'} {preset}")
+
+
+_COVERAGE = """
+SELECT preset, category, rules, must, should, always_on, in_turkish, with_rationale, taken_by
+FROM cogmem.bios_coverage ORDER BY preset, category
+"""
 
 
 @bios.command("list")
-@click.option("--rules", is_flag=True, help="List the active rules instead of the presets.")
+@click.option("--rules", is_flag=True, help="List the rules in force instead of the coverage.")
+@click.option("--tenant", default=None, help="With --rules: the rules in force for this tenant, in its language.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
 @pass_context
-def bios_list(ctx: Context, rules: bool) -> None:
-    """List available presets and what is loaded."""
-    with psycopg.connect(ctx.dsn()) as conn:
-        if rules:
-            for row in conn.execute(
-                "SELECT rule_id, coalesce(tenant, '*'), category, severity, coalesce(requirement, ''), rule"
-                " FROM cogmem.active_bios_rules ORDER BY category, rule_id"
-            ):
-                click.echo(f"{row[0]:>5} {row[1]:10} {row[2]:12} {row[3]:6} {row[4]:16} {row[5]}")
-            return
-        loaded = {r[0]: r for r in conn.execute("SELECT preset, version, loaded_at FROM cogmem.bios_presets")}
-    for name in bios_presets.available_presets():
-        preset = bios_presets.read_preset(name)
-        mark = f"loaded {loaded[name][2]:%Y-%m-%d %H:%M}" if name in loaded else "not loaded"
-        click.echo(f"{name:16} {preset.title} v{preset.version}: {len(preset.rules)} rules, {mark}")
+def bios_list(ctx: Context, rules: bool, tenant: str | None, as_json: bool) -> None:
+    """Presets shipped and loaded, and their coverage per category (or, with --rules, the rules)."""
+    if rules:
+        _bios_rules(ctx, tenant, as_json)
+        return
+
+    def read(conn):
+        loaded = {
+            r[0]: r
+            for r in conn.execute("SELECT preset, version, loaded_at FROM cogmem.bios_presets WHERE tenant IS NULL")
+        }
+        return loaded, conn.execute(_COVERAGE).fetchall()
+
+    loaded, coverage = _bios_call(ctx, read)
+    shipped = {n: bios_presets.read_preset(n) for n in bios_presets.available_presets()}
+    if as_json:
+        for name in sorted(shipped.keys() | loaded.keys()):
+            p = shipped.get(name)
+            click.echo(
+                json.dumps(
+                    {
+                        "preset": name,
+                        "shipped_version": p.version if p else None,
+                        "loaded_version": loaded[name][1] if name in loaded else None,
+                        "coverage": [
+                            dict(
+                                zip(
+                                    (
+                                        "category",
+                                        "rules",
+                                        "must",
+                                        "should",
+                                        "always_on",
+                                        "in_turkish",
+                                        "with_rationale",
+                                        "taken_by",
+                                    ),
+                                    row[1:],
+                                    strict=True,
+                                )
+                            )
+                            for row in coverage
+                            if row[0] == name
+                        ],
+                    },
+                    default=str,
+                )
+            )
+        return
+    for name in sorted(shipped.keys() | loaded.keys()):
+        p = shipped.get(name)
+        state = f"v{loaded[name][1]} loaded {loaded[name][2]:%Y-%m-%d %H:%M}" if name in loaded else "not loaded"
+        newer = p is not None and name in loaded and p.version != loaded[name][1]
+        click.echo(
+            f"{name:16} {p.title if p else '(own preset)'}: shipped v{p.version if p else '-'}, {state}"
+            + (" (a new version is shipped: cogmem bios diff " + name + ")" if newer else "")
+        )
+        for row in coverage:
+            if row[0] == name:
+                click.echo(
+                    f"    {row[1]:13} {row[2]:3} rules ({row[3]} must, {row[4]} should, {row[5]} always on), "
+                    f"{row[6]} in Turkish, taken by {row[8] or 'no tenant'}"
+                )
+
+
+def _bios_rules(ctx: Context, tenant: str | None, as_json: bool) -> None:
+    query = (
+        "SELECT rule_id, coalesce(preset, ''), category, severity::text, coalesce(requirement, ''), rule"
+        " FROM cogmem.bios_rules_in_force WHERE tenant = %s ORDER BY category, rule_id"
+        if tenant
+        else "SELECT rule_id, coalesce(preset, ''), category, severity::text, coalesce(requirement, ''), rule"
+        " FROM cogmem.active_bios_rules ORDER BY category, rule_id"
+    )
+    rows = _bios_call(ctx, lambda conn: conn.execute(query, (tenant,) if tenant else ()).fetchall())
+    for row in rows:
+        if as_json:
+            keys = ("rule_id", "preset", "category", "severity", "requirement", "rule")
+            click.echo(json.dumps(dict(zip(keys, row, strict=True))))
+        else:
+            click.echo(f"{row[0]:>5} {row[1]:15} {row[2]:13} {row[3]:6} {row[4]:30} {row[5]}")
 
 
 @main.command()

@@ -22,6 +22,7 @@ from uuid import UUID
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import class_row, dict_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from cogmem_pg.embed import Embedder, default_embedder
@@ -653,12 +654,15 @@ class Client:
         topics: Sequence[str] | None = None,
         always_on: bool = False,
         *,
+        rationale: str | None = None,
+        translations: dict[str, str] | None = None,
         conn: psycopg.Connection | None = None,
     ) -> int:
+        """Adds a BIOS rule; translations are keyed by text-search language (e.g. {"turkish": "..."})."""
         return int(
             self._scalar(
                 conn,
-                "SELECT cogmem.add_bios_rule(%s, %s, %s, %s, %s, %s, %s, %s)",
+                "SELECT cogmem.add_bios_rule(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     category,
                     rule,
@@ -668,9 +672,20 @@ class Client:
                     requirement,
                     list(topics) if topics is not None else None,
                     always_on,
+                    rationale,
+                    Jsonb(translations) if translations is not None else None,
                 ),
             )
         )
+
+    def subscribe_bios(self, preset: str, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> bool:
+        """The tenant (None: every tenant) takes the preset, so its rules are injected; True if new."""
+        return bool(self._scalar(conn, "SELECT cogmem.subscribe_bios(%s, %s)", (preset, tenant)))
+
+    def unsubscribe_bios(
+        self, preset: str, tenant: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.unsubscribe_bios(%s, %s)", (preset, tenant)))
 
     def retire_bios_rule(self, rule_id: int, reason: str, *, conn: psycopg.Connection | None = None) -> None:
         with self.connection(conn) as c:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import psycopg
-
-from cogmem_pg.bios import load_preset
+from cogmem_pg.bios import counts, load_preset
 from cogmem_pg.client import Client
 from cogmem_pg.render import render_recall
 
@@ -42,13 +40,16 @@ WEDNESDAY = "Let's open a maintenance window tonight and restart the servers"
 
 
 def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        for preset in ("operations", "pci-dss-4.0"):
-            loaded, added = load_preset(conn, preset)
-            echo(f"BIOS preset {loaded.title}: {added} new of {len(loaded.rules)} rules")
-
     with Client(dsn) as client:
         client.create_tenant(TENANT)
+        with client.connection() as conn:
+            for preset in ("operations", "pci-dss-4.0"):
+                loaded, changes = load_preset(conn, preset)
+                client.subscribe_bios(loaded.name, TENANT, conn=conn)
+                echo(
+                    f"BIOS preset {loaded.title}: {counts(changes)['add']} new of {len(loaded.rules)} rules, "
+                    f"taken by {TENANT!r}"
+                )
         echo(f"\nMonday, tenant {TENANT!r} hears:")
         for text, source in MONDAY:
             memory = client.remember(TENANT, text, source=source)
@@ -64,7 +65,7 @@ def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
             ("the Monday rule is recalled", MONDAY[0][0] in contents),
             (
                 "a BIOS rule asks for a config test before restart",
-                any(i.layer == "bios" and "configuration test" in i.content for i in result.items),
+                any(i.layer == "bios" and "config check" in i.content for i in result.items),
             ),
             ("no billing memory is injected", not any("Invoices" in c or "Refunds" in c for c in contents)),
             ("the budget holds", result.tokens <= 3200),

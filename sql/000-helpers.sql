@@ -385,6 +385,7 @@ BEGIN
               HINT = CASE WHEN tg_table_name LIKE 'audit_log%' THEN 'The audit trail is append-only. Erasure '
                           'leaves a tombstone instead: cogmem.erase(tenant, memory_id, reason).' ELSE CASE tg_table_name
                   WHEN 'bios_rules' THEN 'Retire a rule with cogmem.retire_bios_rule(rule_id, reason) and add a new one.'
+                  WHEN 'bios_preset_loads' THEN 'Load a new version of the preset: cogmem.load_bios_preset(...).'
                   WHEN 'audit_chain' THEN 'The audit trail is append-only; cogmem.verify_audit() checks it.'
                   ELSE 'These rows are append-only.'
               END END;

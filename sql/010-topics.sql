@@ -54,9 +54,14 @@ AS $$
         FROM unnest(p_keywords) AS k (kw)
         WHERE btrim(kw) <> ''
         UNION ALL
-        SELECT '(' || plainto_tsquery(p_language, kw)::text || ')'
+        SELECT '(' || phraseto_tsquery(p_language, kw)::text || ')'
         FROM unnest(p_keywords) AS k (kw)
-        WHERE plainto_tsquery(p_language, kw)::text <> ''
+        -- A stem only where it is as specific as the keyword: no word dropped as a stop word ("on call"
+        -- is not "call") and no stem under 4 letters (Turkish "sürüm" stems to "sür", as "sürdüm" does).
+        WHERE cardinality(tsvector_to_array(to_tsvector(p_language, kw)))
+              = cardinality(regexp_split_to_array(btrim(kw), '[[:space:]-]+'))
+          AND NOT EXISTS (SELECT FROM unnest(tsvector_to_array(to_tsvector(p_language, kw))) AS s (stem)
+                          WHERE length(s.stem) < 4)
     ) AS alternatives
     WHERE q <> '()';
 $$;

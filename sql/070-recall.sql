@@ -159,6 +159,9 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
 SET enable_bitmapscan = off
+-- The small global tables (BIOS rules, their subscriptions) have no index worth scanning, so their
+-- sequential scans carry the disabled cost, which would buy a JIT compilation far slower than the query.
+SET jit = off
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -276,9 +279,9 @@ BEGIN
                                                   INTERSECT SELECT unnest(p_topics) ORDER BY 1), ',') END,
                concat_ws('; ', r.severity::text, r.requirement, 'never cut'),
                NULL
-        FROM cogmem.active_bios_rules AS r
+        FROM cogmem.bios_rules_in_force AS r
         JOIN layers AS l ON l.layer = 'bios'
-        WHERE (r.tenant IS NULL OR r.tenant = t.tenant)
+        WHERE r.tenant = t.tenant
           AND (r.always_on OR r.category = ANY (p_topics) OR r.topics && p_topics)
         UNION ALL
         -- Gut patterns (sql/068-gut.sql) on the message's topics or near it in meaning, for a tenant that

@@ -542,9 +542,20 @@ BEGIN
                                              'note', 'support and success are noisy (differential privacy)')
                    FROM cogmem.gut_patterns AS g WHERE g.pattern_id = i.rule_id)
                WHEN i.rule_id IS NOT NULL THEN (
+                   -- A preset's rules are added in the transaction of their load: the same now().
                    SELECT jsonb_build_object('kind', 'bios', 'category', r.category, 'rule', r.rule,
                                              'severity', r.severity, 'preset', r.preset,
-                                             'requirement', r.requirement, 'added_at', r.created_at)
+                                             'requirement', r.requirement, 'rationale', r.rationale,
+                                             'translations', r.translations, 'added_at', r.created_at,
+                                             'preset_version', (
+                                                 SELECT l.version FROM cogmem.bios_preset_loads AS l
+                                                 WHERE l.preset = r.preset AND l.tenant IS NOT DISTINCT FROM r.tenant
+                                                   AND l.loaded_at = r.created_at),
+                                             'events', (
+                                                 SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                                     'event', e.event, 'reason', e.reason, 'at', e.at)
+                                                     ORDER BY e.event_id), '[]')
+                                                 FROM cogmem.bios_rule_events AS e WHERE e.rule_id = r.rule_id))
                    FROM cogmem.bios_rules AS r WHERE r.rule_id = i.rule_id)
                ELSE (
                    SELECT jsonb_build_object('kind', 'memory', 'created_at', h.at, 'created_by', h.actor)
@@ -617,6 +628,12 @@ AFTER INSERT ON cogmem.bios_rules
 FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
 CREATE OR REPLACE TRIGGER bios_rule_events_audit
 AFTER INSERT ON cogmem.bios_rule_events
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+CREATE OR REPLACE TRIGGER bios_preset_loads_audit
+AFTER INSERT ON cogmem.bios_preset_loads
+FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+CREATE OR REPLACE TRIGGER bios_subscriptions_audit
+AFTER INSERT OR DELETE ON cogmem.bios_subscriptions
 FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
 CREATE OR REPLACE TRIGGER tenant_access_audit
 AFTER INSERT OR UPDATE OR DELETE ON cogmem.tenant_access

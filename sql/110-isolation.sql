@@ -7,7 +7,7 @@
 -- what cogmem.caller() reaches, so no function, view or table reaches a tenant its caller cannot, and a
 -- tenant one may not see answers exactly like a tenant that does not exist.
 --
--- Global tables (no tenant column) hold no tenant data: default_topics, bios_presets, bios_rule_events,
+-- Global tables (no tenant column) hold no tenant data: default_topics, bios_rule_events,
 -- consolidation_runs, audit_seal_state, alembic_version. vault_keys is readable by no role at all.
 
 -- The helpers the policies use (reaches_every_tenant, reachable_tenants, may_use_vault) are in
@@ -42,8 +42,9 @@ BEGIN
             'CREATE POLICY tenant_isolation ON %s USING (%stenant = ANY ((SELECT cogmem.reachable_tenants())::text[]) '
             'OR (SELECT cogmem.reaches_every_tenant()))',
             v_table,
-            -- Global BIOS rules (tenant NULL) apply to everyone.
-            CASE WHEN v_table = 'cogmem.bios_rules'::regclass THEN 'tenant IS NULL OR ' ELSE '' END);
+            -- Global BIOS rules, preset loads and subscriptions (tenant NULL) apply to everyone.
+            CASE WHEN v_table IN ('cogmem.bios_rules'::regclass, 'cogmem.bios_preset_loads'::regclass,
+                                  'cogmem.bios_subscriptions'::regclass) THEN 'tenant IS NULL OR ' ELSE '' END);
     END LOOP;
 END;
 $policies$;

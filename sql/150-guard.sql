@@ -121,8 +121,8 @@ BEGIN
                false,
                (CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)::real, 0,
                CASE WHEN r.category = v_area OR v_area = ANY (r.topics) THEN 1.0 ELSE 0.5 END
-        FROM cogmem.active_bios_rules AS r
-        WHERE (r.tenant IS NULL OR r.tenant = v_tenant)
+        FROM cogmem.bios_rules_in_force AS r
+        WHERE r.tenant = v_tenant
           AND (r.category = ANY (v_topics) OR r.topics && v_topics)
     ),
     chosen AS (

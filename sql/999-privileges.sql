@@ -92,7 +92,8 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA cogmem TO cogmem_owner;
 -- Reads: row-level security decides which tenant's rows (sql/110-isolation.sql); vault_keys no one reads.
 GRANT SELECT ON cogmem.tenants, cogmem.tenant_layers, cogmem.default_topics, cogmem.tenant_topics,
 cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules,
-cogmem.bios_presets, cogmem.memory_overview, cogmem.memory_siblings, cogmem.never_cut_overflow,
+cogmem.bios_presets, cogmem.bios_preset_loads, cogmem.bios_subscriptions, cogmem.bios_rules_in_force,
+cogmem.bios_coverage, cogmem.memory_overview, cogmem.memory_siblings, cogmem.never_cut_overflow,
 cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns, cogmem.audit_log,
 cogmem.trust_events, cogmem.learnings, cogmem.conflicts, cogmem.sessions, cogmem.episodes,
 cogmem.core_identity, cogmem.memory_contradictions, cogmem.audit_chain, cogmem.tenant_access,
@@ -153,7 +154,7 @@ GRANT SELECT ON cogmem.audit_log, cogmem.audit_chain, cogmem.audit_seal_state, c
 cogmem.audit_trail, cogmem.audit_writes, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.audit_outcomes,
 cogmem.audit_lifecycle, cogmem.audit_governance, cogmem.memory_history, cogmem.consolidation_nights,
 cogmem.consolidation_decisions, cogmem.consolidation_report, cogmem.consolidation_runs, cogmem.bios_rules,
-cogmem.bios_rule_events, cogmem.tenant_access, cogmem.audit_settings, cogmem.audit_archives TO cogmem_auditor;
+cogmem.bios_rule_events, cogmem.bios_preset_loads, cogmem.bios_subscriptions, cogmem.tenant_access, cogmem.audit_settings, cogmem.audit_archives TO cogmem_auditor;
 GRANT EXECUTE ON FUNCTION cogmem.verify_audit(text), cogmem.explain_recall(uuid) TO cogmem_auditor;
 
 -- The Gut's role: releases, the ledger and what it published; no tenant's memories.
@@ -175,9 +176,12 @@ GRANT EXECUTE ON FUNCTION
 cogmem.create_tenant(text, text),
 cogmem.configure_tenant(text, jsonb, text),
 cogmem.set_topic(text, text, text[]),
-cogmem.add_bios_rule(text, text, text, text, text, text, text[], boolean),
+cogmem.add_bios_rule(text, text, text, text, text, text, text[], boolean, text, jsonb),
 cogmem.retire_bios_rule(bigint, text),
-cogmem.record_bios_preset(text, text, text, text, integer),
+cogmem.bios_preset_diff(text, jsonb, text),
+cogmem.load_bios_preset(text, text, text, text, jsonb, text, boolean),
+cogmem.subscribe_bios(text, text),
+cogmem.unsubscribe_bios(text, text),
 cogmem.grant_tenant(name, text, boolean),
 cogmem.revoke_tenant(name, text),
 cogmem.erase(text, bigint, text),

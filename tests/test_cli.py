@@ -1,5 +1,6 @@
 """cogmem_pg.cli: the command line against a given server and against the embedded cluster."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -19,11 +20,18 @@ def run(*args: str, env: dict[str, str] | None = None) -> str:
 
 
 def test_cli_against_a_server(dsn):
-    assert "operations 1.0" not in run("--dsn", dsn, "bios", "list")
-    assert run("--dsn", dsn, "bios", "load", "operations") == "Operations baseline (operations 1.0): 9 new of 9 rules\n"
-    assert "loaded" in run("--dsn", dsn, "bios", "list")
-    assert "OPS-01" in run("--dsn", dsn, "bios", "list", "--rules")
+    assert "operations       Operations baseline: shipped v2.0, not loaded" in run("--dsn", dsn, "bios", "list")
+    assert run("--dsn", dsn, "bios", "diff", "operations").startswith("operations 2.0: 24 to add, 0 to retire")
     assert run("--dsn", dsn, "tenant", "acme") == "tenant acme (english) ready\n"
+    out = run("--dsn", dsn, "bios", "load", "operations", "--subscribe", "acme")
+    assert out.startswith("Operations baseline (operations 2.0): 24 new of 24 rules, 0 retired, 0 reinstated")
+    listed = run("--dsn", dsn, "bios", "list")
+    assert "shipped v2.0, v2.0 loaded" in listed and "    server          3 rules (3 must" in listed
+    assert "3 in Turkish, taken by 1 tenants" in listed
+    assert "OPS-01" in run("--dsn", dsn, "bios", "list", "--rules", "--tenant", "acme")
+    assert run("--dsn", dsn, "bios", "subscribe", "operations", "acme") == "acme: already takes operations\n"
+    diff = json.loads(run("--dsn", dsn, "bios", "diff", "operations", "--json"))
+    assert (diff["version"], diff["keep"], diff["changes"]) == ("2.0", 24, [])
     out = run(
         "--dsn",
         dsn,
@@ -48,6 +56,9 @@ def test_cli_reports_bad_input_without_a_traceback(dsn):
     assert 'Error: unknown tenant "ghost"' in result.output
     result = CliRunner().invoke(main, ["--dsn", dsn, "bios", "load", "sox"])
     assert result.exit_code == 1 and "unknown BIOS preset 'sox'" in result.output
+    result = CliRunner().invoke(main, ["--dsn", dsn, "bios", "subscribe", "sox"])
+    assert result.exit_code == 1
+    assert 'Error: no BIOS preset "sox" is loaded (P0002)\nHINT: Load it first' in result.output
 
 
 @pytest.mark.skipif(os.geteuid() == 0 and not Path("/usr/sbin/runuser").exists(), reason="needs runuser as root")
@@ -111,8 +122,8 @@ def test_consolidate_command(dsn):
 def test_audit_commands(dsn):
     import psycopg
 
-    run("--dsn", dsn, "bios", "load", "operations")
     run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "bios", "load", "operations", "--subscribe", "all")
     run("--dsn", dsn, "remember", "acme", "Never restart the servers at night", "--ring", "dos_and_donts")
     recall_id = run("--dsn", dsn, "recall", "acme", "restart the servers tonight", "--json").split('"recall_id": "')[1][
         :36
