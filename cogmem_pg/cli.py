@@ -222,19 +222,24 @@ def bios_diff(ctx: Context, name: str, tenant: str | None, show_kept: bool, as_j
     _echo_changes(changes, show_kept)
 
 
+def _bios_subscriptions(ctx: Context, preset: str, tenants: tuple[str, ...], change, said: tuple[str, str]) -> None:
+    """change(conn, preset, tenant) for each tenant (none: every tenant) in one transaction; said[changed]."""
+
+    def run(conn):
+        with conn.transaction():
+            return [change(conn, preset, t) for t in tenants or (None,)]
+
+    for tenant, changed in zip(tenants or ("every tenant",), _bios_call(ctx, run), strict=True):
+        click.echo(f"{tenant}: {said[changed]} {preset}")
+
+
 @bios.command("subscribe")
 @click.argument("preset")
 @click.argument("tenants", nargs=-1)
 @pass_context
 def bios_subscribe(ctx: Context, preset: str, tenants: tuple[str, ...]) -> None:
     """TENANTS take PRESET (none given: every tenant), so its rules are injected for them."""
-
-    def subscribe(conn):
-        with conn.transaction():
-            return [bios_presets.subscribe(conn, preset, t) for t in tenants or (None,)]
-
-    for tenant, new in zip(tenants or ("every tenant",), _bios_call(ctx, subscribe), strict=True):
-        click.echo(f"{tenant}: {'subscribed to' if new else 'already takes'} {preset}")
+    _bios_subscriptions(ctx, preset, tenants, bios_presets.subscribe, ("already takes", "subscribed to"))
 
 
 @bios.command("unsubscribe")
@@ -243,13 +248,7 @@ def bios_subscribe(ctx: Context, preset: str, tenants: tuple[str, ...]) -> None:
 @pass_context
 def bios_unsubscribe(ctx: Context, preset: str, tenants: tuple[str, ...]) -> None:
     """TENANTS stop taking PRESET (none given: the subscription for every tenant)."""
-
-    def unsubscribe(conn):
-        with conn.transaction():
-            return [bios_presets.unsubscribe(conn, preset, t) for t in tenants or (None,)]
-
-    for tenant, gone in zip(tenants or ("every tenant",), _bios_call(ctx, unsubscribe), strict=True):
-        click.echo(f"{tenant}: {'unsubscribed from' if gone else 'did not take'} {preset}")
+    _bios_subscriptions(ctx, preset, tenants, bios_presets.unsubscribe, ("did not take", "unsubscribed from"))
 
 
 _COVERAGE = """

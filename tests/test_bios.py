@@ -335,7 +335,7 @@ PRECISION_FLOORS = {
     "database": 0.80,
     "deployment": 0.78,
     "development": 0.77,
-    "dns": 0.20,
+    "dns": 0.33,
     "incident": 0.71,
     "leakage": 0.75,
     "logging": 0.58,

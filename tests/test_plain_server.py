@@ -143,3 +143,39 @@ def test_a_gut_release_says_what_the_server_lacks_and_charges_nothing(plain):
         assert "needs cogmem_pg and OpenDP in the server's Python" in refused.value.diag.message_primary
         assert refused.value.diag.message_hint.startswith("pip install 'cogmem-pg[gut]'")
         assert admin.execute("SELECT count(*) FROM cogmem.gut_releases").fetchone() == (0,)
+
+
+def test_an_administrator_loads_presets_and_the_app_gets_them_in_its_language(plain, app):
+    """The BIOS on a DBA's server: a login that is cogmem_admin but no superuser loads and subscribes; the
+    application's Turkish tenant then gets the rules, in Turkish, from recall and guard_check."""
+    from cogmem_pg.bios import counts, load_preset, read_preset, subscribe
+
+    conn, _, tenant = app
+    role = f"plain_admin_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(plain.dsn(), autocommit=True) as owner:
+        owner.execute(f"CREATE ROLE {role} LOGIN IN ROLE cogmem_admin")
+        owner.execute("UPDATE cogmem.tenants SET language = 'turkish' WHERE tenant = %s", (tenant,))
+    try:
+        with psycopg.connect(plain.dsn().replace("user=postgres", f"user={role}"), autocommit=True) as admin:
+            preset, changes = load_preset(admin, "operations")
+            assert counts(changes)["add"] == len(preset.rules) or counts(changes)["keep"] == len(preset.rules)
+            subscribe(admin, "operations", tenant)
+        conn.execute("SET cogmem.embed = off")
+        question = "Nginx ayarını değiştirdim, sunucuyu şimdi yeniden başlatayım mı?"
+        texts = {
+            r[0]
+            for r in conn.execute("SELECT content FROM cogmem.recall(%s, %s) WHERE layer = 'bios'", (tenant, question))
+        }
+        turkish = {r["translations"]["turkish"] for r in read_preset("operations").rules if r["category"] == "server"}
+        assert turkish <= texts
+        guard = {
+            r[0]
+            for r in conn.execute(
+                "SELECT content FROM cogmem.guard_check(%s, 'server', %s) WHERE kind = 'bios'", (tenant, question)
+            )
+        }
+        assert any(t in g for g in guard for t in turkish)
+    finally:
+        with psycopg.connect(plain.dsn(), autocommit=True) as owner:
+            owner.execute(f"DROP OWNED BY {role}")
+            owner.execute(f"DROP ROLE {role}")

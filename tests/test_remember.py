@@ -290,7 +290,7 @@ def test_remember_many_stores_a_batch_in_order(db, tenant):
         ("dos_and_donts", ["server"], "created", []),
         ("fresh", ["dns"], "created", []),
         ("dos_and_donts", ["server"], "duplicate", []),
-        ("long_term", ["database", "security"], "created", ["password"]),
+        ("long_term", ["access", "database", "security"], "created", ["password"]),
         ("fresh", ["billing"], "duplicate", []),
     ]
     assert rows[2][1] == rows[0][1] and rows[4][1] == before[0]

@@ -174,7 +174,8 @@ TOPICS = {
     ],
     "dns": [
         "mx", "spf", "dkim", "dmarc", "txt record", "ns record", "registrar", "ad sunucu", "alan adının",
-        "mx kaydı", "dns kaydı",
+        "mx kaydı", "dns kaydı", "dns", "domain", "nameserver", "cname", "mx record", "a record", "ttl", "zone",
+        "resolver", "alan adı",
     ],
 }
 # What 0001 had for the topics this revision changes, for the downgrade.
@@ -189,6 +190,7 @@ PREVIOUS = {
     ],
     "backup": ["backup", "restore", "snapshot", "recovery", "yedek", "yedekleme", "geri yükleme"],
     "payments": ["card", "cardholder", "pan", "cvv", "pci", "payment card", "kart", "kredi kartı"],
+    "dns": ["dns", "domain", "nameserver", "cname", "mx record", "a record", "ttl", "zone", "resolver", "alan adı"],
 }
 # fmt: on
 
