@@ -64,3 +64,27 @@ def test_detect_topics_errors(db, tenant):
     with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
         db.execute("SELECT cogmem.set_topic(%s, ' ', '{x}')", (tenant,))
     assert err.value.diag.message_primary == "topic must not be NULL or empty"
+
+
+def test_upgrades_extend_the_default_taxonomy_and_drop_only_what_misled(db):
+    """0022 replaced whole keyword lists; a topic must keep every keyword it had unless it was dropped on
+    purpose (words casual talk uses for other things)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "migrations" / "versions" / "0001_initial_schema.py"
+    spec = importlib.util.spec_from_file_location("initial", path)
+    initial = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(initial)
+    dropped = {
+        ("server", "servis"),
+        ("network", "switch"),
+        ("network", "port"),
+        ("network", "bağlantı"),
+        ("backup", "yedek"),
+        ("payments", "card"),
+        ("payments", "kart"),
+    }
+    now = dict(db.execute("SELECT topic, keywords FROM cogmem.default_topics").fetchall())
+    lost = {(t, k) for t, words in initial.TOPICS.items() for k in words if k not in now[t]}
+    assert lost == dropped

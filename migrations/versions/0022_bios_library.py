@@ -36,15 +36,18 @@ depends_on = None
 TOPICS = {
     "server": [
         "server", "servers", "vm", "restart", "reboot", "nginx", "apache", "systemd", "service", "uptime", "cpu",
-        "disk", "linux", "maintenance window", "sunucu", "makine", "yeniden başlat", "bakım",
+        "disk", "linux", "maintenance window", "sunucu", "makine", "yeniden başlat", "bakım", "oom", "ubuntu",
+        "debian", "sshd", "cron", "crontab", "kernel", "memory leak", "load average",
     ],
     "network": [
         "network", "firewall", "vpn", "router", "latency", "bandwidth", "subnet", "load balancer", "ip", "ağ",
-        "güvenlik duvarı", "ports", "open port", "port forwarding", "network switch", "ağ anahtarı",
+        "güvenlik duvarı", "ports", "open port", "port forwarding", "network switch", "ağ anahtarı", "iptables",
+        "nftables", "security group", "packet loss", "default route", "routing", "dmz", "vlan", "segmentation",
+        "ssh port", "rdp", "portunu", "portları", "paket kaybı", "yönlendirme",
     ],
     "backup": [
         "backup", "restore", "snapshot", "recovery", "yedekleme", "geri yükleme", "yedekle", "yedeği", "yedeğini",
-        "yedekler", "yedekten",
+        "yedekler", "yedekten", "tarball", "storage array", "rto", "rpo", "disaster recovery", "felaket kurtarma",
     ],
     "payments": [
         "cardholder", "card number", "card numbers", "card data", "card details", "credit card", "debit card",
@@ -56,7 +59,7 @@ TOPICS = {
     "oncall": [
         "on call", "on-call", "oncall", "pager", "pagerduty", "opsgenie", "escalation", "escalate", "handover",
         "hand over", "runbook", "nöbet", "nöbetçi", "eskalasyon", "devir teslim", "paged", "outage",
-        "secondary on-call", "kesinti",
+        "secondary on-call", "kesinti", "wake someone", "incident channel",
     ],
     "logging": [
         "audit log", "audit logs", "audit trail", "log retention", "logs", "logging", "syslog", "siem", "log",
@@ -71,6 +74,7 @@ TOPICS = {
         "admin rights", "rbac", "ssh key", "api key", "api token", "yetki", "yetkiler", "erişim", "parola",
         "şifresi", "şifreyi", "şifremi", "şifreler", "şifreni", "kullanıcı hesabı", "servis hesabı", "ortak hesap",
         "iki faktörlü", "çok faktörlü", "admin", "login", "logins", "two-step", "iki aşamalı", "yönetici yetki",
+        "write access", "read access", "prod access", "admin access", "erişebil",
     ],
     "cryptography": [
         "encryption", "encrypt", "encrypted", "decrypt", "cryptograph", "crypto", "tls", "ssl", "certificate",
@@ -96,13 +100,15 @@ TOPICS = {
         "outsourced", "subcontractor", "saas provider", "cloud provider", "tpsp", "tedarikçi", "tedarikçiler",
         "üçüncü taraf", "hizmet sağlayıcı", "dış kaynak", "taşeron", "bulut sağlayıcı", "provider", "providers",
         "contractor", "contractors", "freelancer", "agency", "soc 2", "sağlayıcı", "sağlayıcısı", "sağlayıcımız",
+        "saas", "ai tool", "yapay zeka aracı", "yapay zekâ aracı",
     ],
     "incident": [
         "incident", "incidents", "security incident", "intrusion", "compromise", "compromised", "malware",
         "ransomware", "attack", "attacker", "hacked", "phishing", "forensic", "forensics", "olay müdahale",
         "güvenlik olayı", "güvenlik olayını", "siber saldırı", "saldırı", "saldırgan", "fidye yazılımı",
         "zararlı yazılım", "ele geçirildi", "ele geçirilmiş", "oltalama", "adli", "stolen", "suspicious",
-        "postmortem", "post-mortem", "çalındı", "çalınan", "şüpheli", "olay sonrası",
+        "postmortem", "post-mortem", "çalındı", "çalınan", "şüpheli", "olay sonrası", "outbound connections",
+        "unknown user", "tanımadığı", "güvenlik alarmı",
     ],
     "development": [
         "source code", "code review", "pull request", "merge request", "commit", "repository", "repo",
@@ -125,7 +131,8 @@ TOPICS = {
         "işe alım", "işe giriş", "işten ayrıl", "işten çıkış", "uzaktan çalış", "evden çalış",
         "gizlilik sözleşmesi", "geçmiş taraması", "disiplin", "last day", "public wi-fi", "phishing simulation",
         "yeni başlayan", "son günü", "leaving the company", "change of role", "own laptop", "bring your own device",
-        "byod", "kendi bilgisayar", "referans kontrol", "ayrılan çalışan",
+        "byod", "kendi bilgisayar", "referans kontrol", "ayrılan çalışan", "changing teams", "another team",
+        "own computer", "kendi bilgisayarım", "referans",
     ],
     "consent": [
         "consent", "consents", "opt-in", "opt in", "opt-out", "opt out", "unsubscribe", "marketing email",
@@ -142,7 +149,8 @@ TOPICS = {
         "kişisel verilerin", "veri sorumlusu", "veri işleyen", "aydınlatma", "hukuki sebep", "işleme amacı",
         "gizlilik", "özel nitelikli", "sağlık verisi", "veri koruma", "pseudonym", "pseudonymise", "pseudonymize",
         "data processing", "processing agreement", "impact assessment", "profiling", "takma ad", "veri işleme",
-        "etki değerlendirmesi", "profilleme",
+        "etki değerlendirmesi", "profilleme", "home address", "home addresses", "employee files", "personnel files",
+        "özlük dosya",
     ],
     "retention": [
         "retention", "retain", "retention period", "destruction", "destroy", "anonymise", "anonymize", "anonymised",
@@ -170,12 +178,28 @@ TOPICS = {
         "data breach", "breach", "breached", "personal data breach", "72 hours", "supervisory authority",
         "notify the authority", "breach notification", "veri ihlali", "ihlal", "ihlali", "ihlal bildirimi",
         "72 saat", "kurula bildir", "notify the", "affected users", "affected customers", "dpc", "ico",
-        "denetim makamı", "etkilenen kullanıcı", "etkilenen kişi", "kvkk kurulu",
+        "denetim makamı", "etkilenen kullanıcı", "etkilenen kişi", "kvkk kurulu", "unauthorised access",
+        "unauthorized access", "yetkisiz erişim", "72-hour", "database dump",
     ],
     "dns": [
         "mx", "spf", "dkim", "dmarc", "txt record", "ns record", "registrar", "ad sunucu", "alan adının",
         "mx kaydı", "dns kaydı", "dns", "domain", "nameserver", "cname", "mx record", "a record", "ttl", "zone",
         "resolver", "alan adı",
+    ],
+    "database": [
+        "column", "not null", "where clause", "primary key", "şema", "replika", "sütun", "database", "db",
+        "postgres", "postgresql", "mysql", "sql", "query", "replica", "schema", "migration", "veritabanı", "tablo",
+    ],
+    "monitoring": [
+        "silences", "alert silence", "dashboard", "threshold", "eşik değer", "monitoring", "alert", "alerting",
+        "metrics", "logs", "logging", "grafana", "prometheus", "pager", "on call", "on-call", "nöbet", "izleme",
+        "alarm",
+    ],
+    "deployment": [
+        "canlıya", "canlı ortam", "blue-green", "canary", "hotfix", "deploy", "deployment", "release", "rollout",
+        "rollback", "pipeline", "kubernetes", "docker", "helm", "ci", "dağıtım", "yayın", "sürüm", "to prod",
+        "in prod", "on prod", "prod db", "prod server", "in production", "to production", "production server",
+        "production database",
     ],
 }
 # What 0001 had for the topics this revision changes, for the downgrade.
@@ -190,6 +214,18 @@ PREVIOUS = {
     ],
     "backup": ["backup", "restore", "snapshot", "recovery", "yedek", "yedekleme", "geri yükleme"],
     "payments": ["card", "cardholder", "pan", "cvv", "pci", "payment card", "kart", "kredi kartı"],
+    "database": [
+        "database", "db", "postgres", "postgresql", "mysql", "sql", "query", "replica", "schema", "migration",
+        "veritabanı", "tablo",
+    ],
+    "monitoring": [
+        "monitoring", "alert", "alerting", "metrics", "logs", "logging", "grafana", "prometheus", "pager",
+        "on call", "on-call", "nöbet", "izleme", "alarm",
+    ],
+    "deployment": [
+        "deploy", "deployment", "release", "rollout", "rollback", "pipeline", "kubernetes", "docker", "helm", "ci",
+        "dağıtım", "yayın", "sürüm",
+    ],
     "dns": ["dns", "domain", "nameserver", "cname", "mx record", "a record", "ttl", "zone", "resolver", "alan adı"],
 }
 # fmt: on
