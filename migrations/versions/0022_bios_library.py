@@ -198,8 +198,7 @@ TOPICS = {
     "deployment": [
         "canlıya", "canlı ortam", "blue-green", "canary", "hotfix", "deploy", "deployment", "release", "rollout",
         "rollback", "pipeline", "kubernetes", "docker", "helm", "ci", "dağıtım", "yayın", "sürüm", "to prod",
-        "in prod", "on prod", "prod db", "prod server", "in production", "to production", "production server",
-        "production database",
+        "to production",
     ],
 }
 # What 0001 had for the topics this revision changes, for the downgrade.
