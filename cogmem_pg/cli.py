@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import click
 import psycopg
@@ -30,6 +33,17 @@ def start_embedded() -> Cluster:
 class Context:
     def __init__(self, dsn: str | None) -> None:
         self.explicit_dsn = dsn
+        self.exit_code = 0  # a command's verdict (guard check: 2 when something blocks), applied at the end
+        self._client: Any = None
+
+    def client(self):
+        """The invocation's one Client (a small pool), created on first use and closed at the end."""
+        if self._client is None:
+            from cogmem_pg.client import Client
+
+            self._client = Client(self.dsn())
+            click.get_current_context().find_root().call_on_close(self._client.close)
+        return self._client
 
     def server_dsn(self) -> str:
         """The server to use: the given DSN, or the embedded cluster, started if needed."""
@@ -46,6 +60,22 @@ class Context:
 pass_context = click.make_pass_decorator(Context)
 
 
+@contextmanager
+def sql_errors() -> Iterator[None]:
+    """Bad input and SQL errors end the command with their message, SQLSTATE and HINT, exit status 1."""
+    try:
+        yield
+    except (ValueError, psycopg.Error) as exc:
+        raise click.ClickException(_sql_error_text(exc)) from exc
+
+
+def _sql_error_text(exc: Exception) -> str:
+    if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
+        hint = f"\nHINT: {exc.diag.message_hint}" if exc.diag.message_hint else ""
+        return f"{exc.diag.message_primary} ({exc.sqlstate}){hint}"
+    return str(exc).strip()
+
+
 @click.group()
 @click.option("--dsn", envvar="DATABASE_URL", help="PostgreSQL connection string (default: embedded cluster).")
 @click.version_option(package_name="cogmem-pg")
@@ -53,6 +83,13 @@ pass_context = click.make_pass_decorator(Context)
 def main(ctx: click.Context, dsn: str | None) -> None:
     """cogmem-pg: cognitive memory for AI agents, inside PostgreSQL."""
     ctx.obj = Context(dsn)
+
+
+@main.result_callback()
+@click.pass_context
+def _finish(ctx: click.Context, *_: Any, **__: Any) -> None:
+    if ctx.obj.exit_code:
+        ctx.exit(ctx.obj.exit_code)
 
 
 @main.command()
@@ -125,19 +162,9 @@ def bios() -> None:
 
 
 def _bios_call(ctx: Context, action):
-    """Runs action(conn) in one autocommit connection; bad input and SQL errors exit non-zero, clearly."""
-    with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
-        try:
-            return action(conn)
-        except (ValueError, psycopg.Error) as exc:
-            raise click.ClickException(_sql_error_text(exc)) from exc
-
-
-def _sql_error_text(exc: Exception) -> str:
-    if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
-        hint = f"\nHINT: {exc.diag.message_hint}" if exc.diag.message_hint else ""
-        return f"{exc.diag.message_primary} ({exc.sqlstate}){hint}"
-    return str(exc).strip()
+    """Runs action(conn) on a connection of the invocation's client; errors exit non-zero, clearly."""
+    with ctx.client().connection() as conn, sql_errors():
+        return action(conn)
 
 
 def _echo_changes(changes: list[bios_presets.Change], show_kept: bool) -> None:
@@ -359,9 +386,7 @@ def tenant(ctx: Context, tenant: str, language: str) -> None:
 
 
 def _client(ctx: Context):
-    from cogmem_pg.client import Client
-
-    return Client(ctx.dsn())
+    return nullcontext(ctx.client())
 
 
 @main.command()
@@ -725,3 +750,7 @@ def demo(ctx: Context) -> None:
 if __name__ == "__main__":  # pragma: no cover
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     main()
+
+
+# The agent-facing commands (guard, conflicts, session, briefing, observe, trust, vault, identity, doctor).
+from cogmem_pg import cli_api  # noqa: E402, F401

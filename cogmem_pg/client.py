@@ -128,6 +128,15 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class VaultEntry:
+    name: str
+    description: str | None
+    subject: str | None
+    version: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
 class Resolution:
     status: str
     memory_id: int | None
@@ -763,6 +772,13 @@ class Client:
 
     def vault_get(self, tenant: str, name: str, *, conn: psycopg.Connection | None = None) -> str:
         return str(self._scalar(conn, "SELECT cogmem.vault_get(%s, %s)", (tenant, name)))
+
+    def vault_list(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[VaultEntry]:
+        """Names and descriptions, never the secrets."""
+        return self._rows(conn, VaultEntry, "SELECT * FROM cogmem.vault_list(%s)", (tenant,))
+
+    def vault_delete(self, tenant: str, name: str, *, conn: psycopg.Connection | None = None) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.vault_delete(%s, %s)", (tenant, name)))
 
     def erase(
         self, tenant: str, memory_id: int, reason: str | None = None, *, conn: psycopg.Connection | None = None

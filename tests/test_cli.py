@@ -142,3 +142,102 @@ def test_audit_commands(dsn):
     assert result.exit_code == 1 and "TAMPERED at audit_id" in result.output
     result = CliRunner().invoke(main, ["--dsn", dsn, "audit", "explain", "not-a-uuid"])
     assert result.exit_code == 2 and "is not a UUID" in result.output
+
+
+def invoke(*args: str, input: str | None = None):
+    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def test_guard_commands_report_learn_block_and_acknowledge(dsn):
+    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "remember", "acme", "Never restart the web servers at night", "--ring", "dos_and_donts")
+    out = run("--dsn", dsn, "guard", "check", "acme", "server", "restart web-1 tonight")
+    assert "[rule] Never restart the web servers at night" in out and "BLOCKS" not in out
+    first = json.loads(
+        run("--dsn", dsn, "guard", "report", "acme", "server", "Restarted web-1 at night; checkout broke.", "--json")
+    )
+    for _ in range(3):  # the same mistake again: after three repeats the learning blocks
+        out = run("--dsn", dsn, "guard", "report", "acme", "server", "Again.", "--repeat-of", str(first["learning_id"]))
+    assert out == f"learning {first['learning_id']}: 4 errors, blocking\n"
+    blocked = invoke("--dsn", dsn, "guard", "check", "acme", "server", "restart web-1 tonight")
+    assert blocked.exit_code == 2 and "BLOCKS [learning]" in blocked.output
+    run("--dsn", dsn, "guard", "ack", "acme", str(first["learning_id"]), "--note", "new runbook")
+    assert invoke("--dsn", dsn, "guard", "check", "acme", "server", "restart web-1 tonight").exit_code == 0
+
+
+def test_conflict_session_briefing_observe_trust_identity_commands(dsn):
+    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "remember", "acme", "Never restart the web servers at night", "--ring", "dos_and_donts")
+    held = run("--dsn", dsn, "remember", "acme", "Restart the web servers tonight.")
+    conflict_id = held.split("held as conflict ")[1].split(":")[0]
+    (listed,) = [json.loads(line) for line in run("--dsn", dsn, "conflicts", "list", "acme", "--json").splitlines()]
+    assert str(listed["conflict_id"]) == conflict_id
+    assert run("--dsn", dsn, "conflicts", "resolve", conflict_id, "exception", "--note", "approved").startswith(
+        f"conflict {conflict_id}: "
+    )
+    assert run("--dsn", dsn, "conflicts", "list", "acme") == ""
+
+    session_id = run("--dsn", dsn, "session", "start", "acme", "--project", "checkout").strip()
+    out = run(
+        "--dsn",
+        dsn,
+        "session",
+        "end",
+        session_id,
+        "Moved checkout to web-3.",
+        "--next",
+        "Retire web-1",
+        "--fact",
+        "Checkout runs on web-3.",
+    )
+    assert out.startswith("episode ") and out.endswith("remembered 1 facts\n")
+    assert "Retire web-1" in run("--dsn", dsn, "briefing", "acme", "--project", "checkout")
+    seen = json.loads(run("--dsn", dsn, "observe", "acme", session_id, "user", "Good morning!", "--json"))
+    assert seen["memory_id"] is None and seen["turn_id"] > 0
+
+    before = float(run("--dsn", dsn, "trust", "acme"))
+    assert float(run("--dsn", dsn, "trust", "acme", "--event", "praise", "--cause", "good catch")) > before
+    assert run("--dsn", dsn, "identity", "acme").startswith("(no core identity yet")
+    out = run(
+        "--dsn", dsn, "identity", "acme", "--agent", "Ops assistant", "--user", "Ayse, SRE", "--goal", "No outages"
+    )
+    assert out == "v1 agent: Ops assistant\n   user: Ayse, SRE\n   goals: No outages\n"
+
+
+def test_vault_commands_never_list_the_secret(dsn):
+    import psycopg
+
+    run("--dsn", dsn, "tenant", "acme")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT cogmem.grant_tenant(current_user, 'acme', vault => true)")
+    assert (
+        invoke("--dsn", dsn, "vault", "put", "acme", "db-1", "--description", "db-1 root", input="hunter2\n").exit_code
+        == 0
+    )
+    assert run("--dsn", dsn, "vault", "get", "acme", "db-1") == "hunter2\n"
+    listed = run("--dsn", dsn, "vault", "list", "acme")
+    assert "db-1" in listed and "db-1 root" in listed and "hunter2" not in listed
+    assert run("--dsn", dsn, "vault", "rm", "acme", "db-1") == "db-1: deleted\n"
+    missing = invoke("--dsn", dsn, "vault", "get", "acme", "db-1")
+    assert missing.exit_code == 1 and "(P0002)" in missing.output
+
+
+def test_doctor_says_what_to_fix(dsn):
+    import psycopg
+
+    checks = {
+        c["check"] + ":" + c["finding"]: c for c in map(json.loads, run("--dsn", dsn, "doctor", "--json").splitlines())
+    }
+    statuses = {c["check"]: c["status"] for c in checks.values()}
+    assert statuses["server"] == statuses["schema"] == statuses["roles"] == "ok"
+    assert statuses["audit"] == "warn"  # a fresh database was never sealed
+    assert any(c["fix"] == "cogmem audit seal, or SELECT cogmem.schedule_audit();" for c in checks.values())
+    run("--dsn", dsn, "audit", "seal")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT cogmem.create_tenant('acme')")
+        conn.execute(
+            "UPDATE cogmem.tenant_layers SET token_allocation = 1 WHERE tenant = 'acme' AND layer = 'dos_and_donts'"
+        )
+    run("--dsn", dsn, "remember", "acme", "Never restart the web servers at night", "--ring", "dos_and_donts")
+    out = run("--dsn", dsn, "doctor")
+    assert "ok   audit" in out and "warn never-cut  acme dos_and_donts +" in out

@@ -1,0 +1,365 @@
+"""The `cogmem` commands for the agent-facing API: guard, conflicts, sessions, briefing, observe, trust,
+the vault, identity, and doctor. Each runs on the one Client of the invocation (Context.client()); SQL
+errors print their message, SQLSTATE and HINT and exit 1; `--json` prints what a script reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+import click
+
+from cogmem_pg.cli import Context, main, pass_context, sql_errors
+
+
+def _emit(rows: Iterable[Any], as_json: bool, line) -> None:
+    """One JSON object per row with --json, else line(row) per row."""
+    for row in rows:
+        if as_json:
+            data = dataclasses.asdict(row) if dataclasses.is_dataclass(row) and not isinstance(row, type) else row
+            click.echo(json.dumps(data, default=str, ensure_ascii=False))
+        else:
+            click.echo(line(row))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
+
+
+@main.group()
+def guard() -> None:
+    """Before acting: what applies; after a mistake: a learning."""
+
+
+@guard.command("check")
+@click.argument("tenant")
+@click.argument("area")
+@click.argument("action")
+@json_option
+@pass_context
+def guard_check(ctx: Context, tenant: str, area: str, action: str, as_json: bool) -> None:
+    """What applies before ACTION in AREA; exits 2 when something blocks it."""
+    with sql_errors():
+        items = ctx.client().guard_check(tenant, area, action)
+    _emit(items, as_json, lambda i: f"{'BLOCKS ' if i.blocking else ''}[{i.kind}] {i.content}")
+    if any(i.blocking for i in items):
+        ctx.exit_code = 2
+
+
+@guard.command("report")
+@click.argument("tenant")
+@click.argument("area")
+@click.argument("description")
+@click.option("--action", default=None, help="What was done that went wrong.")
+@click.option("--repeat-of", type=int, default=None, help="The learning this repeats.")
+@json_option
+@pass_context
+def guard_report(
+    ctx: Context, tenant: str, area: str, description: str, action: str | None, repeat_of: int | None, as_json: bool
+) -> None:
+    """Report a mistake in AREA: it becomes (or strengthens) a learning."""
+    with sql_errors():
+        report = ctx.client().report_error(tenant, area, description, action=action, repeat_of=repeat_of)
+    _emit(
+        [report],
+        as_json,
+        lambda r: f"learning {r.learning_id}: {r.errors} errors" + (", blocking" if r.blocking else ""),
+    )
+
+
+@guard.command("ack")
+@click.argument("tenant")
+@click.argument("learning_id", type=int)
+@click.option("--note", default=None)
+@pass_context
+def guard_ack(ctx: Context, tenant: str, learning_id: int, note: str | None) -> None:
+    """Acknowledge a learning (it stops blocking until it repeats)."""
+    with sql_errors():
+        ctx.client().acknowledge(tenant, learning_id, note)
+    click.echo(f"learning {learning_id} acknowledged")
+
+
+@main.group()
+def conflicts() -> None:
+    """What was held because it contradicts what the tenant holds."""
+
+
+@conflicts.command("list")
+@click.argument("tenant")
+@json_option
+@pass_context
+def conflicts_list(ctx: Context, tenant: str, as_json: bool) -> None:
+    with sql_errors():
+        rows = ctx.client().open_conflicts(tenant)
+    _emit(rows, as_json, lambda c: f"{c.conflict_id:>5} {c.verdict:12} {c.content}  (contradicts {c.conflicts_with})")
+
+
+@conflicts.command("resolve")
+@click.argument("conflict_id", type=int)
+@click.argument("resolution", type=click.Choice(["paradigm_shift", "exception", "override"]))
+@click.option("--note", default=None)
+@json_option
+@pass_context
+def conflicts_resolve(ctx: Context, conflict_id: int, resolution: str, note: str | None, as_json: bool) -> None:
+    with sql_errors():
+        resolved = ctx.client().resolve_conflict(conflict_id, resolution, note)
+    _emit([resolved], as_json, lambda r: f"conflict {conflict_id}: {r.status}, memory {r.memory_id or '-'}")
+
+
+@main.group()
+def session() -> None:
+    """Working sessions: start one, end it with what happened (an episode)."""
+
+
+@session.command("start")
+@click.argument("tenant")
+@click.option("--project", default=None)
+@click.option("--goal", default=None)
+@pass_context
+def session_start(ctx: Context, tenant: str, project: str | None, goal: str | None) -> None:
+    """Prints the session id (pass it as recall's and observe's conversation)."""
+    with sql_errors():
+        click.echo(ctx.client().start_session(tenant, project, goal))
+
+
+@session.command("end")
+@click.argument("session_id", type=click.UUID)
+@click.argument("summary")
+@click.option("--decision", "decisions", multiple=True)
+@click.option("--open", "open_items", multiple=True, help="An item still open.")
+@click.option("--next", "next_steps", multiple=True, help="A next step.")
+@click.option("--fact", "facts", multiple=True, help="A fact learned, remembered as a memory.")
+@json_option
+@pass_context
+def session_end(
+    ctx: Context, session_id: UUID, summary: str, decisions, open_items, next_steps, facts, as_json: bool
+) -> None:
+    with sql_errors():
+        episode = ctx.client().end_session(
+            session_id, summary, decisions=decisions, open_items=open_items, next_steps=next_steps, facts=facts
+        )
+    _emit([episode], as_json, lambda e: f"episode {e.episode}: remembered {len(e.remembered)} facts")
+
+
+@main.command()
+@click.argument("tenant")
+@click.option("--project", default=None)
+@click.option("--budget", default=800, show_default=True)
+@json_option
+@pass_context
+def briefing(ctx: Context, tenant: str, project: str | None, budget: int, as_json: bool) -> None:
+    """Where things stand: the last episodes, open items and next steps, in a budget."""
+    with sql_errors():
+        if as_json:
+            _emit(ctx.client().briefing(tenant, project, budget), True, str)
+        else:
+            click.echo(ctx.client().briefing_text(tenant, project, budget) or "(nothing to brief yet)")
+
+
+@main.command()
+@click.argument("tenant")
+@click.argument("conversation")
+@click.argument("role")
+@click.argument("content")
+@json_option
+@pass_context
+def observe(ctx: Context, tenant: str, conversation: str, role: str, content: str, as_json: bool) -> None:
+    """Pass a conversation turn through attention: it is kept, or stays in the sensory register."""
+    with sql_errors():
+        seen = ctx.client().observe(tenant, conversation, role, content)
+    _emit(
+        [seen],
+        as_json,
+        lambda o: f"turn {o.turn_id}: {o.reason}" + (f" (memory {o.memory_id} in {o.ring})" if o.memory_id else ""),
+    )
+
+
+@main.command()
+@click.argument("tenant")
+@click.option("--event", type=click.Choice(["praise", "delegation", "caught_error", "correction"]), default=None)
+@click.option("--cause", default=None)
+@pass_context
+def trust(ctx: Context, tenant: str, event: str | None, cause: str | None) -> None:
+    """The agent's trust score in TENANT, after recording an --event if given."""
+    with sql_errors():
+        score = ctx.client().trust_event(tenant, event, cause) if event else ctx.client().trust(tenant)
+    click.echo(f"{score:.3f}")
+
+
+@main.group()
+def vault() -> None:
+    """Secrets kept encrypted, apart from memory (a separate grant: cogmem.grant_tenant(..., vault => true))."""
+
+
+@vault.command("put")
+@click.argument("tenant")
+@click.argument("name")
+@click.option("--secret", prompt=True, hide_input=True, help="The secret (asked for when not given).")
+@click.option("--description", default=None)
+@click.option("--subject", default=None, help="Whose it is (erase_subject removes it with the rest).")
+@pass_context
+def vault_put(ctx: Context, tenant: str, name: str, secret: str, description: str | None, subject: str | None) -> None:
+    with sql_errors():
+        version = ctx.client().vault_put(tenant, name, secret, description or "", subject)
+    click.echo(f"{name}: version {version}")
+
+
+@vault.command("get")
+@click.argument("tenant")
+@click.argument("name")
+@pass_context
+def vault_get(ctx: Context, tenant: str, name: str) -> None:
+    with sql_errors():
+        click.echo(ctx.client().vault_get(tenant, name))
+
+
+@vault.command("list")
+@click.argument("tenant")
+@json_option
+@pass_context
+def vault_list(ctx: Context, tenant: str, as_json: bool) -> None:
+    """Names and descriptions, never the secrets."""
+    with sql_errors():
+        rows = ctx.client().vault_list(tenant)
+    _emit(rows, as_json, lambda v: f"{v.name:24} v{v.version} {v.description or ''}")
+
+
+@vault.command("rm")
+@click.argument("tenant")
+@click.argument("name")
+@pass_context
+def vault_rm(ctx: Context, tenant: str, name: str) -> None:
+    with sql_errors():
+        gone = ctx.client().vault_delete(tenant, name)
+    click.echo(f"{name}: {'deleted' if gone else 'not there'}")
+
+
+@main.command()
+@click.argument("tenant")
+@click.option("--agent", default=None, help="Set: who the agent is.")
+@click.option("--user", "user_profile", default=None, help="Set: who the user is.")
+@click.option("--goal", "goals", multiple=True, help="Set: a standing goal (repeat for more).")
+@json_option
+@pass_context
+def identity(ctx: Context, tenant: str, agent: str | None, user_profile: str | None, goals, as_json: bool) -> None:
+    """The core identity (the first thing every recall injects); with --agent, --user or --goal a new version."""
+    with sql_errors():
+        if agent is not None or user_profile is not None or goals:
+            ctx.client().set_core_identity(tenant, agent, user_profile, list(goals) or None)
+        current = ctx.client().core_identity(tenant)
+    if current is None or current.get("version") is None:
+        click.echo("(no core identity yet: cogmem identity TENANT --agent ... --user ...)")
+        return
+    _emit(
+        [current],
+        as_json,
+        lambda c: (
+            f"v{c['version']} agent: {c['agent'] or '-'}\n   user: {c['user_profile'] or '-'}\n"
+            f"   goals: {'; '.join(c['goals'] or []) or '-'}"
+        ),
+    )
+
+
+_ROLES = ("cogmem_app", "cogmem_admin", "cogmem_auditor", "cogmem_bi", "cogmem_gut", "cogmem_owner")
+
+
+def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
+    """(status, check, finding, fix): status ok, warn or fail."""
+    from cogmem_pg.migrate import current_revision, head_revision
+
+    q = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
+    version = int(q("SHOW server_version_num"))
+    yield (
+        "ok" if version >= 150000 else "fail",
+        "server",
+        q("SELECT version()").split(",")[0],
+        "" if version >= 150000 else "cogmem-pg needs PostgreSQL 15 or later",
+    )
+    extensions = {r[0]: r[1] for r in conn.execute("SELECT extname, extversion FROM pg_extension")}
+    for name in ("vector", "plpython3u"):
+        yield (
+            ("ok", "extension", f"{name} {extensions[name]}", "")
+            if name in extensions
+            else ("fail", "extension", f"{name} missing", f"CREATE EXTENSION {name}; (cogmem migrate does it)")
+        )
+    revision, head = current_revision(conn.info.dsn), head_revision()
+    yield (
+        "ok" if revision == head else "fail",
+        "schema",
+        f"revision {revision} (head {head})",
+        "" if revision == head else "cogmem migrate",
+    )
+    cron = q("SELECT to_regclass('cron.job') IS NOT NULL")
+    yield (
+        "ok" if cron else "warn",
+        "pg_cron",
+        "installed" if cron else "not in this database",
+        "" if cron else "add pg_cron to shared_preload_libraries and CREATE EXTENSION pg_cron here",
+    )
+    if cron:
+        jobs = {r[0] for r in conn.execute("SELECT jobname FROM cron.job WHERE jobname LIKE 'cogmem-%%'")}
+        for job, fix in (
+            ("cogmem-nightly", "SELECT cogmem.schedule_nightly();"),
+            ("cogmem-audit-seal", "SELECT cogmem.schedule_audit();"),
+        ):
+            yield (
+                ("ok", "schedule", f"{job} scheduled", "")
+                if job in jobs
+                else ("warn", "schedule", f"{job} not scheduled", fix)
+            )
+    embeds = q("SELECT cogmem.server_can_embed()")
+    yield (
+        "ok" if embeds else "warn",
+        "embedding",
+        "in the database" if embeds else "not in the database (the client embeds)",
+        "" if embeds else "install cogmem-pg[embed] for the server's Python, or embed on the client",
+    )
+    missing = [r for r in _ROLES if not q("SELECT count(*) FROM pg_roles WHERE rolname = %s", r)]
+    yield (
+        ("fail", "roles", f"missing {', '.join(missing)}", "cogmem migrate")
+        if missing
+        else ("ok", "roles", "all present", "")
+    )
+    sealed = q("SELECT coalesce(extract(epoch FROM now() - sealed_at)::integer, -1) FROM cogmem.audit_seal_state")
+    yield (
+        ("ok", "audit", f"sealed {sealed} s ago", "")
+        if 0 <= sealed < 3600
+        else (
+            "warn",
+            "audit",
+            "never sealed" if sealed < 0 else f"last sealed {sealed // 3600} h ago",
+            "cogmem audit seal, or SELECT cogmem.schedule_audit();",
+        )
+    )
+    over = conn.execute("SELECT tenant, layer, over FROM cogmem.never_cut_overflow ORDER BY over DESC").fetchall()
+    yield (
+        ("ok", "never-cut", "within their allocations", "")
+        if not over
+        else (
+            "warn",
+            "never-cut",
+            "; ".join(f"{t} {layer} +{n} tokens" for t, layer, n in over[:5]),
+            "review those rings (cogmem.memory_overview): every recall pays for them",
+        )
+    )
+
+
+@main.command()
+@json_option
+@pass_context
+def doctor(ctx: Context, as_json: bool) -> None:
+    """Check the server, extensions, schedule, embedding, roles, audit sealing and never-cut rings; say what to fix."""
+    import psycopg
+
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn, sql_errors():
+        checks = list(_doctor_checks(conn))
+    keys = ("status", "check", "finding", "fix")
+    _emit(
+        [dict(zip(keys, c, strict=True)) for c in checks],
+        as_json,
+        lambda c: f"{c['status']:4} {c['check']:10} {c['finding']}" + (f"\n     fix: {c['fix']}" if c["fix"] else ""),
+    )
+    if any(c[0] == "fail" for c in checks):
+        ctx.exit_code = 1
