@@ -363,3 +363,31 @@ def doctor(ctx: Context, as_json: bool) -> None:
     )
     if any(c[0] == "fail" for c in checks):
         ctx.exit_code = 1
+
+
+@main.command("mcp")
+@click.option("--tenant", envvar="COGMEM_TENANT", required=True, help="The tenant the server is bound to.")
+@click.option("--project", default=None, help="The project of the briefing resource and new sessions.")
+@click.option(
+    "--http",
+    "http",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve streamable HTTP (e.g. 127.0.0.1:8765) instead of stdio.",
+)
+@pass_context
+def mcp_command(ctx: Context, tenant: str, project: str | None, http: str | None) -> None:
+    """An MCP server for TENANT's memory: stdio by default, streamable HTTP on loopback with --http."""
+    try:
+        from cogmem_pg.mcp_server import build_server
+    except ImportError as exc:
+        raise click.ClickException(f"the MCP server needs the mcp extra: pip install 'cogmem-pg[mcp]' ({exc})") from exc
+    try:
+        server = build_server(ctx.client(), tenant, project)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if http is None:
+        server.run("stdio")
+        return
+    host, _, port = http.rpartition(":")
+    server.run("streamable-http", host=host or "127.0.0.1", port=int(port))

@@ -128,6 +128,30 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Found:
+    memory_id: int
+    ring: str
+    content: str
+    topics: list[str]
+    score: float
+
+
+_SEARCH = """
+WITH q AS (
+    SELECT nullif(replace(plainto_tsquery(t.language, %(query)s)::text, ' & ', ' | '), '')::tsquery AS words
+    FROM cogmem.tenants AS t WHERE t.tenant = %(tenant)s
+)
+SELECT m.memory_id, m.ring::text, m.content, m.topics,
+       (CASE WHEN %(vector)b::public.vector IS NULL THEN ts_rank_cd(m.search, q.words)
+             ELSE 1 - (m.embedding OPERATOR(public.<=>) %(vector)b::public.vector) END)::real AS score
+FROM q JOIN cogmem.memories AS m ON m.tenant = %(tenant)s
+WHERE CASE WHEN %(vector)b::public.vector IS NULL THEN m.search @@ q.words ELSE m.embedding IS NOT NULL END
+ORDER BY score DESC, m.memory_id
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True)
 class VaultEntry:
     name: str
     description: str | None
@@ -335,7 +359,9 @@ class Client:
             assert row is not None
             return row[0]
 
-    def _rows(self, conn: psycopg.Connection | None, row_type: type[T], query: str, params: tuple[Any, ...]) -> list[T]:
+    def _rows(
+        self, conn: psycopg.Connection | None, row_type: type[T], query: str, params: tuple[Any, ...] | dict[str, Any]
+    ) -> list[T]:
         """Every row of a query as ``row_type`` dataclasses."""
         with self.connection(conn) as c, c.cursor(row_factory=class_row(row_type)) as cur:
             cur.execute(query, params)
@@ -635,6 +661,26 @@ class Client:
         vector = self._vector(content, embedding)
         return self._rows(
             conn, Established, "SELECT * FROM cogmem.related(%s, %s, %b, %s)", (tenant, content, vector, limit)
+        )
+
+    def search(
+        self,
+        tenant: str,
+        query: str,
+        limit: int = 10,
+        embedding: Sequence[float] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[Found]:
+        """Memories of every ring nearest to QUERY: by cosine with an embedding (the client's, unless
+        embedder=False), else by full text over any of its words. A plain read under row-level security:
+        unlike recall it logs nothing and strengthens nothing."""
+        vector = self._vector(query, embedding)
+        return self._rows(
+            conn,
+            Found,
+            _SEARCH,
+            {"tenant": tenant, "query": query, "vector": vector, "limit": max(1, min(int(limit), 200))},
         )
 
     def route(

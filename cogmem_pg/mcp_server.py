@@ -1,0 +1,228 @@
+"""`cogmem mcp`: cogmem as MCP tools and resources, on the official Python SDK (`mcp` 2.x, MCPServer).
+
+The tenant is fixed when the server starts and is never a tool argument the model fills in; the database
+role is the DSN's, so row-level security and the API boundary apply as to any application. Tools are
+the loop that makes cogmem more than add-and-search: recall, remember, feedback; guard before acting and
+report after a mistake; sessions and the briefing; conflicts and trust. An SQL error becomes an MCP tool
+error with its message, SQLSTATE and HINT.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from typing import Any, TypeVar
+from uuid import UUID
+
+import psycopg
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from cogmem_pg.client import Client
+
+T = TypeVar("T")
+
+# What each tool does to the tenant's memory, for the client's approval prompts. Recall and guard are not
+# read-only: they log the cycle and strengthen what they brought up.
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+ERASES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+_MEMORY_COLUMNS = "memory_id, ring::text, content, topics, confidence, strength, recall_count, created_at"
+
+
+@contextmanager
+def _sql_errors() -> Iterator[None]:
+    try:
+        yield
+    except psycopg.Error as exc:
+        diag = exc.diag
+        hint = f" HINT: {diag.message_hint}" if diag.message_hint else ""
+        raise ToolError(f"{diag.message_primary or str(exc).strip()} ({exc.sqlstate}){hint}") from exc
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, UUIDs and datetimes as JSON-ready values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, UUID) or hasattr(value, "isoformat"):
+        return str(value)
+    return value
+
+
+def build_server(client: Client, tenant: str, project: str | None = None) -> MCPServer:
+    """An MCPServer bound to one tenant; the caller owns the client (and closes it). Refuses (ValueError)
+    a tenant the DSN's role may not reach, exactly as one that does not exist."""
+    try:
+        client.detect_topics(tenant, "")
+    except psycopg.Error as exc:
+        hint = f" HINT: {exc.diag.message_hint}" if exc.diag.message_hint else ""
+        raise ValueError(f"{exc.diag.message_primary} ({exc.sqlstate}){hint}") from exc
+    server = MCPServer(
+        "cogmem",
+        version=metadata.version("cogmem-pg"),
+        instructions=(
+            f"Memory of tenant {tenant!r}. Call recall before answering and put its prompt in context; call "
+            "feedback with the recall_id once the outcome is known; remember what should last; guard_check "
+            "before a risky action and report_error after a mistake."
+        ),
+    )
+
+    def call(fn: Callable[[], T]) -> T:
+        with _sql_errors():
+            return fn()
+
+    def rows(query: str, params: tuple) -> list[dict[str, Any]]:
+        with _sql_errors(), client.connection() as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+            return [_plain(r) for r in cur.execute(query, params).fetchall()]
+
+    _memory_tools(server, client, tenant, call, rows)
+    _guard_tools(server, client, tenant, call)
+    _session_tools(server, client, tenant, project, call)
+    return server
+
+
+def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) -> None:
+    @server.tool(annotations=WRITES)
+    def recall(message: str, budget: int = 3200) -> dict[str, Any]:
+        """What the agent should know for MESSAGE, within a token budget: a prompt block, the recall_id
+        (for feedback) and each item with its layer and why it was chosen."""
+        result = call(lambda: client.recall(tenant, message, budget=budget))
+        items = [_plain(i) for i in result.items]
+        return {
+            "recall_id": items[0]["recall_id"] if items else None,
+            "prompt": result.as_prompt(),
+            "tokens": result.tokens,
+            "items": items,
+        }
+
+    @server.tool(annotations=WRITES)
+    def remember(text: str, ring: str | None = None, topics: list[str] | None = None) -> dict[str, Any]:
+        """Store what was said. Leave ring empty to let attention route it (rules and incidents only reach
+        the never-cut rings when they clearly are ones); a contradiction is held as a conflict, not stored."""
+        return _plain(call(lambda: client.remember(tenant, text, ring=ring, topics=topics)))  # type: ignore[arg-type]
+
+    @server.tool(annotations=WRITES)
+    def feedback(recall_id: str, outcome: float, used: list[int] | None = None) -> dict[str, Any]:
+        """The outcome of a recall (0 failure .. 1 success); USED names the memories the answer relied on."""
+        return {"credited": call(lambda: client.feedback(UUID(recall_id), outcome, used))}
+
+    @server.tool(annotations=READS)
+    def search_memories(query: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Memories of every ring nearest to QUERY (in meaning with an embedding, else in words); a plain
+        read: unlike recall it logs and strengthens nothing."""
+        return [_plain(m) for m in call(lambda: client.search(tenant, query, limit=limit))]
+
+    @server.tool(annotations=READS)
+    def get_memory(memory_id: int) -> dict[str, Any]:
+        """One memory with its ring, topics, confidence and strength."""
+        found = rows(
+            f"SELECT {_MEMORY_COLUMNS} FROM cogmem.memory_overview WHERE tenant = %s AND memory_id = %s",
+            (tenant, memory_id),
+        )
+        if not found:
+            raise ToolError(f"no memory {memory_id} in this tenant (P0002)")
+        return found[0]
+
+    @server.tool(annotations=READS)
+    def list_memories(ring: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest memories, of one ring if given."""
+        return rows(
+            f"SELECT {_MEMORY_COLUMNS} FROM cogmem.memory_overview WHERE tenant = %s "
+            "AND (%s::text IS NULL OR ring::text = %s) ORDER BY created_at DESC LIMIT %s",
+            (tenant, ring, ring, max(1, min(limit, 200))),
+        )
+
+    @server.tool(annotations=ERASES)
+    def forget(memory_id: int, reason: str) -> dict[str, Any]:
+        """Erase a memory for good (its text and vector; the audit keeps a tombstone). Needs an
+        administrator's role."""
+        return {"erased": call(lambda: client.erase(tenant, memory_id, reason))}
+
+
+def _guard_tools(server: MCPServer, client: Client, tenant: str, call) -> None:
+    @server.tool(annotations=WRITES)
+    def guard_check(area: str, action: str) -> list[dict[str, Any]]:
+        """Before a risky ACTION in AREA (server, deployment, payments, ...): the rules, incidents, BIOS
+        rules and learnings that apply. An item with blocking=true means: stop and ask a person."""
+        return [_plain(i) for i in call(lambda: client.guard_check(tenant, area, action))]
+
+    @server.tool(annotations=WRITES)
+    def report_error(area: str, description: str, action: str | None = None) -> dict[str, Any]:
+        """After a mistake: a learning (the same mistake again strengthens it, and three repeats block)."""
+        return _plain(call(lambda: client.report_error(tenant, area, description, action=action)))
+
+    @server.tool(annotations=IDEMPOTENT)
+    def acknowledge(learning_id: int, note: str | None = None) -> dict[str, Any]:
+        """A person acknowledged a learning: it stops blocking until it repeats."""
+        call(lambda: client.acknowledge(tenant, learning_id, note))
+        return {"acknowledged": learning_id}
+
+    @server.tool(annotations=READS)
+    def open_conflicts() -> list[dict[str, Any]]:
+        """What was held back because it contradicts what the tenant holds, with the verdict."""
+        return [_plain(c) for c in call(lambda: client.open_conflicts(tenant))]
+
+    @server.tool(annotations=WRITES)
+    def resolve_conflict(conflict_id: int, resolution: str, note: str | None = None) -> dict[str, Any]:
+        """RESOLUTION: paradigm_shift (the new one replaces the old), exception (kept beside it) or
+        override (dropped)."""
+        return _plain(call(lambda: client.resolve_conflict(conflict_id, resolution, note)))
+
+    @server.tool(annotations=WRITES)
+    def trust_event(kind: str, cause: str | None = None) -> dict[str, Any]:
+        """KIND: praise, delegation, caught_error or correction; returns the new trust score."""
+        return {"trust": call(lambda: client.trust_event(tenant, kind, cause))}
+
+
+def _session_tools(server: MCPServer, client: Client, tenant: str, project: str | None, call) -> None:
+    @server.tool(annotations=READS)
+    def briefing(project_name: str | None = None) -> str:
+        """Where things stand: recent episodes, open items and next steps (of a project, if given)."""
+        text = call(lambda: client.briefing_text(tenant, project_name or project))
+        return text or "(nothing to brief yet)"
+
+    @server.tool(annotations=WRITES)
+    def start_session(project_name: str | None = None, goal: str | None = None) -> dict[str, Any]:
+        """Start a working session; pass its session_id to end_session."""
+        return {"session_id": str(call(lambda: client.start_session(tenant, project_name or project, goal)))}
+
+    @server.tool(annotations=WRITES)
+    def end_session(
+        session_id: str,
+        summary: str,
+        decisions: list[str] | None = None,
+        open_items: list[str] | None = None,
+        next_steps: list[str] | None = None,
+        facts: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """End a session with what happened; FACTS are remembered as memories."""
+        return _plain(
+            call(
+                lambda: client.end_session(
+                    UUID(session_id), summary, decisions or (), open_items or (), next_steps or (), facts or ()
+                )
+            )
+        )
+
+    @server.resource("cogmem://identity", mime_type="text/markdown")
+    def identity() -> str:
+        """The core identity: who the agent is, who the user is, the standing goals."""
+        current = call(lambda: client.core_identity(tenant))
+        if not current or current.get("version") is None:
+            return "(no core identity yet)"
+        goals = "\n".join(f"- {g}" for g in current["goals"] or [])
+        return f"# Agent\n{current['agent'] or ''}\n\n# User\n{current['user_profile'] or ''}\n\n# Goals\n{goals}\n"
+
+    @server.resource("cogmem://briefing", mime_type="text/markdown")
+    def current_briefing() -> str:
+        """The briefing of the project the server was started for."""
+        return call(lambda: client.briefing_text(tenant, project)) or "(nothing to brief yet)"

@@ -1,0 +1,198 @@
+"""cogmem_pg/mcp_server.py and `cogmem mcp`: the MCP tools in-process, over stdio, and over HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client as McpClient
+from mcp import StdioServerParameters
+
+from cogmem_pg.client import Client
+from cogmem_pg.mcp_server import build_server
+from tests.conftest import one
+
+COGMEM = str(Path(sys.executable).with_name("cogmem"))
+TOOLS = {
+    "recall",
+    "remember",
+    "feedback",
+    "search_memories",
+    "get_memory",
+    "list_memories",
+    "forget",
+    "guard_check",
+    "report_error",
+    "acknowledge",
+    "briefing",
+    "start_session",
+    "end_session",
+    "open_conflicts",
+    "resolve_conflict",
+    "trust_event",
+}
+
+
+def talk(server, calls):
+    """Runs calls(mcp_client) against SERVER (an MCPServer, stdio parameters or a URL); returns its result."""
+
+    async def main():
+        async with McpClient(server) as mcp:
+            return await calls(mcp)
+
+    return anyio.run(main)
+
+
+def structured(result):
+    assert not result.is_error, result.content
+    return result.structured_content.get("result", result.structured_content)
+
+
+@pytest.fixture
+def cogmem(dsn, tenant):
+    with Client(dsn, embedder=False) as client:
+        yield client
+
+
+def test_every_tool_once_in_process(cogmem, tenant):
+    server = build_server(cogmem, tenant, project="checkout")
+
+    async def calls(mcp):
+        tools = {t.name: t for t in (await mcp.list_tools()).tools}
+        assert set(tools) == TOOLS
+        assert tools["forget"].annotations.destructive_hint is True
+        assert tools["get_memory"].annotations.read_only_hint is True
+        assert tools["recall"].annotations.read_only_hint is False  # it logs the cycle and strengthens
+        out = {}
+        out["rule"] = structured(
+            await mcp.call_tool("remember", {"text": "Never restart web servers at night.", "ring": "dos_and_donts"})
+        )
+        out["fact"] = structured(await mcp.call_tool("remember", {"text": "Checkout runs on web-3."}))
+        out["recall"] = structured(await mcp.call_tool("recall", {"message": "Can I restart the web servers tonight?"}))
+        out["feedback"] = structured(
+            await mcp.call_tool("feedback", {"recall_id": out["recall"]["recall_id"], "outcome": 1.0})
+        )
+        out["search"] = structured(await mcp.call_tool("search_memories", {"query": "checkout web-3"}))
+        out["get"] = structured(await mcp.call_tool("get_memory", {"memory_id": out["fact"]["memory_id"]}))
+        out["list"] = structured(await mcp.call_tool("list_memories", {"ring": "dos_and_donts"}))
+        out["guard"] = structured(await mcp.call_tool("guard_check", {"area": "server", "action": "restart web-1"}))
+        out["report"] = structured(
+            await mcp.call_tool("report_error", {"area": "server", "description": "Restarted web-1 at night."})
+        )
+        out["ack"] = structured(await mcp.call_tool("acknowledge", {"learning_id": out["report"]["learning_id"]}))
+        held = structured(await mcp.call_tool("remember", {"text": "Restart the web servers tonight."}))
+        out["conflicts"] = structured(await mcp.call_tool("open_conflicts", {}))
+        out["resolved"] = structured(
+            await mcp.call_tool("resolve_conflict", {"conflict_id": held["conflict_id"], "resolution": "override"})
+        )
+        out["trust"] = structured(await mcp.call_tool("trust_event", {"kind": "praise"}))
+        session = structured(await mcp.call_tool("start_session", {"goal": "move checkout"}))
+        out["episode"] = structured(
+            await mcp.call_tool(
+                "end_session",
+                {"session_id": session["session_id"], "summary": "Moved checkout.", "next_steps": ["Retire web-1"]},
+            )
+        )
+        out["briefing"] = structured(await mcp.call_tool("briefing", {}))
+        out["forget"] = await mcp.call_tool("forget", {"memory_id": out["fact"]["memory_id"], "reason": "test"})
+        out["identity"] = (await mcp.read_resource("cogmem://identity")).contents[0].text
+        out["resource"] = (await mcp.read_resource("cogmem://briefing")).contents[0].text
+        return out
+
+    out = talk(server, calls)
+    assert out["rule"]["ring"] == "dos_and_donts" and out["fact"]["action"] == "created"
+    assert "Never restart web servers at night." in out["recall"]["prompt"]
+    assert {i["layer"] for i in out["recall"]["items"]} >= {"dos_and_donts"} and out["feedback"]["credited"] >= 1
+    assert out["fact"]["memory_id"] in [m["memory_id"] for m in out["search"]]
+    assert out["get"]["content"] == "Checkout runs on web-3." and [m["ring"] for m in out["list"]] == ["dos_and_donts"]
+    assert any(g["kind"] == "rule" for g in out["guard"]) and out["ack"] == {
+        "acknowledged": out["report"]["learning_id"]
+    }
+    assert [c["content"] for c in out["conflicts"]] == ["Restart the web servers tonight."]
+    assert out["resolved"]["status"] == "override" and out["trust"]["trust"] > 50  # praise raises it from 50
+    assert "Retire web-1" in out["briefing"] and "Retire web-1" in out["resource"]
+    assert out["identity"] == "(no core identity yet)"
+    # Erasure is the administrators': the test's superuser may; the SQL error path is below.
+    assert structured(out["forget"]) == {"erased": True}
+
+
+def test_sql_errors_are_tool_errors_with_their_message(cogmem, tenant):
+    server = build_server(cogmem, tenant)
+
+    async def calls(mcp):
+        return (
+            await mcp.call_tool("remember", {"text": "x", "ring": "nope"}),
+            await mcp.call_tool("get_memory", {"memory_id": 4242}),
+        )
+
+    bad_ring, missing = talk(server, calls)
+    assert bad_ring.is_error and 'unknown ring "nope" (22023) HINT: Use one of:' in bad_ring.content[0].text
+    assert missing.is_error and "no memory 4242 in this tenant (P0002)" in missing.content[0].text
+
+
+def test_the_tenant_is_bound_and_the_role_decides(dsn, db, tenant, login):
+    app = login("cogmem_app")
+    role = one(app, "SELECT current_user")
+    app_dsn = dsn.replace("user=postgres", f"user={role}")
+    with Client(app_dsn, embedder=False) as client:
+        with pytest.raises(ValueError, match='unknown tenant "acme"'):
+            build_server(client, tenant)  # not granted: refused as if it did not exist
+        db.execute("SELECT cogmem.grant_tenant(%s, %s)", (role, tenant))
+        server = build_server(client, tenant)
+
+        async def calls(mcp):
+            tools = {t.name: t for t in (await mcp.list_tools()).tools}
+            assert all("tenant" not in json.dumps(t.input_schema) for t in tools.values())
+            stored = structured(await mcp.call_tool("remember", {"text": "The billing contact is Maria."}))
+            return stored, await mcp.call_tool("forget", {"memory_id": stored["memory_id"], "reason": "x"})
+
+        stored, forget = talk(server, calls)
+    assert stored["action"] == "created"
+    assert forget.is_error and "permission denied" in forget.content[0].text  # erasure is the administrators'
+
+
+def test_over_stdio(dsn, tenant):
+    params = StdioServerParameters(command=COGMEM, args=["--dsn", dsn, "mcp", "--tenant", tenant])
+
+    async def calls(mcp):
+        await mcp.call_tool("remember", {"text": "Never restart web servers at night.", "ring": "dos_and_donts"})
+        return structured(await mcp.call_tool("recall", {"message": "restart the web servers tonight?"}))
+
+    recalled = talk(params, calls)
+    assert "Never restart web servers at night." in recalled["prompt"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_over_http_on_loopback(dsn, tenant):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [COGMEM, "--dsn", dsn, "mcp", "--tenant", tenant, "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                proc.stderr.read().decode() if proc.stderr else ""
+            )
+            time.sleep(0.2)
+
+        async def calls(mcp):
+            return structured(await mcp.call_tool("remember", {"text": "Checkout runs on web-3."}))
+
+        assert talk(f"http://127.0.0.1:{port}/mcp", calls)["action"] == "created"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
