@@ -167,6 +167,13 @@ def _bios_call(ctx: Context, action):
         return action(conn)
 
 
+def _changes_json(preset: bios_presets.Preset, changes: list[bios_presets.Change], show_kept: bool) -> str:
+    shown = [c.__dict__ for c in changes if c.change != "keep" or show_kept]
+    return json.dumps(
+        {"preset": preset.name, "version": preset.version, **bios_presets.counts(changes), "changes": shown}
+    )
+
+
 def _echo_changes(changes: list[bios_presets.Change], show_kept: bool) -> None:
     for c in changes:
         if c.change != "keep" or show_kept:
@@ -202,16 +209,7 @@ def bios_load(
     preset, changes = _bios_call(ctx, load)
     n = bios_presets.counts(changes)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "preset": preset.name,
-                    "version": preset.version,
-                    **n,
-                    "changes": [c.__dict__ for c in changes if c.change != "keep"],
-                }
-            )
-        )
+        click.echo(_changes_json(preset, changes, show_kept=False))
         return
     click.echo(
         f"{preset.title} ({preset.name} {preset.version}): {n['add']} new of {len(preset.rules)} rules, "
@@ -231,16 +229,7 @@ def bios_diff(ctx: Context, name: str, tenant: str | None, show_kept: bool, as_j
     preset, changes = _bios_call(ctx, lambda conn: bios_presets.diff_preset(conn, name, tenant))
     n = bios_presets.counts(changes)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "preset": preset.name,
-                    "version": preset.version,
-                    **n,
-                    "changes": [c.__dict__ for c in changes if c.change != "keep" or show_kept],
-                }
-            )
-        )
+        click.echo(_changes_json(preset, changes, show_kept))
         return
     click.echo(
         f"{preset.name} {preset.version}: {n['add']} to add, {n['retire']} to retire, "
