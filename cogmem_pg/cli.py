@@ -370,7 +370,7 @@ def tenant(ctx: Context, tenant: str, language: str) -> None:
         try:
             conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     click.echo(f"tenant {tenant} ({language}) ready")
 
 
@@ -397,7 +397,7 @@ def remember(ctx: Context, tenant: str, content: str, ring: str | None, topics: 
                 source=json.loads(source),
             )
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     redacted = f", redacted {','.join(memory.redactions)}" if memory.redactions else ""
     if memory.action == "conflict":
         click.echo(
@@ -427,7 +427,7 @@ def recall(ctx: Context, tenant: str, message: str, budget: int, topics: tuple[s
         try:
             result = client.recall(tenant, message, topics=list(topics) or None, budget=budget)
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     if as_json:
         for item in result.items:
             click.echo(json.dumps({**item.__dict__, "recall_id": str(item.recall_id)}, ensure_ascii=False))
@@ -455,7 +455,7 @@ def consolidate(ctx: Context, as_of: str | None, tenant: str | None) -> None:
                         "SELECT decision, memories FROM cogmem.consolidate(%s, %s)", (moment, name)
                     ).fetchall()
                 except psycopg.Error as exc:
-                    raise click.ClickException(str(exc).strip()) from exc
+                    raise click.ClickException(_sql_error_text(exc)) from exc
                 for decision, count in rows:
                     totals[decision] = totals.get(decision, 0) + count
     if not totals:
@@ -492,7 +492,7 @@ def _gut_switch(ctx: Context, tenant: str, contribute: bool, receive: bool | Non
         try:
             switches = client.gut_configure(tenant, contribute=contribute, receive=receive)
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     click.echo(
         f"{tenant}: contributes {'yes' if switches.gut_contribute else 'no'}, "
         f"receives {'yes' if switches.gut_receive else 'no'}, {switches.contributions} contributions"
@@ -508,7 +508,7 @@ def gut_release(ctx: Context, epsilon: float | None) -> None:
         try:
             done = client.gut_release(epsilon)
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     click.echo(
         f"release {done.release_id}: epsilon {done.epsilon_spent:g} (delta {done.delta_spent:.1e}), "
         f"threshold {done.threshold} tenants, {done.published} published, {done.withdrawn} withdrawn, "
@@ -525,7 +525,7 @@ def gut_patterns(ctx: Context, tenant: str) -> None:
         try:
             patterns = client.gut_patterns(tenant)
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     for p in patterns:
         success = "-" if p.success is None else f"{p.success:.1f}"
         click.echo(f"#{p.pattern_id:<5} ~{p.support:>4} teams  success {success:>3}  {p.content}")
@@ -541,7 +541,7 @@ def gut_ledger(ctx: Context) -> None:
         try:
             periods = client.gut_ledger()
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     for p in periods:
         click.echo(
             f"{p.period_start:%Y-%m-%d}  spent {p.spent:g} of {p.budget:g} ({p.remaining:g} left)  "
@@ -564,7 +564,7 @@ def audit_seal(ctx: Context) -> None:
         try:
             click.echo(f"sealed {client.seal_audit()} rows")
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
 
 
 @audit.command("verify")
@@ -576,7 +576,7 @@ def audit_verify(ctx: Context, tenant: str | None) -> None:
         try:
             checks = client.verify_audit(tenant)
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     for check in checks:
         verdict = "ok" if check.ok else f"TAMPERED at audit_id {check.first_bad_id}"
         click.echo(f"{check.tenant:20} {check.rows_checked:>10} rows  {verdict}")
@@ -622,7 +622,7 @@ def audit_export(ctx: Context, partition: str, directory: Path) -> None:
             conn.commit()
         except psycopg.Error as exc:
             target.unlink(missing_ok=True)
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     manifest = {"partition": partition, "rows": rows, "sha256": digest.hexdigest(), "file": target.name}
     (directory / f"{partition}.manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     click.echo(f"exported {rows} rows of {partition} to {target} (recorded: {marked[0] if marked else 0} rows)")
@@ -643,7 +643,7 @@ def audit_explain(ctx: Context, recall_id: str) -> None:
         try:
             items = client.explain_recall(wanted)
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
     for it in items:
         what = f"BIOS rule {it.rule_id}" if it.rule_id is not None else f"memory {it.memory_id}"
         click.echo(f"{it.item}. [{it.layer}] {what}  score {it.score:.4f}  {it.tokens} tokens")
@@ -691,7 +691,7 @@ def export_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
                 memories, episodes = export_markdown(conn, name, directory / name)
                 click.echo(f"{name}: {memories} memories, {episodes} episodes -> {directory / name}")
         except psycopg.Error as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
 
 
 @main.command("import")
@@ -724,7 +724,7 @@ def import_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
                 )
                 click.echo(f"{folder.name}: {memories} memories, {episodes} episodes imported")
         except (psycopg.Error, ValueError, KeyError) as exc:
-            raise click.ClickException(str(exc).strip()) from exc
+            raise click.ClickException(_sql_error_text(exc)) from exc
 
 
 @main.command()
