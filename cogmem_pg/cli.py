@@ -3,10 +3,11 @@ cluster under .cogmem/ (started, and the schema installed, on first use)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,17 @@ class Context:
 
 
 pass_context = click.make_pass_decorator(Context)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
+
+
+def _emit(rows: Iterable[Any], as_json: bool, line) -> None:
+    """One JSON object per row with --json, else line(row) per row."""
+    for row in rows:
+        if as_json:
+            data = dataclasses.asdict(row) if dataclasses.is_dataclass(row) and not isinstance(row, type) else row
+            click.echo(json.dumps(data, default=str, ensure_ascii=False))
+        else:
+            click.echo(line(row))
 
 
 @contextmanager
@@ -384,8 +396,11 @@ def _client(ctx: Context):
 @click.option("--ring", default=None, help="Ring (default: routed automatically).")
 @click.option("--topic", "topics", multiple=True, help="Topic (default: detected).")
 @click.option("--source", default="{}", help='Provenance as JSON, e.g. \'{"who": "ayse"}\'.')
+@json_option
 @pass_context
-def remember(ctx: Context, tenant: str, content: str, ring: str | None, topics: tuple[str, ...], source: str) -> None:
+def remember(
+    ctx: Context, tenant: str, content: str, ring: str | None, topics: tuple[str, ...], source: str, as_json: bool
+) -> None:
     """Remember CONTENT for TENANT."""
     with _client(ctx) as client:
         try:
@@ -398,6 +413,9 @@ def remember(ctx: Context, tenant: str, content: str, ring: str | None, topics: 
             )
         except psycopg.Error as exc:
             raise click.ClickException(_sql_error_text(exc)) from exc
+    if as_json:
+        _emit([memory], True, str)
+        return
     redacted = f", redacted {','.join(memory.redactions)}" if memory.redactions else ""
     if memory.action == "conflict":
         click.echo(
@@ -518,14 +536,18 @@ def gut_release(ctx: Context, epsilon: float | None) -> None:
 
 @gut.command("patterns")
 @click.argument("tenant")
+@json_option
 @pass_context
-def gut_patterns(ctx: Context, tenant: str) -> None:
+def gut_patterns(ctx: Context, tenant: str, as_json: bool) -> None:
     """The patterns TENANT receives, with their noisy support and success."""
     with _client(ctx) as client:
         try:
             patterns = client.gut_patterns(tenant)
         except psycopg.Error as exc:
             raise click.ClickException(_sql_error_text(exc)) from exc
+    if as_json:
+        _emit(patterns, True, str)
+        return
     for p in patterns:
         success = "-" if p.success is None else f"{p.success:.1f}"
         click.echo(f"#{p.pattern_id:<5} ~{p.support:>4} teams  success {success:>3}  {p.content}")
@@ -534,14 +556,18 @@ def gut_patterns(ctx: Context, tenant: str) -> None:
 
 
 @gut.command("ledger")
+@json_option
 @pass_context
-def gut_ledger(ctx: Context) -> None:
+def gut_ledger(ctx: Context, as_json: bool) -> None:
     """Epsilon spent and left per budget period."""
     with _client(ctx) as client:
         try:
             periods = client.gut_ledger()
         except psycopg.Error as exc:
             raise click.ClickException(_sql_error_text(exc)) from exc
+    if as_json:
+        _emit(periods, True, str)
+        return
     for p in periods:
         click.echo(
             f"{p.period_start:%Y-%m-%d}  spent {p.spent:g} of {p.budget:g} ({p.remaining:g} left)  "
@@ -569,8 +595,9 @@ def audit_seal(ctx: Context) -> None:
 
 @audit.command("verify")
 @click.option("--tenant", default=None, help="Only this tenant.")
+@json_option
 @pass_context
-def audit_verify(ctx: Context, tenant: str | None) -> None:
+def audit_verify(ctx: Context, tenant: str | None, as_json: bool) -> None:
     """Recompute the hash chains; exit status 1 when any was tampered with."""
     with _client(ctx) as client:
         try:
@@ -579,7 +606,7 @@ def audit_verify(ctx: Context, tenant: str | None) -> None:
             raise click.ClickException(_sql_error_text(exc)) from exc
     for check in checks:
         verdict = "ok" if check.ok else f"TAMPERED at audit_id {check.first_bad_id}"
-        click.echo(f"{check.tenant:20} {check.rows_checked:>10} rows  {verdict}")
+        _emit([check], as_json, lambda c, verdict=verdict: f"{c.tenant:20} {c.rows_checked:>10} rows  {verdict}")
     if not all(check.ok for check in checks):
         sys.exit(1)
 

@@ -4,28 +4,12 @@ errors print their message, SQLSTATE and HINT and exit 1; `--json` prints what a
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Iterable
-from typing import Any
 from uuid import UUID
 
 import click
 
-from cogmem_pg.cli import Context, main, pass_context, sql_errors
-
-
-def _emit(rows: Iterable[Any], as_json: bool, line) -> None:
-    """One JSON object per row with --json, else line(row) per row."""
-    for row in rows:
-        if as_json:
-            data = dataclasses.asdict(row) if dataclasses.is_dataclass(row) and not isinstance(row, type) else row
-            click.echo(json.dumps(data, default=str, ensure_ascii=False))
-        else:
-            click.echo(line(row))
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
+from cogmem_pg.cli import Context, _emit, json_option, main, pass_context, sql_errors
 
 
 @main.group()

@@ -44,6 +44,8 @@ def test_cli_against_a_server(dsn):
         '{"who": "ayse"}',
     )
     assert out.startswith("created memory ") and out.endswith(" in dos_and_donts (topics: server)\n")
+    again = json.loads(run("--dsn", dsn, "remember", "acme", "Never restart the servers at night", "--json"))
+    assert (again["action"], again["ring"]) == ("duplicate", "dos_and_donts")
     out = run("--dsn", dsn, "recall", "acme", "restart the servers tonight")
     assert "[dos_and_donts]" in out and "Never restart the servers at night" in out and "[bios]" in out
     assert '"layer": "dos_and_donts"' in run("--dsn", dsn, "recall", "acme", "restart servers", "--json")
@@ -131,6 +133,8 @@ def test_audit_commands(dsn):
     out = run("--dsn", dsn, "audit", "explain", recall_id)
     assert "[bios] BIOS rule" in out and "[dos_and_donts] memory" in out and "life: " in out and "from: created" in out
     assert run("--dsn", dsn, "audit", "seal").startswith("sealed ")
+    checks = [json.loads(line) for line in run("--dsn", dsn, "audit", "verify", "--json").splitlines()]
+    assert checks and all(c["ok"] for c in checks)
     assert "acme" in run("--dsn", dsn, "audit", "verify") and "TAMPERED" not in run("--dsn", dsn, "audit", "verify")
     with psycopg.connect(dsn, autocommit=True) as conn:
         part = conn.execute(
