@@ -356,12 +356,11 @@ def bios_list(ctx: Context, rules: bool, tenant: str | None, as_json: bool) -> N
 
 
 def _bios_rules(ctx: Context, tenant: str | None, as_json: bool) -> None:
+    # A tenant's rules in force, in its language; without one, every rule in force.
+    source = "cogmem.bios_rules_in_force WHERE tenant = %s" if tenant else "cogmem.active_bios_rules"
     query = (
         "SELECT rule_id, coalesce(preset, ''), category, severity::text, coalesce(requirement, ''), rule"
-        " FROM cogmem.bios_rules_in_force WHERE tenant = %s ORDER BY category, rule_id"
-        if tenant
-        else "SELECT rule_id, coalesce(preset, ''), category, severity::text, coalesce(requirement, ''), rule"
-        " FROM cogmem.active_bios_rules ORDER BY category, rule_id"
+        f" FROM {source} ORDER BY category, rule_id"
     )
     rows = _bios_call(ctx, lambda conn: conn.execute(query, (tenant,) if tenant else ()).fetchall())
     for row in rows:

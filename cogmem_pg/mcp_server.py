@@ -35,14 +35,18 @@ ERASES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent
 _MEMORY_COLUMNS = "memory_id, ring::text, content, topics, confidence, strength, recall_count, created_at"
 
 
+def _describe(exc: psycopg.Error) -> str:
+    """An SQL error as one line: message, SQLSTATE, HINT."""
+    hint = f" HINT: {exc.diag.message_hint}" if exc.diag.message_hint else ""
+    return f"{exc.diag.message_primary or str(exc).strip()} ({exc.sqlstate}){hint}"
+
+
 @contextmanager
 def _sql_errors() -> Iterator[None]:
     try:
         yield
     except psycopg.Error as exc:
-        diag = exc.diag
-        hint = f" HINT: {diag.message_hint}" if diag.message_hint else ""
-        raise ToolError(f"{diag.message_primary or str(exc).strip()} ({exc.sqlstate}){hint}") from exc
+        raise ToolError(_describe(exc)) from exc
 
 
 def _plain(value: Any) -> Any:
@@ -64,8 +68,7 @@ def build_server(client: Client, tenant: str, project: str | None = None) -> MCP
     try:
         client.detect_topics(tenant, "")
     except psycopg.Error as exc:
-        hint = f" HINT: {exc.diag.message_hint}" if exc.diag.message_hint else ""
-        raise ValueError(f"{exc.diag.message_primary} ({exc.sqlstate}){hint}") from exc
+        raise ValueError(_describe(exc)) from exc
     server = MCPServer(
         "cogmem",
         version=metadata.version("cogmem-pg"),

@@ -154,6 +154,23 @@ $$;
 COMMENT ON FUNCTION cogmem._reach_every() IS
 'Raises insufficient_privilege unless the caller is a member of cogmem_admin (superusers are).';
 
+-- The first statement of the administrative functions that may name one tenant (NULL: every tenant).
+CREATE OR REPLACE FUNCTION cogmem._reach_every(p_tenant text)
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM cogmem._reach_every();
+    IF p_tenant IS NOT NULL THEN
+        PERFORM cogmem._reach(p_tenant);
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._reach_every(text) IS
+'cogmem._reach_every(), then, when a tenant is named, cogmem._reach(tenant): an administrator, and a '
+'tenant that exists.';
+
 -- Daytime calls (remember, recall, feedback, observe) share a tenant; a consolidation night has it to
 -- itself. Each takes row locks on many memory_stats rows, and in no order a deadlock could be ruled
 -- out by; this lock keeps the two apart, and the day's calls lock rows in memory_id order.

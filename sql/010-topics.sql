@@ -54,14 +54,13 @@ AS $$
         FROM unnest(p_keywords) AS k (kw)
         WHERE btrim(kw) <> ''
         UNION ALL
-        SELECT '(' || phraseto_tsquery(p_language, kw)::text || ')'
+        SELECT '(' || phraseto_tsquery(p_language, k.kw)::text || ')'
         FROM unnest(p_keywords) AS k (kw)
+        CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector(p_language, k.kw)) AS stems) AS x
         -- A stem only where it is as specific as the keyword: no word dropped as a stop word ("on call"
         -- is not "call") and no stem under 4 letters (Turkish "sürüm" stems to "sür", as "sürdüm" does).
-        WHERE cardinality(tsvector_to_array(to_tsvector(p_language, kw)))
-              = cardinality(regexp_split_to_array(btrim(kw), '[[:space:]-]+'))
-          AND NOT EXISTS (SELECT FROM unnest(tsvector_to_array(to_tsvector(p_language, kw))) AS s (stem)
-                          WHERE length(s.stem) < 4)
+        WHERE cardinality(x.stems) = cardinality(regexp_split_to_array(btrim(k.kw), '[[:space:]-]+'))
+          AND NOT EXISTS (SELECT FROM unnest(x.stems) AS s (stem) WHERE length(s.stem) < 4)
     ) AS alternatives
     WHERE q <> '()';
 $$;

@@ -28,7 +28,7 @@ RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- jsonb's text form is canonical (keys sorted), so equal definitions give equal digests.
-RETURN md5((p_definition - 'position')::text);
+RETURN md5(p_definition::text);
 COMMENT ON FUNCTION cogmem._bios_rule_digest(jsonb) IS
 'The fingerprint of a normalised rule definition: the same rule in two preset versions has the same one.';
 
@@ -131,10 +131,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Definer: it writes bios_rules, which only the API's owner may (sql/999-privileges.sql).
 AS $$
 BEGIN
-    PERFORM cogmem._reach_every();
-    IF add_bios_rule.tenant IS NOT NULL THEN
-        PERFORM cogmem._reach(add_bios_rule.tenant);
-    END IF;
+    PERFORM cogmem._reach_every(add_bios_rule.tenant);
     RETURN cogmem._bios_insert(
         add_bios_rule.tenant, nullif(btrim(add_bios_rule.preset), ''),
         cogmem._bios_rule_definition(jsonb_build_object(
@@ -292,10 +289,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Definer: it changes nothing, but runs the internal plan that the load runs, which no role may call.
 AS $$
 BEGIN
-    PERFORM cogmem._reach_every();
-    IF bios_preset_diff.tenant IS NOT NULL THEN
-        PERFORM cogmem._reach(bios_preset_diff.tenant);
-    END IF;
+    PERFORM cogmem._reach_every(bios_preset_diff.tenant);
     RETURN QUERY
     SELECT p.change, p.rule_id, p.definition ->> 'category', p.definition ->> 'requirement',
            p.definition ->> 'severity', p.definition ->> 'rule'
@@ -379,10 +373,7 @@ DECLARE
     v_load_id bigint;
     v_plan    jsonb;
 BEGIN
-    PERFORM cogmem._reach_every();
-    IF v_tenant IS NOT NULL THEN
-        PERFORM cogmem._reach(v_tenant);
-    END IF;
+    PERFORM cogmem._reach_every(v_tenant);
     IF v_preset IS NULL OR v_preset = '' THEN
         RAISE EXCEPTION 'preset must be named'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Load presets with cogmem bios load <preset>.';
@@ -426,10 +417,7 @@ AS $$
 DECLARE
     v_new boolean;
 BEGIN
-    PERFORM cogmem._reach_every();
-    IF subscribe_bios.tenant IS NOT NULL THEN
-        PERFORM cogmem._reach(subscribe_bios.tenant);
-    END IF;
+    PERFORM cogmem._reach_every(subscribe_bios.tenant);
     IF NOT EXISTS (SELECT FROM cogmem.bios_rules AS r WHERE r.preset = subscribe_bios.preset AND r.tenant IS NULL) THEN
         RAISE EXCEPTION 'no BIOS preset "%" is loaded', subscribe_bios.preset
             USING ERRCODE = 'no_data_found', HINT = 'Load it first (cogmem bios load PRESET); cogmem bios list shows them.';
@@ -454,10 +442,7 @@ AS $$
 DECLARE
     v_gone boolean;
 BEGIN
-    PERFORM cogmem._reach_every();
-    IF unsubscribe_bios.tenant IS NOT NULL THEN
-        PERFORM cogmem._reach(unsubscribe_bios.tenant);
-    END IF;
+    PERFORM cogmem._reach_every(unsubscribe_bios.tenant);
     DELETE FROM cogmem.bios_subscriptions AS s
     WHERE s.preset = unsubscribe_bios.preset AND s.tenant IS NOT DISTINCT FROM unsubscribe_bios.tenant
     RETURNING true INTO v_gone;
