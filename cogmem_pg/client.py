@@ -161,6 +161,28 @@ class VaultEntry:
 
 
 @dataclass(frozen=True)
+class StoredItem:
+    """A keyed store item (sql/180-store.sql); score is set by a search with a query."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    memory_id: int | None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class StorePut:
+    """What cogmem.store_put did: the item's memory, remember's action ('stored': no text), redactions."""
+
+    memory_id: int | None
+    action: str
+    redactions: list[str]
+
+
+@dataclass(frozen=True)
 class Resolution:
     status: str
     memory_id: int | None
@@ -837,6 +859,103 @@ class Client:
         with self.connection(conn) as c:
             rows = c.execute("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (tenant, subject, reason)).fetchall()
         return {kind: count for kind, count in rows}
+
+    # -- the keyed store (sql/180-store.sql; LangGraph's BaseStore is cogmem_pg.langgraph) -------------
+    def store_put(
+        self,
+        tenant: str,
+        namespace: Sequence[str],
+        key: str,
+        value: dict[str, Any],
+        index_text: str | None = None,
+        ttl_minutes: float | None = None,
+        embedding: Sequence[float] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> StorePut:
+        """Puts VALUE under NAMESPACE and KEY; INDEX_TEXT, when given, becomes the item's memory."""
+        vector = None if not index_text else self._vector(index_text, embedding)
+        query = "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b)"
+        params = (tenant, list(namespace), key, Jsonb(value), index_text, ttl_minutes, vector)
+        return self._rows(conn, StorePut, query, params)[0]
+
+    def store_get(
+        self,
+        tenant: str,
+        namespace: Sequence[str],
+        key: str,
+        refresh_ttl: bool = True,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> StoredItem | None:
+        with self.connection(conn) as c:
+            row = c.execute(
+                "SELECT value, created_at, updated_at, memory_id FROM cogmem.store_get(%s, %s, %s, %s)",
+                (tenant, list(namespace), key, refresh_ttl),
+            ).fetchone()
+        return None if row is None else StoredItem(tuple(namespace), key, *row)
+
+    def store_delete(
+        self, tenant: str, namespace: Sequence[str], key: str, *, conn: psycopg.Connection | None = None
+    ) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.store_delete(%s, %s, %s)", (tenant, list(namespace), key)))
+
+    def store_search(
+        self,
+        tenant: str,
+        namespace_prefix: Sequence[str] = (),
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool = True,
+        embedding: Sequence[float] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[StoredItem]:
+        """Items under a prefix that pass FILTER; with QUERY, ranked with recall's signals."""
+        vector = None if not query else self._vector(query, embedding)
+        with self.connection(conn) as c:
+            rows = c.execute(
+                "SELECT * FROM cogmem.store_search(%s, %s, %s, %s, %s, %s, %b, %s)",
+                (
+                    tenant,
+                    list(namespace_prefix),
+                    query,
+                    None if filter is None else Jsonb(filter),
+                    limit,
+                    offset,
+                    vector,
+                    refresh_ttl,
+                ),
+            ).fetchall()
+        return [StoredItem(tuple(ns), *rest) for ns, *rest in rows]
+
+    def store_namespaces(
+        self,
+        tenant: str,
+        prefix: Sequence[str] | None = None,
+        suffix: Sequence[str] | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[tuple[str, ...]]:
+        """The namespaces holding items; '*' in PREFIX or SUFFIX matches any label."""
+        with self.connection(conn) as c:
+            rows = c.execute(
+                "SELECT * FROM cogmem.store_namespaces(%s, %s, %s, %s, %s, %s)",
+                (
+                    tenant,
+                    None if prefix is None else list(prefix),
+                    None if suffix is None else list(suffix),
+                    max_depth,
+                    limit,
+                    offset,
+                ),
+            ).fetchall()
+        return [tuple(row[0]) for row in rows]
 
     # -- the Gut (sql/068-gut.sql) ---------------------------------------------------------------------
     def gut_configure(

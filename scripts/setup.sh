@@ -103,8 +103,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.cogmem-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    log "pip install -e .[dev,embed,gut,mcp] (log: .venv/pip.log)"
-    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,embed,gut,mcp]'; } \
+    log "pip install -e .[dev,embed,gut,mcp,langgraph] (log: .venv/pip.log)"
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,embed,gut,mcp,langgraph]'; } \
         > .venv/pip.log 2>&1; then
         grep -v '^WARNING: Location' .venv/pip.log | tail -n 30 >&2
         exit 1

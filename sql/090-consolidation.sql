@@ -28,7 +28,7 @@
 -- memory: a first night over a million memories writes thousands of audit rows, not half a million.
 -- cogmem.memory_history shows them per memory again.
 
--- Statistics, learnings, sibling links and Gut contributions go with their memory. Once per DELETE statement rather than a
+-- Statistics, learnings, sibling links and Gut contributions go with their memory; store items are unlinked. Once per DELETE statement rather than a
 -- foreign-key cascade per row: a night forgets hundreds of thousands of memories (migrations 0004, 0012).
 CREATE OR REPLACE FUNCTION cogmem._forget_keyed_rows()
 RETURNS trigger
@@ -45,6 +45,7 @@ BEGIN
         DELETE FROM cogmem.memory_siblings;
         DELETE FROM cogmem.memory_contradictions;
         DELETE FROM cogmem.gut_contributions;
+        UPDATE cogmem.store_items SET memory_id = NULL, owns_memory = false WHERE memory_id IS NOT NULL;
         RETURN NULL;
     END IF;
     -- Per tenant (a night or an erasure has one), whose few links one index range holds. A join with
@@ -57,13 +58,16 @@ BEGIN
         DELETE FROM cogmem.memory_contradictions AS l
         WHERE l.tenant = v_tenant AND (l.memory_id = ANY (v_ids) OR l.contradicts_id = ANY (v_ids));
         DELETE FROM cogmem.gut_contributions AS c WHERE c.tenant = v_tenant AND c.memory_id = ANY (v_ids);
+        -- A keyed store item (sql/180-store.sql) keeps its value when its memory fades.
+        UPDATE cogmem.store_items AS i SET memory_id = NULL, owns_memory = false
+        WHERE i.tenant = v_tenant AND i.memory_id = ANY (v_ids);
     END LOOP;
     RETURN NULL;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._forget_keyed_rows() IS
 'Trigger function: removes the statistics, learnings, sibling and contradiction links and Gut '
-'contributions of deleted (or truncated) memories.';
+'contributions of deleted (or truncated) memories, and unlinks their keyed store items.';
 
 CREATE OR REPLACE TRIGGER memories_forget_keyed_rows
 AFTER DELETE ON cogmem.memories
@@ -142,6 +146,9 @@ BEGIN
         SET topics = cogmem._normalize_topics(k.topics || d.topics), updated_at = p_as_of
         FROM cogmem.memories AS d
         WHERE k.tenant = t.tenant AND k.memory_id = v_keep AND d.tenant = t.tenant AND d.memory_id = v_drop;
+        -- A keyed store item (sql/180-store.sql) follows its text into the kept memory, which it does not own.
+        UPDATE cogmem.store_items AS i SET memory_id = v_keep, owns_memory = false
+        WHERE i.tenant = t.tenant AND i.memory_id = v_drop;
         DELETE FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_drop;
         INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
         VALUES (t.tenant, 'lifecycle', v_keep, 'merged', jsonb_build_object('absorbed', v_drop, 'similarity', round(v_pair.similarity::numeric, 4)), p_as_of),

@@ -12,6 +12,8 @@ DECLARE
     v_erased bigint[];
     v_quoted text;
 BEGIN
+    -- A keyed store item (sql/180-store.sql) holds the erased text as its value: it goes too.
+    DELETE FROM cogmem.store_items AS i WHERE i.tenant = p_tenant AND i.memory_id = ANY (p_memory_ids);
     WITH gone AS (
         DELETE FROM cogmem.memories AS m
         WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_memory_ids)
@@ -92,6 +94,13 @@ BEGIN
     WHERE s.tenant = erase_subject.tenant AND (s.content ILIKE v_pattern OR s.conversation ILIKE v_pattern);
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('sensory_turns', v_count);
+
+    -- Store items whose value mentions the subject, with or without a memory.
+    DELETE FROM cogmem.store_items AS i
+    WHERE i.tenant = erase_subject.tenant AND (i.value::text ILIKE v_pattern OR i.key ILIKE v_pattern
+                                               OR array_to_string(i.namespace, '.') ILIKE v_pattern);
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('store_items', v_count);
 
     DELETE FROM cogmem.vault_items AS v
     WHERE v.tenant = erase_subject.tenant AND (v.subject ILIKE v_pattern OR v.name ILIKE v_pattern);

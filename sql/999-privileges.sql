@@ -98,7 +98,7 @@ cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns, cogm
 cogmem.trust_events, cogmem.learnings, cogmem.conflicts, cogmem.sessions, cogmem.episodes,
 cogmem.core_identity, cogmem.memory_contradictions, cogmem.audit_chain, cogmem.tenant_access,
 cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.memory_history,
-cogmem.recall_items, cogmem.vault_items, cogmem.pending_rehearsals, cogmem.pending_stats TO cogmem_app;
+cogmem.recall_items, cogmem.vault_items, cogmem.pending_rehearsals, cogmem.pending_stats, cogmem.store_items TO cogmem_app;
 
 -- Reach, asked by the policies as whoever reads a table; they tell a role only about itself.
 GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.reachable_tenants(), cogmem.reaches_every_tenant(),
@@ -146,7 +146,12 @@ cogmem.vault_list(text),
 cogmem.vault_delete(text, text),
 cogmem.explain_recall(uuid),
 cogmem.gut_patterns_for(text),
-cogmem.gut_deidentify(text)
+cogmem.gut_deidentify(text),
+cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector),
+cogmem.store_get(text, text[], text, boolean),
+cogmem.store_delete(text, text[], text),
+cogmem.store_search(text, text[], text, jsonb, integer, integer, public.vector, boolean),
+cogmem.store_namespaces(text, text[], text[], integer, integer, integer)
 TO cogmem_app;
 
 -- Auditors read the trail and verify it; they see no memory text (the trail holds none).

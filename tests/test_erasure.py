@@ -28,6 +28,9 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
         "SELECT * FROM cogmem.remember(%s, %s, contradicts => %s)", (tenant, f"Post {PERSON} paper invoices", [kept])
     )
     db.execute("SELECT cogmem.trust_event(%s, 'praise', %s)", (tenant, f"{PERSON} said thanks"))
+    db.execute(
+        "SELECT * FROM cogmem.store_put(%s, '{contacts}', 'ayse', %s::jsonb)", (tenant, f'{{"name": "{PERSON}"}}')
+    )
     db.execute("SELECT cogmem.set_core_identity(%s, 'the billing assistant', %s)", (tenant, f"{PERSON}, finance"))
     session = one(db, "SELECT cogmem.start_session(%s, 'billing', %s)", (tenant, f"call {PERSON} back"))
     db.execute("SELECT * FROM cogmem.end_session(%s, %s)", (session, f"Agreed the invoice dates with {PERSON}."))
@@ -45,6 +48,7 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
         "episodes": 1,
         "core_identity": 1,
         "notes": 1,
+        "store_items": 1,
     }
     assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories")] == [kept]
     assert one(db, "SELECT count(*) FROM cogmem.memory_stats WHERE memory_id IN (%s, %s)", (mentioned, sourced)) == 0

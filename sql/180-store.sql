@@ -1,0 +1,464 @@
+-- The keyed store: values under a namespace (a path of labels) and a key, for frameworks that address
+-- memory that way (LangGraph's BaseStore, cogmem_pg/langgraph.py). A value's text, when indexed, is also
+-- a memory, stored through remember(): routed, redacted, deduplicated, checked for contradictions, and
+-- from then on recalled, reinforced and decayed like any other. The value itself is kept as it was put,
+-- after redaction: a secret in it reads back as the placeholder a memory would hold.
+--
+-- Replacing or deleting an item erases the memory created for it (not a near-duplicate it was linked
+-- to, nor one another item shares); erasing that memory deletes the item (sql/130-erasure.sql); the
+-- night's forgetting only unlinks it (sql/090-consolidation.sql), so the value stays readable.
+
+CREATE OR REPLACE FUNCTION cogmem._store_path_check(p_namespace text[], p_key text, p_role text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_namespace IS NULL OR (p_role = 'item' AND cardinality(p_namespace) = 0) THEN
+        RAISE EXCEPTION 'a store % needs a namespace of at least one label', p_role
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass a path such as ARRAY[''memories'', ''user-1''].';
+    END IF;
+    IF cardinality(p_namespace) > 32 OR EXISTS (
+        SELECT FROM unnest(p_namespace) AS l (label)
+        WHERE l.label IS NULL OR l.label = '' OR strpos(l.label, '.') > 0 OR length(l.label) > 200
+    ) THEN
+        RAISE EXCEPTION 'invalid namespace %', p_namespace
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'At most 32 labels, each 1 to 200 characters and without a period.';
+    END IF;
+    IF p_role = 'item' AND (p_key IS NULL OR p_key = '' OR length(p_key) > 1000) THEN
+        RAISE EXCEPTION 'a store key must be 1 to 1000 characters'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Keys name an item within its namespace.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_path_check(text[], text, text) IS
+'Validates a store namespace (and, for an item, its key) with a clear error.';
+
+-- A string member is redacted as "name=value", so {"password": "hunter2"} is seen for what it is.
+CREATE OR REPLACE FUNCTION cogmem._redact_member(p_name text, p_value jsonb, OUT value jsonb, OUT redactions text[])
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_named record;
+BEGIN
+    IF jsonb_typeof(p_value) IS DISTINCT FROM 'string' THEN
+        SELECT r.value, r.redactions INTO value, redactions FROM cogmem._redact_value(p_value) AS r;
+        RETURN;
+    END IF;
+    v_named := cogmem.redact(p_name || '=' || (p_value #>> '{}'));
+    IF cardinality(v_named.redactions) = 0 THEN
+        value := p_value;
+        redactions := '{}';
+    ELSIF starts_with(v_named.redacted, p_name || '=') THEN
+        value := to_jsonb(substr(v_named.redacted, length(p_name) + 2));
+        redactions := v_named.redactions;
+    ELSE
+        SELECT r.value, r.redactions INTO value, redactions FROM cogmem._redact_value(p_value) AS r;
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._redact_member(text, jsonb) IS
+'An object member''s value redacted, its name taken into account (a password field is a password).';
+
+-- Every string in a value through cogmem.redact(); object keys are names, not content, and are kept.
+CREATE OR REPLACE FUNCTION cogmem._redact_value(p_value jsonb, OUT value jsonb, OUT redactions text[])
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_part record;
+    v_done record;
+BEGIN
+    redactions := '{}';
+    CASE jsonb_typeof(p_value)
+    WHEN 'string' THEN
+        SELECT to_jsonb(r.redacted), r.redactions INTO value, redactions FROM cogmem.redact(p_value #>> '{}') AS r;
+    WHEN 'object' THEN
+        value := '{}';
+        FOR v_part IN SELECT e.key, e.value FROM jsonb_each(p_value) AS e LOOP
+            v_done := cogmem._redact_member(v_part.key, v_part.value);
+            value := value || jsonb_build_object(v_part.key, v_done.value);
+            redactions := redactions || v_done.redactions;
+        END LOOP;
+    WHEN 'array' THEN
+        value := '[]';
+        FOR v_part IN SELECT e.value FROM jsonb_array_elements(p_value) WITH ORDINALITY AS e (value, n) ORDER BY e.n LOOP
+            v_done := cogmem._redact_value(v_part.value);
+            value := value || jsonb_build_array(v_done.value);
+            redactions := redactions || v_done.redactions;
+        END LOOP;
+    ELSE
+        value := p_value;
+    END CASE;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._redact_value(jsonb) IS
+'A JSON value with every string redacted (cogmem.redact()), and what was redacted.';
+
+-- The memory an item created goes with the item, unless another item came to share it.
+CREATE OR REPLACE FUNCTION cogmem._store_release(p_tenant text, p_memory_id bigint, p_owned boolean, p_reason text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF p_owned AND p_memory_id IS NOT NULL AND NOT EXISTS (
+        SELECT FROM cogmem.store_items AS i WHERE i.tenant = p_tenant AND i.memory_id = p_memory_id
+    ) THEN
+        PERFORM cogmem._erase_memories(p_tenant, ARRAY[p_memory_id], p_reason);
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_release(text, bigint, boolean, text) IS
+'Erases the memory an item created once no item refers to it.';
+
+-- Expired items go when the tenant next writes to the store; until then reads skip them.
+CREATE OR REPLACE FUNCTION cogmem._store_sweep(p_tenant text)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_gone record;
+    v_count integer := 0;
+BEGIN
+    FOR v_gone IN
+        DELETE FROM cogmem.store_items AS i
+        WHERE i.tenant = p_tenant AND i.expires_at <= now()
+        RETURNING i.memory_id, i.owns_memory
+    LOOP
+        PERFORM cogmem._store_release(p_tenant, v_gone.memory_id, v_gone.owns_memory, 'store item expired');
+        v_count := v_count + 1;
+    END LOOP;
+    RETURN v_count;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_sweep(text) IS 'Deletes the tenant''s expired store items and their memories.';
+
+CREATE OR REPLACE FUNCTION cogmem.store_put(
+    tenant text, namespace text[], key text, value jsonb, index_text text DEFAULT NULL,
+    ttl_minutes double precision DEFAULT NULL, embedding public.vector DEFAULT NULL
+)
+RETURNS TABLE (memory_id bigint, action text, redactions text[])
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_old  cogmem.store_items;
+    v_safe record;
+    v_mem  record;
+BEGIN
+    PERFORM cogmem._reach(store_put.tenant);
+    PERFORM cogmem._store_path_check(store_put.namespace, store_put.key, 'item');
+    IF jsonb_typeof(store_put.value) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'a store value must be a JSON object'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Wrap it: {"content": ...}. To remove an item, use cogmem.store_delete().';
+    END IF;
+    IF store_put.ttl_minutes IS NOT NULL AND NOT store_put.ttl_minutes > 0 THEN
+        RAISE EXCEPTION 'ttl_minutes must be positive'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass NULL for an item that does not expire.';
+    END IF;
+    PERFORM cogmem._store_sweep(store_put.tenant);
+    SELECT * INTO v_old FROM cogmem.store_items AS i
+    WHERE i.tenant = store_put.tenant AND i.namespace = store_put.namespace AND i.key = store_put.key FOR UPDATE;
+    v_safe := cogmem._redact_value(store_put.value);
+    -- The same text again keeps its memory, and with it what recall and feedback taught.
+    SELECT m.memory_id, 'unchanged' AS action, '{}'::text[] AS redactions, NULL::bigint AS conflict_id INTO v_mem
+    FROM cogmem.memories AS m
+    WHERE m.tenant = store_put.tenant AND m.memory_id = v_old.memory_id
+      AND m.content = (cogmem.redact(store_put.index_text)).redacted
+      AND (store_put.ttl_minutes IS NULL) = (v_old.ttl_minutes IS NULL);
+    IF v_mem.memory_id IS NULL THEN
+        -- The key's previous memory is superseded by the key, not contradicted: it goes before the new
+        -- text is checked against what else the tenant knows.
+        UPDATE cogmem.store_items AS i SET memory_id = NULL
+        WHERE i.tenant = store_put.tenant AND i.namespace = store_put.namespace AND i.key = store_put.key;
+        PERFORM cogmem._store_release(store_put.tenant, v_old.memory_id, v_old.owns_memory, 'store item replaced');
+    END IF;
+    IF v_mem.memory_id IS NULL AND nullif(btrim(store_put.index_text), '') IS NOT NULL THEN
+        SELECT r.memory_id, r.action, r.redactions, r.conflict_id INTO v_mem
+        FROM cogmem._remember(store_put.tenant, store_put.index_text,
+                              CASE WHEN store_put.ttl_minutes IS NOT NULL THEN 'fresh' END, NULL, store_put.embedding,
+                              jsonb_build_object('store', jsonb_build_object('namespace', store_put.namespace,
+                                                                             'key', store_put.key)), NULL) AS r;
+    END IF;
+    INSERT INTO cogmem.store_items AS i (tenant, namespace, key, value, memory_id, owns_memory, conflict_id,
+                                         ttl_minutes, expires_at)
+    VALUES (store_put.tenant, store_put.namespace, store_put.key, v_safe.value, v_mem.memory_id,
+            CASE WHEN v_mem.action = 'unchanged' THEN v_old.owns_memory ELSE coalesce(v_mem.action = 'created', false) END,
+            v_mem.conflict_id, store_put.ttl_minutes,
+            now() + make_interval(secs => store_put.ttl_minutes * 60))
+    ON CONFLICT (tenant, namespace, key) DO UPDATE
+    SET value = excluded.value, memory_id = excluded.memory_id, owns_memory = excluded.owns_memory,
+        conflict_id = excluded.conflict_id, ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at,
+        updated_at = now();
+    RETURN QUERY SELECT v_mem.memory_id, coalesce(v_mem.action, 'stored'),
+                        ARRAY(SELECT DISTINCT r FROM unnest(v_safe.redactions || v_mem.redactions) AS r ORDER BY r);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector) IS
+'Puts a value (a JSON object, redacted) under a namespace and key. index_text, when given, is remembered '
+'as the item''s memory (ring fresh when ttl_minutes is set, else routed); it replaces the memory the key '
+'had. Returns the memory, remember''s action (''stored'' for a value without text) and what was redacted.';
+
+CREATE OR REPLACE FUNCTION cogmem.store_delete(tenant text, namespace text[], key text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_gone record;
+BEGIN
+    PERFORM cogmem._reach(store_delete.tenant);
+    PERFORM cogmem._store_path_check(store_delete.namespace, store_delete.key, 'item');
+    DELETE FROM cogmem.store_items AS i
+    WHERE i.tenant = store_delete.tenant AND i.namespace = store_delete.namespace AND i.key = store_delete.key
+    RETURNING i.memory_id, i.owns_memory INTO v_gone;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM cogmem._store_release(store_delete.tenant, v_gone.memory_id, v_gone.owns_memory, 'store item deleted');
+    RETURN true;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.store_delete(text, text[], text) IS
+'Deletes a store item, and erases the memory it created; false if there was none.';
+
+CREATE OR REPLACE FUNCTION cogmem.store_get(tenant text, namespace text[], key text, refresh_ttl boolean DEFAULT TRUE)
+RETURNS TABLE (value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint, expires_at timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM cogmem._reach(store_get.tenant);
+    PERFORM cogmem._store_path_check(store_get.namespace, store_get.key, 'item');
+    RETURN QUERY
+    UPDATE cogmem.store_items AS i
+    SET expires_at = CASE WHEN store_get.refresh_ttl AND i.ttl_minutes IS NOT NULL
+                          THEN now() + make_interval(secs => i.ttl_minutes * 60) ELSE i.expires_at END
+    WHERE i.tenant = store_get.tenant AND i.namespace = store_get.namespace AND i.key = store_get.key
+      AND (i.expires_at IS NULL OR i.expires_at > now())
+    RETURNING i.value, i.created_at, i.updated_at, i.memory_id, i.expires_at;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.store_get(text, text[], text, boolean) IS
+'The item under a namespace and key (no row if none or expired); refresh_ttl restarts its time to live.';
+
+CREATE OR REPLACE FUNCTION cogmem._store_bad_operator(p_operator text)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'unsupported filter operator "%"', p_operator
+        USING ERRCODE = 'invalid_parameter_value', HINT = 'Use $eq, $ne, $gt, $gte, $lt or $lte.';
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_bad_operator(text) IS 'Raises the error for an unknown filter operator.';
+
+-- A filter as LangGraph defines it: field -> value (equal; a nested object matches recursively) or
+-- field -> {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": value} (comparisons are numeric).
+CREATE OR REPLACE FUNCTION cogmem._store_matches(p_value jsonb, p_filter jsonb)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_field record;
+    v_op    record;
+    v_have  jsonb;
+    v_ok    boolean;
+BEGIN
+    FOR v_field IN SELECT f.key, f.value FROM jsonb_each(coalesce(p_filter, '{}')) AS f LOOP
+        v_have := CASE WHEN jsonb_typeof(p_value) = 'object' THEN p_value -> v_field.key END;
+        IF jsonb_typeof(v_field.value) = 'object' AND EXISTS (SELECT FROM jsonb_object_keys(v_field.value) AS k WHERE k LIKE '$%') THEN
+            FOR v_op IN SELECT o.key, o.value FROM jsonb_each(v_field.value) AS o LOOP
+                v_ok := CASE v_op.key
+                    WHEN '$eq' THEN v_have IS NOT DISTINCT FROM v_op.value
+                    WHEN '$ne' THEN v_have IS DISTINCT FROM v_op.value
+                    WHEN '$gt' THEN (v_have #>> '{}')::double precision > (v_op.value #>> '{}')::double precision
+                    WHEN '$gte' THEN (v_have #>> '{}')::double precision >= (v_op.value #>> '{}')::double precision
+                    WHEN '$lt' THEN (v_have #>> '{}')::double precision < (v_op.value #>> '{}')::double precision
+                    WHEN '$lte' THEN (v_have #>> '{}')::double precision <= (v_op.value #>> '{}')::double precision
+                    ELSE cogmem._store_bad_operator(v_op.key)
+                END;
+                IF v_ok IS NOT TRUE THEN
+                    RETURN false;
+                END IF;
+            END LOOP;
+        ELSIF jsonb_typeof(v_field.value) = 'object' THEN
+            IF jsonb_typeof(v_have) IS DISTINCT FROM 'object' OR NOT cogmem._store_matches(v_have, v_field.value) THEN
+                RETURN false;
+            END IF;
+        ELSIF v_have IS DISTINCT FROM v_field.value THEN
+            RETURN false;
+        END IF;
+    END LOOP;
+    RETURN true;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_matches(jsonb, jsonb) IS 'Whether a store value passes a LangGraph-style filter.';
+
+-- Ranks items by their memories with recall's signals (sql/070-recall.sql): rank fusion of the full-text,
+-- vector and topic rankings with the tenant's weights, times the memory's confidence and its strength
+-- on its ring's decay. An item without a memory has no score and comes after those that have one.
+-- One statement over the items of a namespace prefix: hence a little longer than a screen.
+CREATE OR REPLACE FUNCTION cogmem._store_ranked(
+    t cogmem.tenants, p_prefix text[], p_query text, p_filter jsonb, p_embedding public.vector
+)
+RETURNS TABLE (
+    namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint,
+    expires_at timestamptz, score real
+)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH q AS (
+        SELECT nullif(replace(plainto_tsquery(t.language, p_query)::text, ' & ', ' | '), '')::tsquery AS words,
+               coalesce(cogmem._detect_topics(t.tenant, p_query, t.language), '{}') AS topics
+    ),
+    hits AS (
+        SELECT i.*, m.ring, s.confidence,
+               cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at),
+                               CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
+               CASE WHEN m.search @@ q.words THEN ts_rank_cd(m.search, q.words) END AS lexical,
+               m.embedding OPERATOR(public.<=>) p_embedding AS distance,
+               CASE WHEN m.topics && q.topics THEN cardinality(ARRAY(
+                   SELECT x FROM unnest(m.topics) AS x WHERE x = ANY (q.topics))) END AS shared
+        FROM q CROSS JOIN cogmem.store_items AS i
+        LEFT JOIN cogmem.memories AS m ON m.tenant = i.tenant AND m.memory_id = i.memory_id
+        LEFT JOIN cogmem.memory_stats AS s ON s.tenant = i.tenant AND s.memory_id = i.memory_id
+        LEFT JOIN cogmem.tenant_layers AS l ON l.tenant = i.tenant AND l.layer::text = m.ring::text
+        WHERE i.tenant = t.tenant AND i.namespace[1:cardinality(p_prefix)] = p_prefix
+          AND (i.expires_at IS NULL OR i.expires_at > now())
+          AND cogmem._store_matches(i.value, p_filter)
+    ),
+    ranks AS (
+        SELECT h.*,
+               CASE WHEN h.lexical IS NOT NULL
+                    THEN row_number() OVER (PARTITION BY h.lexical IS NULL ORDER BY h.lexical DESC, h.memory_id) END AS lr,
+               CASE WHEN h.distance IS NOT NULL
+                    THEN row_number() OVER (PARTITION BY h.distance IS NULL ORDER BY h.distance, h.memory_id) END AS sr,
+               CASE WHEN h.shared IS NOT NULL
+                    THEN row_number() OVER (PARTITION BY h.shared IS NULL ORDER BY h.shared DESC, h.memory_id) END AS tr
+        FROM hits AS h
+    )
+    SELECT r.namespace, r.key, r.value, r.created_at, r.updated_at, r.memory_id, r.expires_at,
+           CASE WHEN r.ring IS NOT NULL THEN
+               ((coalesce(t.lexical_weight / (t.fusion_k + r.lr), 0) + coalesce(t.vector_weight / (t.fusion_k + r.sr), 0)
+                 + coalesce(t.topic_weight / (t.fusion_k + r.tr), 0)) * r.confidence * r.strength)::real
+           END
+    FROM ranks AS r;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector) IS
+'The store items under a prefix that pass a filter, each scored for a query with recall''s signals.';
+
+CREATE OR REPLACE FUNCTION cogmem.store_search(
+    tenant text, namespace_prefix text[] DEFAULT '{}', query text DEFAULT NULL, filter jsonb DEFAULT NULL,
+    "limit" integer DEFAULT 10, "offset" integer DEFAULT 0, embedding public.vector DEFAULT NULL,
+    refresh_ttl boolean DEFAULT TRUE
+)
+RETURNS TABLE (
+    namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint,
+    score real
+)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tenant cogmem.tenants;
+BEGIN
+    PERFORM cogmem._reach(store_search.tenant);
+    PERFORM cogmem._store_path_check(store_search.namespace_prefix, NULL, 'prefix');
+    IF store_search."limit" IS NULL OR store_search."limit" < 0 OR store_search."offset" IS NULL OR store_search."offset" < 0 THEN
+        RAISE EXCEPTION 'limit and offset must be zero or more'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The defaults are limit 10, offset 0.';
+    END IF;
+    IF store_search.filter IS NOT NULL AND jsonb_typeof(store_search.filter) <> 'object' THEN
+        RAISE EXCEPTION 'a store filter must be a JSON object'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'For example {"kind": "preference", "stars": {"$gte": 4}}.';
+    END IF;
+    SELECT * INTO v_tenant FROM cogmem.tenants AS t WHERE t.tenant = store_search.tenant;
+    RETURN QUERY
+    WITH page AS (
+        SELECT r.* FROM cogmem._store_ranked(v_tenant, store_search.namespace_prefix, store_search.query,
+                                             store_search.filter,
+                                             coalesce(store_search.embedding, cogmem.embed(store_search.query))) AS r
+        -- Without a query, a stable order: by namespace, then key.
+        ORDER BY CASE WHEN store_search.query IS NOT NULL THEN r.score END DESC NULLS LAST, r.namespace, r.key
+        LIMIT store_search."limit" OFFSET store_search."offset"
+    ),
+    touched AS (
+        UPDATE cogmem.store_items AS i SET expires_at = now() + make_interval(secs => i.ttl_minutes * 60)
+        FROM page AS p
+        WHERE store_search.refresh_ttl AND p.expires_at IS NOT NULL
+          AND i.tenant = store_search.tenant AND i.namespace = p.namespace AND i.key = p.key
+    )
+    SELECT p.namespace, p.key, p.value, p.created_at, p.updated_at, p.memory_id,
+           CASE WHEN store_search.query IS NOT NULL THEN p.score END
+    FROM page AS p
+    ORDER BY CASE WHEN store_search.query IS NOT NULL THEN p.score END DESC NULLS LAST, p.namespace, p.key;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.store_search(text, text[], text, jsonb, integer, integer, public.vector, boolean) IS
+'Store items under a namespace prefix that pass the filter; with a query, ranked by their memories with '
+'recall''s signals (score NULL for an item without one), else by namespace and key.';
+
+-- A namespace path with '*' labels matches from the start (prefix) or from the end (suffix).
+CREATE OR REPLACE FUNCTION cogmem._store_path_matches(p_namespace text[], p_path text[], p_from_end boolean)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    -- From the end, label n of the pattern faces label n of the namespace's last labels.
+    SELECT p_path IS NULL OR (
+        cardinality(p_namespace) >= cardinality(p_path)
+        AND NOT EXISTS (
+            SELECT FROM unnest(p_path) WITH ORDINALITY AS x (label, n)
+            WHERE
+                x.label <> '*'
+                AND x.label IS DISTINCT FROM
+                p_namespace[x.n + p_from_end::integer * (cardinality(p_namespace) - cardinality(p_path))]
+        )
+    );
+END;
+COMMENT ON FUNCTION cogmem._store_path_matches(text[], text[], boolean) IS
+'Whether a namespace matches a path pattern (''*'' for any label) from its start or its end.';
+
+CREATE OR REPLACE FUNCTION cogmem.store_namespaces(
+    tenant text, prefix text[] DEFAULT NULL, suffix text[] DEFAULT NULL, max_depth integer DEFAULT NULL,
+    "limit" integer DEFAULT 100, "offset" integer DEFAULT 0
+)
+RETURNS SETOF text[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    PERFORM cogmem._reach(store_namespaces.tenant);
+    IF store_namespaces.max_depth IS NOT NULL AND store_namespaces.max_depth < 1 THEN
+        RAISE EXCEPTION 'max_depth must be at least 1'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass NULL for namespaces of any depth.';
+    END IF;
+    RETURN QUERY
+    SELECT DISTINCT i.namespace[1:coalesce(store_namespaces.max_depth, cardinality(i.namespace))] AS ns
+    FROM cogmem.store_items AS i
+    WHERE i.tenant = store_namespaces.tenant AND (i.expires_at IS NULL OR i.expires_at > now())
+      AND cogmem._store_path_matches(i.namespace, store_namespaces.prefix, false)
+      AND cogmem._store_path_matches(i.namespace, store_namespaces.suffix, true)
+    ORDER BY ns
+    LIMIT greatest(store_namespaces."limit", 0) OFFSET greatest(store_namespaces."offset", 0);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.store_namespaces(text, text[], text[], integer, integer, integer) IS
+'The namespaces holding store items, filtered by prefix and suffix patterns (''*'' for any label), '
+'cut to max_depth, in order.';

@@ -1,0 +1,473 @@
+"""cogmem_pg/langgraph.py and sql/180-store.sql: LangGraph's BaseStore on cogmem.
+
+The first tests follow the behaviour LangGraph's own store tests check (batch order, basic operations,
+namespaces, search, non-ASCII, validation); then what cogmem adds (memories, redaction, TTL, erasure,
+tenants and roles); a differential test against InMemoryStore; and a StateGraph that remembers, recalls
+and gives feedback through the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from typing import Annotated, TypedDict
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
+
+from cogmem_pg.client import Client
+from cogmem_pg.langgraph import CogmemStore
+from tests.conftest import one
+
+
+@pytest.fixture
+def client(dsn, tenant):
+    with Client(dsn, embedder=False) as c:
+        yield c
+
+
+@pytest.fixture
+def store(client, tenant):
+    return CogmemStore(client, tenant)
+
+
+def test_batch_reads_see_the_store_before_the_batch_and_results_keep_their_order(store):
+    store.put(("test", "foo"), "key1", {"data": "value1"})
+    store.put(("test", "bar"), "key2", {"data": "value2"})
+    results = store.batch(
+        [
+            GetOp(("test", "foo"), "key1"),
+            PutOp(("test", "bar"), "key2", {"data": "value2 changed"}),
+            SearchOp(("test",), filter={"data": "value1"}, limit=10),
+            ListNamespacesOp(match_conditions=(MatchCondition("prefix", ("test",)),), limit=10),
+            GetOp(("test", "bar"), "key2"),
+            GetOp(("test",), "missing"),
+            PutOp(("test", "new"), "key3", {"data": "first"}),
+            PutOp(("test", "new"), "key3", {"data": "last"}),
+        ]
+    )
+    assert len(results) == 8
+    assert results[0].value == {"data": "value1"}
+    assert results[1] is None and results[6] is None and results[7] is None
+    assert [(i.namespace, i.key) for i in results[2]] == [(("test", "foo"), "key1")]
+    assert results[3] == [("test", "bar"), ("test", "foo")]
+    assert results[4].value == {"data": "value2"}  # the put comes after the batch's reads
+    assert results[5] is None
+    assert store.get(("test", "bar"), "key2").value == {"data": "value2 changed"}
+    assert store.get(("test", "new"), "key3").value == {"data": "last"}  # the last write to a key wins
+
+
+def test_put_get_update_delete(store):
+    namespace = ("users", "u-1")
+    store.put(namespace, "profile", {"name": "Ada", "langs": ["en", "tr"], "stars": 4.5, "meta": {"vip": True}})
+    first = store.get(namespace, "profile")
+    assert first.value == {"name": "Ada", "langs": ["en", "tr"], "stars": 4.5, "meta": {"vip": True}}
+    assert first.namespace == namespace and first.key == "profile"
+    assert first.created_at == first.updated_at
+    store.put(namespace, "profile", {"name": "Ada Lovelace"})
+    second = store.get(namespace, "profile")
+    assert second.value == {"name": "Ada Lovelace"}  # replaced, not merged
+    assert second.created_at == first.created_at and second.updated_at > first.updated_at
+    store.delete(namespace, "profile")
+    assert store.get(namespace, "profile") is None
+    store.delete(namespace, "profile")  # deleting what is gone is not an error
+    assert store.get(("users", "nobody"), "profile") is None
+
+
+def test_list_namespaces_by_prefix_suffix_wildcard_and_depth(store):
+    for namespace in [
+        ("a", "b", "c"),
+        ("a", "b", "d", "e"),
+        ("a", "b", "d", "i"),
+        ("a", "b", "f"),
+        ("a", "c", "f"),
+        ("b", "a", "f"),
+        ("users", "123"),
+        ("users", "456", "settings"),
+        ("admin", "users", "789"),
+    ]:
+        store.put(namespace, "k", {"x": 1})
+    assert store.list_namespaces(prefix=("a", "b")) == [
+        ("a", "b", "c"),
+        ("a", "b", "d", "e"),
+        ("a", "b", "d", "i"),
+        ("a", "b", "f"),
+    ]
+    assert store.list_namespaces(suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f"), ("b", "a", "f")]
+    assert store.list_namespaces(prefix=("a",), suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f")]
+    assert store.list_namespaces(prefix=("a", "*", "f")) == [("a", "b", "f"), ("a", "c", "f")]
+    assert store.list_namespaces(suffix=("*", "f")) == [("a", "b", "f"), ("a", "c", "f"), ("b", "a", "f")]
+    assert store.list_namespaces(prefix=("a", "b"), max_depth=3) == [("a", "b", "c"), ("a", "b", "d"), ("a", "b", "f")]
+    assert store.list_namespaces(max_depth=1) == [("a",), ("admin",), ("b",), ("users",)]
+    assert store.list_namespaces(prefix=("users",), limit=1, offset=1) == [("users", "456", "settings")]
+    assert store.list_namespaces(prefix=("nothing",)) == []
+    store.delete(("users", "123"), "k")
+    assert store.list_namespaces(prefix=("users",)) == [("users", "456", "settings")]  # an emptied one goes
+
+
+def test_search_filters_with_langgraph_operators(store):
+    items = {
+        "a": {"color": "red", "score": 4.5, "meta": {"kind": "x", "n": 1}},
+        "b": {"color": "blue", "score": 3.0, "meta": {"kind": "y"}},
+        "c": {"color": "red", "score": 1.0, "tags": ["p", "q"]},
+        "d": {"score": 5},
+    }
+    for key, value in items.items():
+        store.put(("docs",), key, value, index=False)
+
+    def keys(**kwargs):
+        return sorted(i.key for i in store.search(("docs",), **kwargs))
+
+    assert keys(filter={"color": "red"}) == ["a", "c"]
+    assert keys(filter={"color": {"$eq": "red"}}) == ["a", "c"]
+    assert keys(filter={"color": {"$ne": "red"}}) == ["b", "d"]
+    assert keys(filter={"score": {"$gt": 3.0}}) == ["a", "d"]
+    assert keys(filter={"score": {"$gte": 3.0}}) == ["a", "b", "d"]
+    assert keys(filter={"score": {"$lt": 3.0}}) == ["c"]
+    assert keys(filter={"score": {"$lte": 3.0}}) == ["b", "c"]
+    assert keys(filter={"score": {"$gte": 1, "$lt": 4.5}}) == ["b", "c"]
+    assert keys(filter={"color": "red", "score": {"$gt": 2}}) == ["a"]
+    assert keys(filter={"meta": {"kind": "x"}}) == ["a"]  # a nested object matches by its fields
+    assert keys(filter={"tags": ["p", "q"]}) == ["c"]
+    assert keys(filter={"missing": "field"}) == []
+    assert keys(limit=2) == ["a", "b"] and keys(limit=2, offset=3) == ["d"]
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="unsupported filter operator"):
+        store.search(("docs",), filter={"score": {"$regex": "x"}})
+
+
+def test_search_with_a_query_ranks_by_recall_signals(store):
+    namespace = ("notes", "ops")
+    store.put(namespace, "deploy", {"content": "Production deploys go out on Tuesday mornings after the review."})
+    store.put(namespace, "tea", {"content": "Selin drinks green tea in the afternoon."})
+    store.put(namespace, "backup", {"content": "The nightly database backup runs at two o'clock."})
+    store.put(namespace, "raw", {"content": "an unindexed deploy checklist"}, index=False)
+    hits = store.search(("notes",), query="when do production deploys go out?")
+    assert hits[0].key == "deploy" and hits[0].score > 0
+    assert hits[-1].key == "raw" and hits[-1].score is None  # no memory, no score: after those that have one
+    assert [h.score for h in hits[:-1]] == sorted((h.score for h in hits[:-1]), reverse=True)
+    assert [
+        h.key for h in store.search(("notes",), query="backup at night", filter={"content": {"$ne": "x"}}, limit=1)
+    ] == ["backup"]
+
+
+def test_non_ascii_values_keys_and_namespaces(store):
+    namespace = ("kullanıcılar", "şükrü", "日本")
+    value = {"içerik": "Çarşamba günü ağ bakımı var, ğüşıöç ĞÜŞİÖÇ", "emoji": "🚀✨", "中文": "你好"}
+    store.put(namespace, "ayarlar-ğ", value)
+    assert store.get(namespace, "ayarlar-ğ").value == value
+    assert store.list_namespaces(prefix=("kullanıcılar",)) == [namespace]
+    assert [i.key for i in store.search(("kullanıcılar",), query="ağ bakımı ne zaman?")] == ["ayarlar-ğ"]
+    assert [i.key for i in store.search(("kullanıcılar",), filter={"emoji": "🚀✨"})] == ["ayarlar-ğ"]
+
+
+@pytest.mark.parametrize(
+    "namespace", [(), ("langgraph", "x"), ("a.b",), ("a", ""), ("ok", 5)], ids=["empty", "root", "dot", "blank", "int"]
+)
+def test_invalid_namespaces_are_refused_through_every_path(store, namespace):
+    with pytest.raises(InvalidNamespaceError):
+        store.put(namespace, "k", {"x": 1})
+    with pytest.raises(InvalidNamespaceError):
+        store.batch([PutOp(namespace, "k", {"x": 1})])
+
+
+def test_the_database_refuses_what_the_store_would(client, tenant):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="invalid namespace"):
+        client.store_put(tenant, ["a.b"], "k", {"x": 1})
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="key must be"):
+        client.store_put(tenant, ["a"], "", {"x": 1})
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="JSON object"):
+        client._scalar(None, "SELECT memory_id FROM cogmem.store_put(%s, '{a}', 'k', '[1]')", (tenant,))
+    with pytest.raises(psycopg.errors.UndefinedObject):
+        client.store_get("no-such-tenant", ["a"], "k")
+
+
+def test_an_indexed_value_is_a_memory_that_recall_injects(store, client, db, tenant):
+    store.put(("prefs",), "lang", {"content": "Ahmet wants every answer in Turkish."})
+    memory_id = one(db, "SELECT memory_id FROM cogmem.store_items WHERE key = 'lang'")
+    assert (
+        one(db, "SELECT source -> 'store' ->> 'key' FROM cogmem.memories WHERE memory_id = %s", (memory_id,)) == "lang"
+    )
+    recall = store.recall(("prefs",), "Which language should answers to Ahmet be in?")
+    assert memory_id in [i.memory_id for i in recall.items]
+    assert store.feedback(recall.recall_id, 1.0, used=[(("prefs",), "lang")]) >= 1
+    # The same value again keeps the memory (and what feedback taught it); a new text replaces it.
+    store.put(("prefs",), "lang", {"content": "Ahmet wants every answer in Turkish."})
+    assert one(db, "SELECT memory_id FROM cogmem.store_items WHERE key = 'lang'") == memory_id
+    store.put(("prefs",), "lang", {"content": "Ahmet now wants answers in English."})
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE memory_id = %s", (memory_id,)) == 0
+    assert (
+        one(db, "SELECT event FROM cogmem.audit_log WHERE memory_id = %s ORDER BY audit_id DESC LIMIT 1", (memory_id,))
+        == "erased"
+    )
+
+
+def test_fields_choose_the_text_and_index_false_stores_none(client, tenant, db):
+    store = CogmemStore(client, tenant, index=["title", "body.text"])
+    store.put(("kb",), "one", {"title": "Rotating keys", "body": {"text": "Rotate the signing key yearly."}, "id": 7})
+    assert (
+        one(
+            db,
+            "SELECT m.content FROM cogmem.memories AS m JOIN cogmem.store_items AS i USING (tenant, memory_id) "
+            "WHERE i.key = 'one'",
+        )
+        == "Rotating keys\nRotate the signing key yearly."
+    )
+    store.put(("kb",), "two", {"title": "No memory"}, index=False)
+    assert one(db, "SELECT memory_id FROM cogmem.store_items WHERE key = 'two'") is None
+    store.put(("kb",), "three", {"title": "Only the body", "body": {"text": "Body text."}}, index=["body.text"])
+    assert (
+        one(
+            db,
+            "SELECT m.content FROM cogmem.memories AS m JOIN cogmem.store_items AS i USING (tenant, memory_id) "
+            "WHERE i.key = 'three'",
+        )
+        == "Body text."
+    )
+
+
+def test_secrets_in_a_value_read_back_redacted_and_never_reach_the_database(store, db):
+    store.put(
+        ("billing",),
+        "card",
+        {
+            "note": "Pay with 4111 1111 1111 1111 tomorrow",
+            "password": "hunter22",
+            "nested": [{"token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}],
+        },
+    )
+    value = store.get(("billing",), "card").value
+    assert value == {
+        "note": "Pay with [REDACTED:PAN] tomorrow",
+        "password": "[REDACTED]",
+        "nested": [{"token": "[REDACTED]"}],
+    }
+    dumped = one(db, "SELECT string_agg(value::text, ' ') FROM cogmem.store_items") + one(
+        db, "SELECT string_agg(content, ' ') FROM cogmem.memories"
+    )
+    for secret in ("4111", "hunter22", "ghp_abc"):
+        assert secret not in dumped
+
+
+def test_a_time_to_live_files_the_memory_as_fresh_and_expires(store, db):
+    store.put(("scratch",), "lunch", {"content": "Lunch order: two pides"}, ttl=30)
+    assert (
+        one(
+            db,
+            "SELECT m.ring::text FROM cogmem.memories AS m JOIN cogmem.store_items AS i "
+            "USING (tenant, memory_id) WHERE i.key = 'lunch'",
+        )
+        == "fresh"
+    )
+    before = one(db, "SELECT expires_at FROM cogmem.store_items WHERE key = 'lunch'")
+    assert store.get(("scratch",), "lunch", refresh_ttl=False) is not None
+    assert one(db, "SELECT expires_at FROM cogmem.store_items WHERE key = 'lunch'") == before
+    store.get(("scratch",), "lunch")  # a read restarts the clock
+    assert one(db, "SELECT expires_at FROM cogmem.store_items WHERE key = 'lunch'") > before
+    memory_id = one(db, "SELECT memory_id FROM cogmem.store_items WHERE key = 'lunch'")
+    db.execute("UPDATE cogmem.store_items SET expires_at = now() - interval '1 second' WHERE key = 'lunch'")
+    assert store.get(("scratch",), "lunch") is None
+    assert store.search(("scratch",)) == [] and store.list_namespaces() == []
+    store.put(("other",), "k", {"x": 1}, index=False)  # the next write sweeps the expired item
+    assert one(db, "SELECT count(*) FROM cogmem.store_items WHERE key = 'lunch'") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE memory_id = %s", (memory_id,)) == 0
+
+
+def test_default_ttl_from_the_config(client, tenant, db):
+    store = CogmemStore(client, tenant, ttl={"default_ttl": 60, "refresh_on_read": False})
+    store.put(("s",), "a", {"content": "short-lived note"})
+    assert one(db, "SELECT ttl_minutes FROM cogmem.store_items WHERE key = 'a'") == 60
+    before = one(db, "SELECT expires_at FROM cogmem.store_items WHERE key = 'a'")
+    store.get(("s",), "a")
+    assert one(db, "SELECT expires_at FROM cogmem.store_items WHERE key = 'a'") == before
+
+
+def test_erasure_takes_the_item_with_its_memory(store, client, tenant, db):
+    store.put(("people",), "p1", {"content": "Zeynep Kaya's phone is on the desk"})
+    store.put(("people",), "p2", {"name": "Zeynep Kaya", "role": "buyer"}, index=False)
+    store.put(("people",), "p3", {"content": "Unrelated note about printers"})
+    memory_id = one(db, "SELECT memory_id FROM cogmem.store_items WHERE key = 'p3'")
+    client.erase(tenant, memory_id, "test")
+    assert store.get(("people",), "p3") is None
+    counts = client.erase_subject(tenant, "Zeynep Kaya")
+    assert counts["store_items"] >= 1
+    assert store.get(("people",), "p1") is None and store.get(("people",), "p2") is None
+
+
+def test_a_merged_memory_keeps_its_item_linked(store, db, tenant):
+    store.put(("m",), "a", {"content": "The VPN gateway is vpn-2 in Frankfurt."})
+    store.put(("m",), "b", {"content": "The VPN gateway is vpn-2 in Frankfurt."})  # a near-duplicate: shares
+    a, b = (one(db, "SELECT memory_id FROM cogmem.store_items WHERE key = %s", (k,)) for k in "ab")
+    assert a == b and one(db, "SELECT owns_memory FROM cogmem.store_items WHERE key = 'b'") is False
+    store.delete(("m",), "a")  # b still refers to it: the memory stays
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE memory_id = %s", (a,)) == 1
+    assert store.get(("m",), "b").value == {"content": "The VPN gateway is vpn-2 in Frankfurt."}
+
+
+def test_tenant_label_maps_namespaces_to_tenants_under_the_roles_reach(dsn, db, login):
+    db.execute("SELECT cogmem.create_tenant('t-one'), cogmem.create_tenant('t-two')")
+    app = login("cogmem_app")
+    role = one(app, "SELECT current_user")
+    db.execute("SELECT cogmem.grant_tenant(%s, 't-one')", (role,))
+    with Client(dsn.replace("user=postgres", f"user={role}"), embedder=False) as c:
+        store = CogmemStore(c, tenant_label=0)
+        store.put(("t-one", "memories"), "k", {"content": "Team one ships on Fridays."})
+        assert store.get(("t-one", "memories"), "k").value == {"content": "Team one ships on Fridays."}
+        with pytest.raises(psycopg.errors.UndefinedObject):
+            store.put(("t-two", "memories"), "k", {"content": "not reachable"})
+        with pytest.raises(InvalidNamespaceError, match="name its tenant"):
+            store.put(("*",), "k", {"x": 1})
+        assert store.list_namespaces() == [("t-one", "memories")]  # across the tenants the role reaches
+        assert [i.key for i in store.search((), query="when does team one ship?")] == ["k"]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c._scalar(
+                None,
+                "INSERT INTO cogmem.store_items (tenant, namespace, key, value) "
+                "VALUES ('t-one', '{x}', 'k', '{}') RETURNING 1",
+                (),
+            )
+    assert one(db, "SELECT count(*) FROM cogmem.store_items WHERE tenant = 't-two'") == 0
+
+
+def test_async_operations(store):
+    async def main():
+        await store.aput(("async",), "k", {"content": "async note"})
+        item = await store.aget(("async",), "k")
+        found = await store.asearch(("async",), query="note")
+        names = await store.alist_namespaces()
+        await store.adelete(("async",), "k")
+        return item, found, names, await store.aget(("async",), "k")
+
+    item, found, names, gone = asyncio.run(main())
+    assert item.value == {"content": "async note"} and [f.key for f in found] == ["k"]
+    assert names == [("async",)] and gone is None
+
+
+def test_a_memory_the_night_forgets_leaves_the_value_readable(store, db):
+    store.put(("facts",), "office", {"content": "The office plant needs water on Mondays."})
+    memory_id = one(db, "SELECT memory_id FROM cogmem.store_items WHERE key = 'office'")
+    db.execute("DELETE FROM cogmem.memories WHERE memory_id = %s", (memory_id,))  # as the night forgets
+    assert store.get(("facts",), "office").value == {"content": "The office plant needs water on Mondays."}
+    assert [(h.key, h.score) for h in store.search(("facts",), query="office plant")] == [("office", None)]
+    db.execute("TRUNCATE cogmem.memories CASCADE")  # a DBA's truncate unlinks too
+    assert store.get(("facts",), "office") is not None
+
+
+# -- differential: random operation sequences against InMemoryStore --------------------------------------
+
+LABELS = st.sampled_from(["a", "b", "c", "ğüş"])
+NAMESPACES = st.lists(LABELS, min_size=1, max_size=3).map(tuple)
+KEYS = st.sampled_from(["k1", "k2", "k3"])
+WORDS = st.text(alphabet="abcdefgh çığ", min_size=0, max_size=12)
+VALUES = st.fixed_dictionaries({"n": st.integers(-3, 3), "word": WORDS}, optional={"tag": st.sampled_from(["x", "y"])})
+FILTERS = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({"tag": st.sampled_from(["x", "y"])}),
+    st.fixed_dictionaries(
+        {
+            "n": st.fixed_dictionaries(
+                {}, optional={"$gt": st.integers(-3, 3), "$lte": st.integers(-3, 3), "$ne": st.integers(-3, 3)}
+            )
+        }
+    ),
+)
+OPS = st.one_of(
+    st.builds(
+        lambda ns, k, v, index: PutOp(ns, k, v, index=index), NAMESPACES, KEYS, VALUES, st.sampled_from([False, None])
+    ),
+    st.builds(lambda ns, k: PutOp(ns, k, None), NAMESPACES, KEYS),
+    st.builds(GetOp, NAMESPACES, KEYS),
+    st.builds(
+        lambda ns, f, q: SearchOp(ns, f, limit=100, query=q),
+        st.lists(LABELS, max_size=2).map(tuple),
+        FILTERS,
+        st.one_of(st.none(), WORDS),
+    ),
+    st.builds(
+        lambda prefix, depth: ListNamespacesOp(
+            match_conditions=(MatchCondition("prefix", prefix),) if prefix else None, max_depth=depth, limit=100
+        ),
+        st.lists(LABELS, max_size=2).map(tuple),
+        st.one_of(st.none(), st.integers(1, 3)),
+    ),
+)
+
+
+def comparable(result):
+    """A result without timestamps; searches as sets (orders differ by design), namespaces without the
+    empty ones InMemoryStore keeps after their last item is deleted."""
+    if result is None:
+        return None
+    if isinstance(result, list) and result and isinstance(result[0], tuple):
+        return result
+    if isinstance(result, list):
+        return sorted((i.namespace, i.key, repr(sorted(i.value.items()))) for i in result)
+    return (result.namespace, result.key, result.value)
+
+
+def live_namespaces(reference: InMemoryStore) -> InMemoryStore:
+    """A copy of REFERENCE without the empty namespaces it keeps after their last item is deleted."""
+    kept = InMemoryStore()
+    kept._data.update({ns: dict(items) for ns, items in reference._data.items() if items})
+    return kept
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.lists(OPS, min_size=1, max_size=6), min_size=1, max_size=6))
+def test_random_operation_sequences_match_the_in_memory_store(client, db, batches):
+    tenant = f"diff-{one(db, 'SELECT gen_random_uuid()')}"
+    db.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+    ours, reference = CogmemStore(client, tenant), InMemoryStore()
+    for ops in batches:
+        before = live_namespaces(reference)
+        expected = reference.batch(ops)
+        got = ours.batch(ops)
+        for op, mine, theirs in zip(ops, got, expected, strict=True):
+            if isinstance(op, ListNamespacesOp):
+                theirs = before.batch([op])[0]
+            assert comparable(mine) == comparable(theirs), op
+
+
+# -- a graph -------------------------------------------------------------------------------------------
+
+
+class Turn(TypedDict):
+    user: str
+    message: str
+    notes: Annotated[list[str], operator.add]
+
+
+def test_a_state_graph_remembers_recalls_and_gives_feedback_through_the_store(store, db):
+    def remember(state: Turn, *, store) -> dict:
+        store.put(("users", state["user"]), f"turn-{len(state['notes'])}", {"content": state["message"]})
+        return {"notes": ["remembered"]}
+
+    def answer(state: Turn, *, store) -> dict:
+        recall = store.recall(("users", state["user"]), "What does Defne prefer for meetings?")
+        items = store.search(("users", state["user"]), query="Defne meetings")
+        store.feedback(recall.recall_id, 1.0, used=[(items[0].namespace, items[0].key)])
+        return {"notes": [recall.as_prompt(), items[0].value["content"]]}
+
+    graph = StateGraph(Turn)
+    graph.add_node("remember", remember)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "remember")
+    graph.add_edge("remember", "answer")
+    graph.add_edge("answer", END)
+    app = graph.compile(store=store)
+    out = app.invoke({"user": "defne", "message": "Defne prefers short morning meetings.", "notes": []})
+    assert out["notes"][0] == "remembered"
+    assert "Defne prefers short morning meetings." in out["notes"][1]
+    assert out["notes"][2] == "Defne prefers short morning meetings."
+    assert (
+        one(
+            db,
+            "SELECT outcome_count FROM cogmem.memory_overview AS s JOIN cogmem.store_items AS i "
+            "USING (tenant, memory_id) WHERE i.key = 'turn-0'",
+        )
+        == 1
+    )
