@@ -124,8 +124,9 @@ def down() -> None:
 
 
 @main.command()
+@json_option
 @pass_context
-def status(ctx: Context) -> None:
+def status(ctx: Context, as_json: bool) -> None:
     """Show where cogmem runs and which schema revision is installed."""
     if ctx.explicit_dsn:
         info: dict[str, object] = {"dsn": ctx.explicit_dsn, "embedded": False}
@@ -139,6 +140,9 @@ def status(ctx: Context) -> None:
         if cluster.running():
             info["revision"] = current_revision(cluster.dsn())
     info["head"] = head_revision()
+    if as_json:
+        click.echo(json.dumps(info, default=str))
+        return
     for key, value in info.items():
         click.echo(f"{key:18} {value}")
 
@@ -455,8 +459,9 @@ def recall(ctx: Context, tenant: str, message: str, budget: int, topics: tuple[s
 @main.command()
 @click.option("--as-of", "as_of", default=None, help="Consolidate up to this moment (ISO timestamp; default now).")
 @click.option("--tenant", default=None, help="Only this tenant.")
+@json_option
 @pass_context
-def consolidate(ctx: Context, as_of: str | None, tenant: str | None) -> None:
+def consolidate(ctx: Context, as_of: str | None, tenant: str | None, as_json: bool) -> None:
     """Run the nightly consolidation now, one tenant per transaction, with a progress bar."""
     totals: dict[str, int] = {}
     with psycopg.connect(ctx.dsn(), autocommit=True) as conn:
@@ -465,7 +470,8 @@ def consolidate(ctx: Context, as_of: str | None, tenant: str | None) -> None:
             names = [tenant]
         else:
             names = [r[0] for r in conn.execute("SELECT tenant FROM cogmem.tenants ORDER BY tenant")]
-        with click.progressbar(names, label=f"consolidating up to {moment:%Y-%m-%d %H:%M}") as bar:
+        label = f"consolidating up to {moment:%Y-%m-%d %H:%M}"
+        with click.progressbar(names, label=label, file=sys.stderr if as_json else None) as bar:
             for name in bar:
                 try:
                     rows = conn.execute(
@@ -475,6 +481,9 @@ def consolidate(ctx: Context, as_of: str | None, tenant: str | None) -> None:
                     raise click.ClickException(_sql_error_text(exc)) from exc
                 for decision, count in rows:
                     totals[decision] = totals.get(decision, 0) + count
+    if as_json:
+        click.echo(json.dumps({"as_of": moment.isoformat(), "tenants": len(names), "decisions": totals}))
+        return
     if not totals:
         click.echo("nothing to do: this night is already consolidated")
     for decision in sorted(totals):
@@ -518,18 +527,23 @@ def _gut_switch(ctx: Context, tenant: str, contribute: bool, receive: bool | Non
 
 @gut.command("release")
 @click.option("--epsilon", type=float, default=None, help="Privacy budget to spend (default: what is left).")
+@json_option
 @pass_context
-def gut_release(ctx: Context, epsilon: float | None) -> None:
+def gut_release(ctx: Context, epsilon: float | None, as_json: bool) -> None:
     """Publish patterns from every opted-in tenant's contributions (the cogmem_gut role)."""
     with _client(ctx) as client:
         try:
             done = client.gut_release(epsilon)
         except psycopg.Error as exc:
             raise click.ClickException(_sql_error_text(exc)) from exc
-    click.echo(
-        f"release {done.release_id}: epsilon {done.epsilon_spent:g} (delta {done.delta_spent:.1e}), "
-        f"threshold {done.threshold} tenants, {done.published} published, {done.withdrawn} withdrawn, "
-        f"{done.remaining:g} left this period"
+    _emit(
+        [done],
+        as_json,
+        lambda d: (
+            f"release {d.release_id}: epsilon {d.epsilon_spent:g} (delta {d.delta_spent:.1e}), "
+            f"threshold {d.threshold} tenants, {d.published} published, {d.withdrawn} withdrawn, "
+            f"{d.remaining:g} left this period"
+        ),
     )
 
 
@@ -656,8 +670,9 @@ def audit_export(ctx: Context, partition: str, directory: Path) -> None:
 
 @audit.command("explain")
 @click.argument("recall_id")
+@json_option
 @pass_context
-def audit_explain(ctx: Context, recall_id: str) -> None:
+def audit_explain(ctx: Context, recall_id: str, as_json: bool) -> None:
     """Why RECALL_ID injected what it did: per item its layer, score, reason, provenance and history."""
     from uuid import UUID
 
@@ -670,6 +685,9 @@ def audit_explain(ctx: Context, recall_id: str) -> None:
             items = client.explain_recall(wanted)
         except psycopg.Error as exc:
             raise click.ClickException(_sql_error_text(exc)) from exc
+    if as_json:
+        _emit(items, True, str)
+        return
     for it in items:
         what = f"BIOS rule {it.rule_id}" if it.rule_id is not None else f"memory {it.memory_id}"
         click.echo(f"{it.item}. [{it.layer}] {what}  score {it.score:.4f}  {it.tokens} tokens")

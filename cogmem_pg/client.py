@@ -366,12 +366,13 @@ class Client:
                 yield pooled
 
     def _vector(self, text: str, embedding: Sequence[float] | None) -> Any:
+        if embedding is None and self._embedder is None:
+            return None  # the server embeds, or full text serves; numpy comes with the [embed] extra only
         import numpy as np
 
         if embedding is not None:
             return np.asarray(embedding, dtype=np.float32)
-        if self._embedder is None:
-            return None
+        assert self._embedder is not None
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
 
     def _scalar(self, conn: psycopg.Connection | None, query: str, params: tuple[Any, ...]) -> Any:
@@ -981,6 +982,32 @@ class Client:
     def gut_ledger(self, *, conn: psycopg.Connection | None = None) -> list[GutPeriod]:
         """The privacy budget per period: spent, remaining, releases (the cogmem_gut role, auditors)."""
         return self._rows(conn, GutPeriod, "SELECT * FROM cogmem.gut_ledger ORDER BY period_start", ())
+
+
+# Fields whose string is the memory itself; any other is remembered as "field: text", so that redaction
+# sees what a field holds ("password: ..." is a password).
+PLAIN_TEXT_FIELDS = frozenset({"content", "text", "memory", "body", "note", "summary", "message"})
+
+
+def store_text(value: dict[str, Any]) -> str | None:
+    """The text a store value is remembered by when no fields are chosen: all its non-blank strings."""
+    strings = list(_strings(value, ""))
+    if len(strings) == 1 and strings[0][0] in PLAIN_TEXT_FIELDS:
+        return strings[0][1]
+    return "\n".join(f"{path}: {text}" for path, text in strings) or None
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every non-blank string in a JSON value, with its path."""
+    if isinstance(value, str):
+        if value.strip():
+            yield path, value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _strings(inner, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for n, inner in enumerate(value):
+            yield from _strings(inner, f"{path}[{n}]")
 
 
 def _classified(item: str | dict[str, Any], verdict: Classification) -> dict[str, Any]:

@@ -7,9 +7,10 @@ client's DSN decides what it may reach: row-level security and the API boundary 
 
 Values: ``get`` returns what ``put`` stored under the key, after redaction: a card number, a password
 field or a token in a value reads back as the placeholder a memory holds (``[REDACTED:PAN]``,
-``[REDACTED]``), and never reaches the database. The value's text (the fields of ``index``, or all its
-strings) is also a memory, stored through ``remember`` (routed, deduplicated, checked for contradictions)
-and recalled, reinforced and decayed like any other; ``index=False`` stores a value without one.
+``[REDACTED]``), and never reaches the database. The value's text (the fields of ``index``, or else all
+its strings as "field: text" lines, unless the only one is a content field) is also a memory, stored
+through ``remember`` (routed, deduplicated, checked for contradictions) and recalled, reinforced and
+decayed like any other; ``index=False`` stores a value without one.
 
 Search with a query ranks with cogmem's recall signals (full text, vector, topics, fused, times the
 memory's confidence and strength); ``filter`` works on the value's fields with LangGraph's operators.
@@ -43,7 +44,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from cogmem_pg.client import Client, Recall, StoredItem
+from cogmem_pg.client import Client, Recall, StoredItem, store_text
 
 
 class CogmemStore(BaseStore):
@@ -173,10 +174,7 @@ class CogmemStore(BaseStore):
         if paths is not None:
             texts = [text for _, tokens in paths for text in get_text_at_path(value, tokens)]
             return "\n".join(t for t in texts if t.strip()) or None
-        strings = list(_strings(value, ""))
-        if len(strings) == 1:
-            return strings[0][1]
-        return "\n".join(f"{path}: {text}" for path, text in strings) or None
+        return store_text(value)
 
     def _refresh(self, refresh_ttl: bool | None) -> bool:
         if refresh_ttl is not None:
@@ -213,19 +211,6 @@ def _validate(op: Op) -> None:
             raise InvalidNamespaceError("Namespace cannot be empty.")
         if op.namespace[0] == "langgraph":
             raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
-
-
-def _strings(value: Any, path: str) -> Iterable[tuple[str, str]]:
-    """Every non-blank string in a JSON value, with its path."""
-    if isinstance(value, str):
-        if value.strip():
-            yield path, value
-    elif isinstance(value, dict):
-        for key, inner in value.items():
-            yield from _strings(inner, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for n, inner in enumerate(value):
-            yield from _strings(inner, f"{path}[{n}]")
 
 
 def _item(found: StoredItem) -> Item:

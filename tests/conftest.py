@@ -94,6 +94,24 @@ def login(db) -> Iterator:
             admin.execute(f"DROP ROLE IF EXISTS {name}")
 
 
+@pytest.fixture
+def fresh_database() -> Iterator:
+    """Makes empty databases (no cogmem) on the test cluster, and drops them afterwards."""
+    names: list[str] = []
+
+    def make() -> str:
+        name = f"mig_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        names.append(name)
+        return CLUSTER.dsn(name)
+
+    yield make
+    with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as conn:
+        for name in names:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def one(conn: psycopg.Connection, query: str, params: tuple | dict | None = None):
     """The single value of a one-row, one-column query."""
     row = conn.execute(query, params).fetchone()

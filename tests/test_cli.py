@@ -119,6 +119,10 @@ def test_consolidate_command(dsn):
     assert run("--dsn", dsn, "consolidate", "--as-of", "2099-01-01T03:00:00Z").endswith(
         "nothing to do: this night is already consolidated\n"
     )
+    night = json.loads(run("--dsn", dsn, "consolidate", "--as-of", "2099-01-02T03:00:00Z", "--json").splitlines()[-1])
+    assert night["tenants"] == 1 and night["as_of"].startswith("2099-01-02") and "forget" in night["decisions"]
+    status = json.loads(run("--dsn", dsn, "status", "--json"))
+    assert (status["revision"], status["embedded"]) == (head_revision(), False)
 
 
 def test_audit_commands(dsn):
@@ -131,6 +135,8 @@ def test_audit_commands(dsn):
         :36
     ]
     out = run("--dsn", dsn, "audit", "explain", recall_id)
+    explained = [json.loads(line) for line in run("--dsn", dsn, "audit", "explain", recall_id, "--json").splitlines()]
+    assert {e["layer"] for e in explained} >= {"bios", "dos_and_donts"} and all("reason" in e for e in explained)
     assert "[bios] BIOS rule" in out and "[dos_and_donts] memory" in out and "life: " in out and "from: created" in out
     assert run("--dsn", dsn, "audit", "seal").startswith("sealed ")
     checks = [json.loads(line) for line in run("--dsn", dsn, "audit", "verify", "--json").splitlines()]
@@ -245,3 +251,38 @@ def test_doctor_says_what_to_fix(dsn):
     run("--dsn", dsn, "remember", "acme", "Never restart the web servers at night", "--ring", "dos_and_donts")
     out = run("--dsn", dsn, "doctor")
     assert "ok   audit" in out and "warn never-cut  acme dos_and_donts +" in out
+
+
+def test_store_commands_put_get_search_list_and_remove(dsn):
+    run("--dsn", dsn, "tenant", "acme")
+    value = '{"content": "Deploys go out on Tuesdays", "password": "hunter22"}'
+    out = run("--dsn", dsn, "store", "put", "acme", "notes.ops", "deploy", value)
+    assert out.startswith("created: memory ") and out.endswith("redacted password\n")
+    got = json.loads(run("--dsn", dsn, "store", "get", "acme", "notes.ops", "deploy"))
+    assert got == {"content": "Deploys go out on Tuesdays", "password": "[REDACTED]"}
+    run(
+        "--dsn",
+        dsn,
+        "store",
+        "put",
+        "acme",
+        "notes.home",
+        "plant",
+        '{"content": "Water the plant", "n": 2}',
+        "--no-index",
+    )
+    found = [
+        json.loads(x)
+        for x in run("--dsn", dsn, "store", "search", "acme", "notes", "--query", "deploys", "--json").splitlines()
+    ]
+    assert [f["key"] for f in found] == ["deploy", "plant"] and found[1]["score"] is None
+    assert run("--dsn", dsn, "store", "search", "acme", "--filter", '{"n": {"$gte": 2}}').startswith("notes.home plant")
+    assert run("--dsn", dsn, "store", "ls", "acme") == "notes.home\nnotes.ops\n"
+    assert run("--dsn", dsn, "store", "ls", "acme", "--depth", "1") == "notes\n"
+    assert run("--dsn", dsn, "store", "rm", "acme", "notes.ops", "deploy") == "deleted\n"
+    result = CliRunner().invoke(main, ["--dsn", dsn, "store", "get", "acme", "notes.ops", "deploy"])
+    assert result.exit_code == 1 and "no item 'deploy'" in result.output
+    result = CliRunner().invoke(main, ["--dsn", dsn, "store", "put", "acme", "notes", "k", "[1]"])
+    assert result.exit_code == 2 and "must be a JSON object" in result.output
+    result = CliRunner().invoke(main, ["--dsn", dsn, "store", "search", "acme", "--filter", '{"n": {"$re": 1}}'])
+    assert result.exit_code == 1 and "unsupported filter operator" in result.output and "(22023)" in result.output

@@ -6,6 +6,7 @@ setting); the privacy checks use the defaults, or measure the mechanism itself.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -414,6 +415,8 @@ def test_the_command_line_opts_in_releases_and_lists(db, dsn):
     assert code == 0 and "teams  success 1.0" in out and "backup" in out
     code, out = run("release", "--epsilon", "1e9")
     assert code == 1 and "would exceed the privacy budget" in out
+    code, out = run("release", "--epsilon", "0.5", "--json")
+    assert code == 0 and json.loads(out)["epsilon_spent"] == 0.5 and json.loads(out)["release_id"] == 2
     assert run("opt-out", names[0], "--no-receive") == (
         0,
         f"{names[0]}: contributes no, receives no, 0 contributions\n",
@@ -421,7 +424,7 @@ def test_the_command_line_opts_in_releases_and_lists(db, dsn):
     assert run("patterns", names[0]) == (0, f"{names[0]} receives no patterns\n")
     with Client(dsn) as client:
         (period,) = client.gut_ledger()
-        assert (period.spent, period.releases, period.published) == (900, 1, 1)
+        assert (period.spent, period.releases, period.published) == (900.5, 2, 1)
         assert [p.content for p in client.gut_patterns(names[1])] == [r[1] for r in patterns(db)]
 
 

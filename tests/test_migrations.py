@@ -11,23 +11,6 @@ from cogmem_pg.migrate import current_revision, downgrade, head_revision, instal
 from tests.conftest import CLUSTER
 
 
-@pytest.fixture
-def fresh_database():
-    names: list[str] = []
-
-    def make() -> str:
-        name = f"mig_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        names.append(name)
-        return CLUSTER.dsn(name)
-
-    yield make
-    with psycopg.connect(CLUSTER.dsn("postgres"), autocommit=True) as conn:
-        for name in names:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
 def catalog(dsn: str) -> str:
     """The schema of cogmem as pg_dump prints it, without its volatile header lines."""
     dbname = dsn.split("dbname=")[1]

@@ -1,0 +1,65 @@
+"""The wheel: it carries sql/, the migrations, the presets and the model hashes, and installs cogmem
+from a clean virtualenv into an empty database, with no help from this checkout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cogmem_pg import embed
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)], check=True)
+    (built,) = out.glob("cogmem_pg-*.whl")
+    return built
+
+
+def test_the_wheel_holds_the_schema_presets_licence_and_model_hashes(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read("cogmem_pg-0.1.0.dist-info/METADATA").decode()
+        embed_source = archive.read("cogmem_pg/embed.py").decode()
+    assert {f"cogmem_pg/sql/{p.name}" for p in (ROOT / "sql").glob("*.sql")} <= names
+    assert {f"cogmem_pg/migrations/versions/{p.name}" for p in (ROOT / "migrations/versions").glob("*.py")} <= names
+    assert {f"cogmem_pg/presets/{p.name}" for p in (ROOT / "cogmem_pg/presets").glob("*.toml")} <= names
+    assert "cogmem_pg-0.1.0.dist-info/licenses/LICENSE" in names
+    assert embed.MODEL_SHA256 in embed_source and embed.TOKENIZER_SHA256 in embed_source
+    assert "Version: 0.1.0" in metadata and "License-Expression: Apache-2.0" in metadata
+    for extra in ("embed", "gut", "mcp", "langgraph"):
+        assert f"Provides-Extra: {extra}" in metadata
+
+
+def test_pip_install_from_the_wheel_in_a_clean_venv_installs_and_runs_cogmem(wheel, tmp_path, fresh_database):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True)
+    dsn = fresh_database()
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DATABASE_URL")}
+    outside = tmp_path  # not the checkout: nothing can be imported from it
+    subprocess.run([str(env_dir / "bin" / "cogmem"), "--dsn", dsn, "migrate"], check=True, cwd=outside, env=clean)
+    script = (
+        "import sys, cogmem_pg\n"
+        "from cogmem_pg.client import Client\n"
+        "assert 'site-packages' in cogmem_pg.__file__, cogmem_pg.__file__\n"
+        "with Client(sys.argv[1]) as c:  # the default embedder: none without the [embed] extra\n"
+        "    c.create_tenant('wheel')\n"
+        "    c.remember('wheel', 'The wheel installs cogmem from site-packages.', ring='long_term')\n"
+        "    print(c.recall('wheel', 'Where does the wheel install cogmem from?').as_prompt())\n"
+    )
+    run = subprocess.run(
+        [str(python), "-c", script, dsn], cwd=outside, env=clean, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert "The wheel installs cogmem from site-packages." in run.stdout
