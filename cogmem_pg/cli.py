@@ -785,5 +785,6 @@ if __name__ == "__main__":  # pragma: no cover
     main()
 
 
-# The agent-facing commands (guard, conflicts, session, briefing, observe, trust, vault, identity, doctor).
-from cogmem_pg import cli_api  # noqa: E402, F401
+# The agent-facing commands (guard, conflicts, session, briefing, observe, trust, vault, identity, doctor),
+# then feedback, plain reads, attention and the administrative verbs.
+from cogmem_pg import cli_api, cli_more  # noqa: E402, F401

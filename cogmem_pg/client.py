@@ -161,6 +161,13 @@ class VaultEntry:
 
 
 @dataclass(frozen=True)
+class TopicKeywords:
+    topic: str
+    keywords: list[str]
+    overridden: bool
+
+
+@dataclass(frozen=True)
 class StoredItem:
     """A keyed store item (sql/180-store.sql); score is set by a search with a query."""
 
@@ -447,8 +454,6 @@ class Client:
         """Stores a batch in one call. Items are texts or dicts with content and optionally ring, topics,
         source. Without embeddings, the client's embedder (if any) embeds the whole batch at once. Each item
         gets every check remember() makes, unless ``skip`` names some (``near_duplicates``, ``conflicts``)."""
-        import numpy as np
-
         texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
         if embeddings is None and self._embedder is not None and items:
             embeddings = self._embedder.embed(texts)
@@ -458,6 +463,8 @@ class Client:
             items = [_classified(item, verdict) for item, verdict in zip(items, verdicts, strict=True)]
         vectors = None
         if embeddings is not None and any(e is not None for e in embeddings):
+            import numpy as np  # only with vectors: numpy comes with the [embed] extra
+
             vectors = [None if e is None else np.asarray(e, np.float32) for e in embeddings]
         elif embeddings is not None and len(embeddings) != len(items):
             vectors = [None] * len(embeddings)  # let the server report the count mismatch
@@ -823,6 +830,61 @@ class Client:
     ) -> None:
         self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s)", (role, tenant, vault))
 
+    def revoke_tenant(self, role: str, tenant: str, *, conn: psycopg.Connection | None = None) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.revoke_tenant(%s, %s)", (role, tenant)))
+
+    def configure_tenant(
+        self, tenant: str, settings: dict[str, Any], layer: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> dict[str, Any]:
+        """Changes a tenant's settings (or one layer's, with LAYER); returns them as they now are."""
+        return dict(self._scalar(conn, "SELECT cogmem.configure_tenant(%s, %s, %s)", (tenant, Jsonb(settings), layer)))
+
+    def topic_keywords(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[TopicKeywords]:
+        return self._rows(conn, TopicKeywords, "SELECT * FROM cogmem.topic_keywords(%s)", (tenant,))
+
+    def attention(
+        self,
+        content: str,
+        role: str = "user",
+        embedding: Sequence[float] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> str:
+        """Whether a turn deserves attention (cogmem.attention): the verdict observe acts on."""
+        vector = self._vector(content, embedding)
+        return str(self._scalar(conn, "SELECT cogmem.attention(%s, %s, %b)", (content, role, vector)))
+
+    def contradicts(self, established: str, instruction: str, *, conn: psycopg.Connection | None = None) -> bool:
+        """The lexical contradiction check remember applies to an instruction."""
+        return bool(self._scalar(conn, "SELECT cogmem.contradicts(%s, %s)", (established, instruction)))
+
+    def polarity(self, content: str, *, conn: psycopg.Connection | None = None) -> int:
+        """-1 for a prohibition, 1 for a requirement, 0 otherwise."""
+        return int(self._scalar(conn, "SELECT cogmem.polarity(%s)", (content,)))
+
+    def apply_rehearsals(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> int:
+        """Moves logged rehearsals into the statistics now (pg_cron does it every minute)."""
+        return int(self._scalar(conn, "SELECT cogmem.apply_rehearsals(%s)", (tenant,)))
+
+    def server_can_embed(self, *, conn: psycopg.Connection | None = None) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.server_can_embed()", ()))
+
+    def load_bios_preset(
+        self, name_or_path: str, tenant: str | None = None, *, downgrade: bool = False
+    ) -> tuple[Any, list[Any]]:
+        """Loads a shipped preset (or a TOML file): cogmem_pg.bios.load_preset on a pooled connection."""
+        from cogmem_pg import bios
+
+        with self.connection() as c:
+            return bios.load_preset(c, name_or_path, tenant, downgrade=downgrade)
+
+    def bios_preset_diff(self, name_or_path: str, tenant: str | None = None) -> tuple[Any, list[Any]]:
+        """What load_bios_preset would change, changing nothing."""
+        from cogmem_pg import bios
+
+        with self.connection() as c:
+            return bios.diff_preset(c, name_or_path, tenant)
+
     def vault_put(
         self,
         tenant: str,
@@ -978,6 +1040,10 @@ class Client:
     def gut_patterns(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[GutPattern]:
         """The released patterns the tenant receives, with their noisy support and success."""
         return self._rows(conn, GutPattern, "SELECT * FROM cogmem.gut_patterns_for(%s)", (tenant,))
+
+    def gut_deidentify(self, content: str, *, conn: psycopg.Connection | None = None) -> str:
+        """A text as the Gut would take it: redacted, names of a tenant's world replaced by placeholders."""
+        return str(self._scalar(conn, "SELECT cogmem.gut_deidentify(%s)", (content,)))
 
     def gut_ledger(self, *, conn: psycopg.Connection | None = None) -> list[GutPeriod]:
         """The privacy budget per period: spent, remaining, releases (the cogmem_gut role, auditors)."""

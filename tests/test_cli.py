@@ -6,11 +6,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
 from cogmem_pg.cli import main
 from cogmem_pg.migrate import head_revision
+from tests.conftest import blend, unit_vector
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> str:
@@ -126,7 +128,6 @@ def test_consolidate_command(dsn):
 
 
 def test_audit_commands(dsn):
-    import psycopg
 
     run("--dsn", dsn, "tenant", "acme")
     run("--dsn", dsn, "bios", "load", "operations", "--subscribe", "all")
@@ -215,7 +216,6 @@ def test_conflict_session_briefing_observe_trust_identity_commands(dsn):
 
 
 def test_vault_commands_never_list_the_secret(dsn):
-    import psycopg
 
     run("--dsn", dsn, "tenant", "acme")
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -233,7 +233,6 @@ def test_vault_commands_never_list_the_secret(dsn):
 
 
 def test_doctor_says_what_to_fix(dsn):
-    import psycopg
 
     checks = {
         c["check"] + ":" + c["finding"]: c for c in map(json.loads, run("--dsn", dsn, "doctor", "--json").splitlines())
@@ -286,3 +285,107 @@ def test_store_commands_put_get_search_list_and_remove(dsn):
     assert result.exit_code == 2 and "must be a JSON object" in result.output
     result = CliRunner().invoke(main, ["--dsn", dsn, "store", "search", "acme", "--filter", '{"n": {"$re": 1}}'])
     assert result.exit_code == 1 and "unsupported filter operator" in result.output and "(22023)" in result.output
+
+
+def test_feedback_reads_attention_and_administrative_commands(dsn, tmp_path):
+    run("--dsn", dsn, "tenant", "acme")
+    lines = tmp_path / "batch.jsonl"
+    lines.write_text(
+        '{"content": "The staging database is db-stage-2 on port 5433", "ring": "long_term"}\n'
+        '{"content": "The staging database is db-stage-3 on port 5433", "ring": "long_term"}\n',
+        encoding="utf-8",
+    )
+    assert run("--dsn", dsn, "remember-many", "acme", str(lines)).count(" created ") == 2
+    found = [json.loads(x) for x in run("--dsn", dsn, "search", "acme", "staging database", "--json").splitlines()]
+    assert len(found) == 2
+    first, second = sorted(f["memory_id"] for f in found)
+    base = unit_vector(31)
+    with psycopg.connect(dsn, autocommit=True) as conn:  # vectors as an embedder would give two near texts
+        for memory_id, vector in ((first, base), (second, blend(base, unit_vector(32), 0.1))):
+            conn.execute(
+                "UPDATE cogmem.memories SET embedding = %s::vector WHERE memory_id = %s", (str(vector), memory_id)
+            )
+    run("--dsn", dsn, "consolidate")  # the night links siblings
+    assert "differs in" in run("--dsn", dsn, "siblings", "acme", str(first))
+    assert "db-stage" in run("--dsn", dsn, "related", "acme", "The staging database moved")
+    recall_id = json.loads(
+        run("--dsn", dsn, "recall", "acme", "where is the staging database", "--json").splitlines()[0]
+    )["recall_id"]
+    assert run("--dsn", dsn, "feedback", recall_id, "1", "--used", str(first)) == "1 memories credited\n"
+    assert run("--dsn", dsn, "rehearse", "acme").endswith("rehearsals applied\n")
+    verdict = json.loads(run("--dsn", dsn, "classify", "Never deploy on Fridays.", "--tenant", "acme", "--json"))
+    assert verdict["polarity"] == -1 and "deployment" in verdict["topics"] and "ring" in verdict
+    assert run("--dsn", dsn, "topics", "set", "acme", "pets", "cat", "dog", "kedi") == "acme: pets = cat, dog, kedi\n"
+    assert run("--dsn", dsn, "topics", "detect", "acme", "my cat is sick") == "pets\n"
+    assert "pets" in run("--dsn", dsn, "topics", "list", "acme")
+    assert json.loads(run("--dsn", dsn, "configure", "acme", '{"fusion_k": 20}'))["fusion_k"] == 20
+    rule = run("--dsn", dsn, "bios", "add", "server", "Never reboot the primary without a failover", "--tenant", "acme")
+    rule_id = rule.split()[1]
+    assert run("--dsn", dsn, "bios", "retire", rule_id, "replaced by the runbook") == f"rule {rule_id} retired\n"
+    assert run("--dsn", dsn, "analyze", "acme", "database") != ""
+    assert run("--dsn", dsn, "erase", "acme", str(first), "--reason", "test") == f"memory {first} erased\n"
+    erased = json.loads(run("--dsn", dsn, "erase-subject", "acme", "db-stage-3", "--reason", "test", "--json"))
+    assert erased["memories"] == 1
+    result = CliRunner().invoke(main, ["--dsn", dsn, "grant", "no_such_role", "acme"])
+    assert result.exit_code == 1 and "(42704)" in result.output and "HINT: CREATE ROLE" in result.output
+    result = CliRunner().invoke(main, ["--dsn", dsn, "feedback", recall_id, "3"])
+    assert result.exit_code == 2
+
+
+# Public SQL functions the client and the command line leave out on purpose; the README says why.
+NOT_WRAPPED = {
+    "caller", "reachable_tenants", "reaches_every_tenant", "may_use_vault",  # what the policies ask
+    "embed", "embedding_dimensions", "strength",  # what SQL computes with; the client embeds itself
+    "restore_memory_stats", "restore_siblings", "restore_episode",  # `cogmem import` calls them
+    "audit_partitions_ensure", "audit_apply_retention", "audit_mark_exported",  # pg_cron, `cogmem audit export`
+    "schedule_nightly", "schedule_audit", "schedule_gut", "schedule_rehearsals",  # installed by migrate
+    "unschedule_nightly", "unschedule_audit", "unschedule_gut", "unschedule_rehearsals",
+}  # fmt: skip
+CLIENT_NAMES = {
+    "gut_patterns_for": "gut_patterns",
+    "store_delete": "store_delete",
+    "apply_rehearsals": "apply_rehearsals",
+}
+COMMANDS = {
+    "acknowledge": "guard ack", "add_bios_rule": "bios add", "analyze": "analyze", "apply_rehearsals": "rehearse",
+    "attention": "classify", "bios_preset_diff": "bios diff", "briefing": "briefing", "briefing_text": "briefing",
+    "classify": "classify", "configure_tenant": "configure", "consolidate": "consolidate", "contradicts": "related",
+    "core_identity": "identity", "create_tenant": "tenant", "detect_topics": "topics detect",
+    "end_session": "session end", "erase": "erase", "erase_subject": "erase-subject",
+    "explain_recall": "audit explain", "feedback": "feedback", "grant_tenant": "grant", "guard_check": "guard check",
+    "gut_configure": "gut opt-in", "gut_deidentify": "classify", "gut_patterns_for": "gut patterns",
+    "gut_release": "gut release", "load_bios_preset": "bios load", "observe": "observe",
+    "open_conflicts": "conflicts list", "polarity": "classify", "recall": "recall", "redact": "classify",
+    "related": "related", "remember": "remember", "remember_many": "remember-many", "report_error": "guard report",
+    "resolve_conflict": "conflicts resolve", "retire_bios_rule": "bios retire", "revoke_tenant": "revoke",
+    "route": "classify", "seal_audit": "audit seal", "server_can_embed": "doctor", "set_core_identity": "identity",
+    "set_topic": "topics set", "siblings": "siblings", "start_session": "session start", "store_delete": "store rm",
+    "store_get": "store get", "store_namespaces": "store ls", "store_put": "store put",
+    "store_search": "store search", "subscribe_bios": "bios subscribe", "topic_keywords": "topics list",
+    "trust": "trust", "trust_event": "trust", "unsubscribe_bios": "bios unsubscribe", "vault_delete": "vault rm",
+    "vault_get": "vault get", "vault_list": "vault list", "vault_put": "vault put", "verify_audit": "audit verify",
+}  # fmt: skip
+
+
+def test_every_public_sql_function_has_a_client_method_and_a_command_or_a_reason(db):
+    import click
+
+    from cogmem_pg.client import Client
+
+    public = {
+        r[0]
+        for r in db.execute(
+            "SELECT p.proname FROM pg_proc AS p WHERE p.pronamespace = 'cogmem'::regnamespace AND p.proname !~ '^_' "
+            "AND p.prorettype <> 'trigger'::regtype AND p.prokind = 'f'"
+        )
+    }
+    assert public - NOT_WRAPPED == set(COMMANDS), "a new public function needs a client method and a command"
+    for function in COMMANDS:
+        assert hasattr(Client, CLIENT_NAMES.get(function, function)), function
+        group: click.Command = main
+        for word in COMMANDS[function].split():
+            assert isinstance(group, click.Group) and word in group.commands, (function, COMMANDS[function])
+            group = group.commands[word]
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for function in NOT_WRAPPED:
+        assert f"`{function}`" in readme, f"README must say why {function} has no client method or command"
