@@ -319,9 +319,10 @@ def section(stats: dict, results: list[dict], member: dict, nightly: dict, bound
     return lines
 
 
-def replace_section(results: Path, lines: list[str]) -> None:
+def replace_section(results: Path, lines: list[str], title: str = "Gut") -> None:
+    """Writes the section '## TITLE' into RESULTS.md in place of the previous one (first time: at the end)."""
     text = results.read_text(encoding="utf-8") if results.exists() else ""
-    heading = "\n## Gut\n"
+    heading = f"\n## {title}\n"
     head, _, rest = text.partition(heading)
     tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
     results.write_text(head.rstrip("\n") + "\n" + heading + "\n" + "\n".join(lines) + "\n" + tail, encoding="utf-8")

@@ -288,6 +288,11 @@ def embedding_cost(conn: psycopg.Connection, calls: int = 60) -> list[str]:
 
 
 def machine() -> str:
+    return machine_of(DSN)
+
+
+def machine_of(dsn: str) -> str:
+    """The cores, CPU, server and pgvector versions a run measured on."""
     cpu = next(
         (
             line.split(":", 1)[1].strip()
@@ -296,7 +301,7 @@ def machine() -> str:
         ),
         platform.processor(),
     )
-    with psycopg.connect(DSN) as conn:
+    with psycopg.connect(dsn) as conn:
         version = conn.execute("SELECT version()").fetchone()[0].split(" on ")[0]  # type: ignore[index]
         vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]  # type: ignore[index]
     return f"{os.cpu_count()} cores ({cpu}), {version}, pgvector {vector}, Python {platform.python_version()}"

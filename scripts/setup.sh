@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything cogmem-pg needs on Debian 12 or 13: PostgreSQL with pgvector, pg_cron and
-# PL/Python, then a virtualenv (.venv) with the package and its dev, embed and gut extras.
+# Installs everything cogmem-pg needs on Debian 12 or 13: PostgreSQL with pgvector, pg_cron, PL/Python
+# and PL/Proxy (sharding, docs/scaling.md), then a virtualenv (.venv) with the package and its dev,
+# embed, gut, mcp and langgraph extras.
 # Idempotent: a second run only checks. Needs root or sudo for the system packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +54,8 @@ log "PostgreSQL $PG_MAJOR ($(. /etc/os-release && echo "$PRETTY_NAME"))"
 # Real packages only: postgresql-contrib is a virtual package on Debian 13 (the server ships contrib,
 # pgcrypto among it, since PostgreSQL 10), so dpkg never reports it installed.
 need=()
-for p in "postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-cron" "postgresql-plpython3-$PG_MAJOR"; do
+for p in "postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-cron" "postgresql-plpython3-$PG_MAJOR" \
+         "postgresql-$PG_MAJOR-plproxy"; do
     installed "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
@@ -90,7 +92,7 @@ SRC
         $SUDO make -s -C "$work/pgvector-$PGVECTOR_VERSION" PG_CONFIG="$PG_BIN/pg_config" install >/dev/null
     fi
 fi
-for ext in vector pg_cron plpython3u pgcrypto; do
+for ext in vector pg_cron plpython3u pgcrypto plproxy; do
     [ -f "$PG_SHARE/extension/$ext.control" ] || { echo "extension $ext missing after install" >&2; exit 1; }
 done
 
