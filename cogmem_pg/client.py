@@ -382,6 +382,14 @@ class Client:
         assert self._embedder is not None
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
 
+    def vectors(self, texts: Sequence[str]) -> list[Any] | None:
+        """The client's embeddings of TEXTS in one call (None without an embedder: the server decides)."""
+        if self._embedder is None or not texts:
+            return None
+        import numpy as np
+
+        return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(texts))]
+
     def _scalar(self, conn: psycopg.Connection | None, query: str, params: tuple[Any, ...]) -> Any:
         """The single value a one-row query returns."""
         with self.connection(conn) as c:

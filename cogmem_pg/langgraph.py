@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from typing import Any
 from uuid import UUID
 
@@ -100,7 +101,7 @@ class CogmemStore(BaseStore):
             _validate(op)
         results: list[Result] = [None] * len(ops)
         writes: dict[tuple[tuple[str, ...], str], PutOp] = {}
-        with self.client.connection() as conn, conn.transaction():
+        with self.client.connection() as conn, conn.transaction() if len(ops) > 1 else nullcontext():
             for i, op in enumerate(ops):
                 if isinstance(op, GetOp):
                     results[i] = self._get(op, conn)
@@ -113,8 +114,7 @@ class CogmemStore(BaseStore):
                     writes[(op.namespace, op.key)] = op
                 else:
                     raise ValueError(f"unknown operation type: {type(op).__name__}")
-            for op in writes.values():
-                self._put(op, conn)
+            self._write(list(writes.values()), conn)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -158,15 +158,24 @@ class CogmemStore(BaseStore):
             )
         return sorted(names)[op.offset : op.offset + op.limit]
 
-    def _put(self, op: PutOp, conn: psycopg.Connection) -> None:
-        tenant = self.tenant or self._tenant_for_item(op.namespace)
-        if op.value is None:
-            if op.namespace:  # deleting from no namespace deletes nothing, as in InMemoryStore
-                self.client.store_delete(tenant, op.namespace, op.key, conn=conn)
-            return
-        value = dict(op.value)
-        text = None if op.index is False else self._index_text(value, op.index)
-        self.client.store_put(tenant, op.namespace, op.key, value, text, op.ttl, conn=conn)
+    def _write(self, puts: list[PutOp], conn: psycopg.Connection) -> None:
+        """The batch's writes in order; the texts to remember are embedded together, in one call."""
+        texts = {
+            n: text
+            for n, op in enumerate(puts)
+            if op.value is not None and op.index is not False
+            and (text := self._index_text(dict(op.value), op.index)) is not None
+        }  # fmt: skip
+        vectors = dict(zip(texts, self.client.vectors(list(texts.values())) or [], strict=False))
+        for n, op in enumerate(puts):
+            tenant = self.tenant or self._tenant_for_item(op.namespace)
+            if op.value is None:
+                if op.namespace:  # deleting from no namespace deletes nothing, as in InMemoryStore
+                    self.client.store_delete(tenant, op.namespace, op.key, conn=conn)
+                continue
+            self.client.store_put(
+                tenant, op.namespace, op.key, dict(op.value), texts.get(n), op.ttl, vectors.get(n), conn=conn
+            )
 
     def _index_text(self, value: dict[str, Any], fields: list[str] | None) -> str | None:
         """The text a value is remembered by: its FIELDS, the store's, or else all its strings."""

@@ -237,13 +237,17 @@ AS $$
 BEGIN
     PERFORM cogmem._reach(store_get.tenant);
     PERFORM cogmem._store_path_check(store_get.namespace, store_get.key, 'item');
+    -- Only an item with a time to live is written: a read of any other stays a read.
+    IF store_get.refresh_ttl THEN
+        UPDATE cogmem.store_items AS i SET expires_at = now() + make_interval(secs => i.ttl_minutes * 60)
+        WHERE i.tenant = store_get.tenant AND i.namespace = store_get.namespace AND i.key = store_get.key
+          AND i.ttl_minutes IS NOT NULL AND i.expires_at > now();
+    END IF;
     RETURN QUERY
-    UPDATE cogmem.store_items AS i
-    SET expires_at = CASE WHEN store_get.refresh_ttl AND i.ttl_minutes IS NOT NULL
-                          THEN now() + make_interval(secs => i.ttl_minutes * 60) ELSE i.expires_at END
+    SELECT i.value, i.created_at, i.updated_at, i.memory_id, i.expires_at
+    FROM cogmem.store_items AS i
     WHERE i.tenant = store_get.tenant AND i.namespace = store_get.namespace AND i.key = store_get.key
-      AND (i.expires_at IS NULL OR i.expires_at > now())
-    RETURNING i.value, i.created_at, i.updated_at, i.memory_id, i.expires_at;
+      AND (i.expires_at IS NULL OR i.expires_at > now());
 END;
 $$;
 COMMENT ON FUNCTION cogmem.store_get(text, text[], text, boolean) IS
@@ -304,6 +308,21 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._store_matches(jsonb, jsonb) IS 'Whether a store value passes a LangGraph-style filter.';
 
+-- The filter's fields that ask for a plain value (a string, number or boolean, or {"$eq": one}): what an
+-- item that passes the filter must contain.
+CREATE OR REPLACE FUNCTION cogmem._store_plain_fields(p_filter jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT coalesce(jsonb_object_agg(f.key, coalesce(f.value -> '$eq', f.value)), '{}')
+    FROM jsonb_each(coalesce(p_filter, '{}')) AS f
+    WHERE jsonb_typeof(coalesce(f.value -> '$eq', f.value)) IN ('string', 'number', 'boolean')
+        AND (jsonb_typeof(f.value) <> 'object' OR f.value = jsonb_build_object('$eq', f.value -> '$eq'));
+END;
+COMMENT ON FUNCTION cogmem._store_plain_fields(jsonb) IS
+'The plain-value fields of a store filter, as an object every matching value contains.';
+
 -- Ranks items by their memories with recall's signals (sql/070-recall.sql): rank fusion of the full-text,
 -- vector and topic rankings with the tenant's weights, times the memory's confidence and its strength
 -- on its ring's decay. An item without a memory has no score and comes after those that have one.
@@ -321,7 +340,8 @@ AS $$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
-    WITH q AS (
+    -- Materialized: inlined, the query's words and topics would be computed again for every item.
+    WITH q AS MATERIALIZED (
         SELECT nullif(replace(plainto_tsquery(t.language, p_query)::text, ' & ', ' | '), '')::tsquery AS words,
                coalesce(cogmem._detect_topics(t.tenant, p_query, t.language), '{}') AS topics
     ),
@@ -339,7 +359,9 @@ BEGIN
         LEFT JOIN cogmem.tenant_layers AS l ON l.tenant = i.tenant AND l.layer::text = m.ring::text
         WHERE i.tenant = t.tenant AND i.namespace[1:cardinality(p_prefix)] = p_prefix
           AND (i.expires_at IS NULL OR i.expires_at > now())
-          AND cogmem._store_matches(i.value, p_filter)
+          -- Containment of the filter's plain fields is necessary and cheap; the full test decides.
+          AND i.value @> cogmem._store_plain_fields(p_filter)
+          AND (p_filter IS NULL OR cogmem._store_matches(i.value, p_filter))
     ),
     ranks AS (
         SELECT h.*,
