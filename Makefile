@@ -36,3 +36,4 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/scale.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/consolidation.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/gut.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/store.py --results bench/RESULTS.md

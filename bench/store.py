@@ -103,7 +103,8 @@ def section(timings: dict[str, list[float]], load_rate: float, items: int, calls
         "",
         "An indexed put is a `remember` (redaction, routing, near-duplicate and contradiction checks, audit row) "
         "plus the keyed row, and embeds its text on the client; `index=False` is the keyed row alone. A search "
-        "with a query ranks every item under the prefix with recall's signals, and embeds the query.",
+        "with a query ranks every item under the prefix with recall's signals and embeds the query; a search "
+        "reads every item under its prefix, so its cost grows with them (a narrower prefix reads fewer).",
     ]
     return lines
 

@@ -338,6 +338,8 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
+DECLARE
+    v_plain jsonb := cogmem._store_plain_fields(p_filter);  -- once: a function with a SET is not inlined
 BEGIN
     RETURN QUERY
     -- Materialized: inlined, the query's words and topics would be computed again for every item.
@@ -360,7 +362,7 @@ BEGIN
         WHERE i.tenant = t.tenant AND i.namespace[1:cardinality(p_prefix)] = p_prefix
           AND (i.expires_at IS NULL OR i.expires_at > now())
           -- Containment of the filter's plain fields is necessary and cheap; the full test decides.
-          AND i.value @> cogmem._store_plain_fields(p_filter)
+          AND i.value @> v_plain
           AND (p_filter IS NULL OR cogmem._store_matches(i.value, p_filter))
     ),
     ranks AS (
