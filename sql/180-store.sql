@@ -316,7 +316,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     SELECT coalesce(jsonb_object_agg(f.key, coalesce(f.value -> '$eq', f.value)), '{}')
-    FROM jsonb_each(coalesce(_store_plain_fields.p_filter, '{}')) AS f
+    -- p_filter is a parameter, not a column to qualify.
+    FROM jsonb_each(p_filter) AS f  -- noqa: RF03
     WHERE
         jsonb_typeof(coalesce(f.value -> '$eq', f.value)) IN ('string', 'number', 'boolean')
         AND (jsonb_typeof(f.value) <> 'object' OR f.value = jsonb_build_object('$eq', f.value -> '$eq'));
