@@ -285,3 +285,57 @@ def erase_subject(ctx: Context, tenant: str, subject: str, reason: str, as_json:
         return
     for kind, count in counts.items():
         click.echo(f"{kind:14} {count}")
+
+
+# -- sharding (cogmem_pg/shards.py, docs/scaling.md) -------------------------------------------------------
+
+
+@main.group()
+def shards() -> None:
+    """Tenants across PostgreSQL nodes with PL/Proxy: a router database in front of shard clusters."""
+
+
+@shards.command("init")
+@click.option("--shards", "nodes", type=click.IntRange(1, 16), default=2, show_default=True, help="Shard clusters.")
+@click.option("--partitions", type=int, default=4, show_default=True, help="A power of two, spread over them.")
+def shards_init(nodes: int, partitions: int) -> None:
+    """Start local shard clusters beside the embedded one and make its router database."""
+    from cogmem_pg.cluster import Cluster
+    from cogmem_pg.shards import ROUTER_DATABASE, init_local
+
+    default = Cluster.default()
+    try:
+        _, dsns, routed = init_local(default, nodes, partitions)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--partitions") from exc
+    for n, dsn in enumerate(dsns):
+        click.echo(f"partition {n}: {dsn}")
+    click.echo(f"router: {default.dsn(ROUTER_DATABASE)} ({routed} API functions routed)")
+
+
+@shards.command("status")
+@json_option
+def shards_status(as_json: bool) -> None:
+    """Each local shard: where it is, whether it runs, its tenants."""
+    import psycopg
+
+    from cogmem_pg.cluster import Cluster
+    from cogmem_pg.shards import LocalShards
+
+    rows = []
+    for n, node in enumerate(LocalShards.beside(Cluster.default()).nodes()):
+        row = {"node": n, "dsn": node.dsn(), "running": node.running(), "tenants": None}
+        if row["running"]:
+            with psycopg.connect(node.dsn(), autocommit=True) as conn:
+                row["tenants"] = conn.execute("SELECT count(*) FROM cogmem.tenants").fetchone()[0]  # type: ignore[index]
+        rows.append(row)
+    if not rows:
+        raise click.ClickException("no local shards: run `cogmem shards init` first")
+    _emit(
+        rows,
+        as_json,
+        lambda r: (
+            f"node {r['node']}: {'up' if r['running'] else 'down'}, "
+            f"{r['tenants'] if r['tenants'] is not None else '?'} tenants  {r['dsn']}"
+        ),
+    )

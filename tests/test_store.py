@@ -1,4 +1,4 @@
-"""cogmem_pg/langgraph.py and sql/180-store.sql: LangGraph's BaseStore on cogmem.
+"""sql/180-store.sql and cogmem_pg/langgraph.py: the keyed store, and LangGraph's BaseStore on it.
 
 The first tests follow the behaviour LangGraph's own store tests check (batch order, basic operations,
 namespaces, search, non-ASCII, validation); then what cogmem adds (memories, redaction, TTL, erasure,

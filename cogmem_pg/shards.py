@@ -1,0 +1,204 @@
+"""Tenants sharded across PostgreSQL nodes with PL/Proxy (docs/scaling.md).
+
+Shards are ordinary, complete cogmem installs. The router is a database whose ``cogmem`` functions
+have the names, parameters and results of the shards' API; each is a PL/Proxy function that runs where
+the tenant lives. They are generated here from a shard's own catalog, so the router follows the API.
+
+Where a call goes:
+- a function with a ``tenant`` parameter that has no default runs on the tenant's partition:
+  ``cogmem_router.partition_of(tenant)``, the tenant's hash unless a move placed it elsewhere;
+- a function that reads or writes no tenant's rows (classify, redact, polarity...) runs on any partition.
+Calls keyed by an id, and the cluster-wide ones (BIOS, the night, sealing), come in the next steps
+(docs/scaling.md says how they will route); the router does not offer them yet.
+
+``init_local`` makes the embedded layout for trying it and for the tests: N shard clusters beside the
+embedded default, and the router database ``cogmem_router`` in the default cluster. Against real
+servers, ``router_sql`` takes the partitions' connection strings (PL/Proxy's SQL/MED cluster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from cogmem_pg.cluster import Cluster
+from cogmem_pg.migrate import install
+
+ROUTER_DATABASE = "cogmem_router"
+SERVER = "cogmem_shards"
+
+# Calls that touch no tenant's rows: any partition answers them alike.
+STATELESS = frozenset({"classify", "route", "redact", "polarity", "contradicts", "attention", "embed",
+                       "embedding_dimensions", "server_can_embed", "strength", "gut_deidentify"})  # fmt: skip
+
+# What the router itself answers: who calls, and where a tenant lives.
+_ROUTER_SCHEMA = """
+CREATE EXTENSION IF NOT EXISTS plproxy;
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE SCHEMA IF NOT EXISTS cogmem;
+CREATE SCHEMA IF NOT EXISTS cogmem_router;
+-- Tenants a move placed off their hash, by the hash (every tenant of one hash moves together).
+CREATE TABLE IF NOT EXISTS cogmem_router.placements (
+    tenant_hash integer PRIMARY KEY CHECK (tenant_hash >= 0),
+    partition   integer NOT NULL CHECK (partition >= 0),
+    moved_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE OR REPLACE FUNCTION cogmem_router.tenant_hash(tenant text)
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN hashtext(tenant) & 2147483647;
+CREATE OR REPLACE FUNCTION cogmem_router.partition_of(tenant text)
+RETURNS integer
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT p.partition FROM cogmem_router.placements AS p
+                 WHERE p.tenant_hash = cogmem_router.tenant_hash(tenant)), cogmem_router.tenant_hash(tenant));
+COMMENT ON FUNCTION cogmem_router.partition_of(text) IS
+'The partition a tenant''s calls run on: its placement after a move, else its hash (PL/Proxy masks it).';
+GRANT USAGE ON SCHEMA cogmem, cogmem_router TO PUBLIC;
+GRANT SELECT ON cogmem_router.placements TO PUBLIC;
+"""
+
+
+@dataclass(frozen=True)
+class ApiFunction:
+    name: str
+    arguments: str  # with names and defaults, as pg_get_function_arguments gives them
+    identity: str  # the argument types, for GRANT
+    result: str
+    parameters: list[str]
+    defaults: int  # how many trailing parameters have a default
+    roles: list[str]  # cogmem roles allowed to execute it on the shard
+
+
+_CATALOG = """
+SELECT p.proname, pg_get_function_arguments(p.oid), pg_get_function_identity_arguments(p.oid),
+       pg_get_function_result(p.oid), coalesce(p.proargnames[1:p.pronargs], '{}'), p.pronargdefaults,
+       ARRAY(SELECT r.rolname FROM pg_roles AS r
+             WHERE r.rolname LIKE 'cogmem\\_%%' AND r.rolname <> 'cogmem_owner'
+               AND has_function_privilege(r.oid, p.oid, 'EXECUTE') ORDER BY r.rolname)
+FROM pg_proc AS p
+WHERE p.pronamespace = 'cogmem'::regnamespace AND p.proname !~ '^_' AND p.prokind = 'f'
+  AND p.prorettype <> 'trigger'::regtype
+ORDER BY p.proname, p.oid
+"""
+
+
+def api_functions(shard_dsn: str) -> list[ApiFunction]:
+    """The public API functions of a shard, from its catalog."""
+    with psycopg.connect(shard_dsn) as conn:
+        return [ApiFunction(*row) for row in conn.execute(_CATALOG).fetchall()]
+
+
+def run_on(function: ApiFunction) -> str | None:
+    """The PL/Proxy RUN ON clause for a function, or None when the router does not offer it yet."""
+    if function.name in STATELESS:
+        return "RUN ON ANY;"
+    if "tenant" in function.parameters:
+        position = function.parameters.index("tenant")
+        has_default = position >= len(function.parameters) - function.defaults
+        if not has_default:
+            return "RUN ON cogmem_router.partition_of(tenant);"
+    return None
+
+
+def router_sql(partitions: Sequence[str], functions: Sequence[ApiFunction]) -> list[sql.SQL | sql.Composed]:
+    """The statements that make a database the router over PARTITIONS (a power of two of connection
+    strings, several of which may name one node)."""
+    count = len(partitions)
+    if count < 1 or count & (count - 1):
+        raise ValueError(f"PL/Proxy needs a power of two of partitions, not {count}")
+    options = sql.SQL(", ").join(
+        sql.SQL("{} {}").format(sql.Identifier(f"p{n}"), sql.Literal(dsn)) for n, dsn in enumerate(partitions)
+    )
+    statements: list[sql.SQL | sql.Composed] = [sql.SQL(_ROUTER_SCHEMA)]
+    statements.append(sql.SQL("DROP SERVER IF EXISTS {} CASCADE").format(sql.Identifier(SERVER)))
+    statements.append(
+        sql.SQL("CREATE SERVER {} FOREIGN DATA WRAPPER plproxy OPTIONS ({})").format(sql.Identifier(SERVER), options)
+    )
+    # The caller's own role connects to the shard (PL/Proxy adds user=current_user): the shard's grants
+    # and row-level security decide, as on a single node.
+    statements.append(sql.SQL("CREATE USER MAPPING FOR PUBLIC SERVER {}").format(sql.Identifier(SERVER)))
+    statements.append(sql.SQL("GRANT USAGE ON FOREIGN SERVER {} TO PUBLIC").format(sql.Identifier(SERVER)))
+    for function in functions:
+        clause = run_on(function)
+        if clause is None:
+            continue
+        statements.append(
+            sql.SQL(
+                "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
+                "    CLUSTER {server}; {clause}\n$plproxy$"
+            ).format(
+                name=sql.Identifier(function.name),
+                args=sql.SQL(function.arguments),
+                result=sql.SQL(function.result),
+                server=sql.Literal(SERVER),
+                clause=sql.SQL(clause),
+            )
+        )
+        statements.append(
+            sql.SQL("REVOKE ALL ON FUNCTION cogmem.{}({}) FROM PUBLIC").format(
+                sql.Identifier(function.name), sql.SQL(function.identity)
+            )
+        )
+        for role in function.roles:
+            statements.append(
+                sql.SQL("GRANT EXECUTE ON FUNCTION cogmem.{}({}) TO {}").format(
+                    sql.Identifier(function.name), sql.SQL(function.identity), sql.Identifier(role)
+                )
+            )
+    return statements
+
+
+def install_router(router_dsn: str, partitions: Sequence[str], catalog_dsn: str | None = None) -> int:
+    """Makes ROUTER_DSN's database the router over PARTITIONS, with the API of the shard at CATALOG_DSN
+    (default: the first partition); returns how many API functions it routes."""
+    functions = api_functions(catalog_dsn or partitions[0])
+    statements = router_sql(partitions, functions)
+    with psycopg.connect(router_dsn, autocommit=True) as conn, conn.transaction():
+        for statement in statements:
+            conn.execute(statement)
+    return sum(run_on(f) is not None for f in functions)
+
+
+@dataclass(frozen=True)
+class LocalShards:
+    """The embedded layout: shard clusters beside the default cluster, the router inside it."""
+
+    home: Path
+    base_port: int
+
+    @classmethod
+    def beside(cls, default: Cluster) -> LocalShards:
+        return cls(home=default.home / "shards", base_port=default.port + 1)
+
+    def node(self, n: int) -> Cluster:
+        return Cluster(home=self.home / f"node{n}", port=self.base_port + n)
+
+    def nodes(self) -> list[Cluster]:
+        found = sorted(p.name for p in self.home.glob("node*") if p.name[4:].isdigit()) if self.home.exists() else []
+        return [self.node(int(name[4:])) for name in found]
+
+
+def init_local(default: Cluster, nodes: int, partitions: int = 4) -> tuple[LocalShards, list[str], int]:
+    """Starts NODES shard clusters with cogmem installed and makes the router in DEFAULT; PARTITIONS are
+    spread over the nodes in turn. Returns the layout, the partitions' connection strings and the
+    number of routed functions. Running it again keeps the shards' data and rebuilds the router."""
+    if partitions < 1 or partitions & (partitions - 1):
+        raise ValueError(f"PL/Proxy needs a power of two of partitions, not {partitions}")
+    layout = LocalShards.beside(default)
+    clusters = [layout.node(n) for n in range(nodes)]
+    for cluster in clusters:
+        cluster.start()
+        install(cluster.dsn())
+    default.start()
+    install(default.dsn())  # as `cogmem up` does: the router's cluster needs cogmem's roles too
+    default.ensure_database(ROUTER_DATABASE)
+    # No user=: PL/Proxy connects as the calling role.
+    dsns = [clusters[p % nodes].dsn().replace("user=postgres ", "") for p in range(partitions)]
+    routed = install_router(default.dsn(ROUTER_DATABASE), dsns, clusters[0].dsn())
+    return layout, dsns, routed

@@ -1,0 +1,210 @@
+"""cogmem_pg/shards.py: a PL/Proxy router in front of four partitions on two local shard clusters.
+
+The router is generated from a shard's catalog; what it routes must behave as one node does."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from cogmem_pg.cluster import Cluster
+from cogmem_pg.shards import ROUTER_DATABASE, api_functions, init_local, run_on
+
+NODES, PARTITIONS = 2, 4
+
+
+@pytest.fixture(scope="module")
+def sharded():
+    home = Path(tempfile.mkdtemp(prefix="cogmem-shards-"))
+    home.chmod(0o755)
+    router = Cluster(home=home / "router", port=5471)
+    layout, _, routed = init_local(router, NODES, PARTITIONS)
+    nodes = layout.nodes()
+    for cluster in [router, *nodes]:  # deterministic full text everywhere, as the suite's other tests
+        with psycopg.connect(cluster.dsn(), autocommit=True) as conn:
+            conn.execute("ALTER DATABASE cogmem SET cogmem.embed = 'off'")
+    yield {"router": router.dsn(ROUTER_DATABASE), "nodes": [n.dsn() for n in nodes], "clusters": nodes,
+           "routed": routed, "all": [router, *nodes]}  # fmt: skip
+    for cluster in [router, *nodes]:
+        cluster.stop()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def tenant_name() -> str:
+    return f"t-{uuid.uuid4().hex[:8]}"
+
+
+def rows(dsn: str, query: str, params=None) -> list[tuple]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET cogmem.embed = 'off'")
+        return conn.execute(query, params).fetchall()
+
+
+def test_the_router_has_the_shards_signatures(sharded):
+    shard = {(f.name, f.identity): f for f in api_functions(sharded["nodes"][0])}
+    with psycopg.connect(sharded["router"]) as conn:
+        routed = conn.execute(
+            "SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_function_arguments(p.oid), "
+            "pg_get_function_result(p.oid), l.lanname FROM pg_proc AS p JOIN pg_language AS l ON l.oid = p.prolang "
+            "WHERE p.pronamespace = 'cogmem'::regnamespace"
+        ).fetchall()
+    assert len(routed) == sharded["routed"] > 40
+    for name, identity, arguments, result, language in routed:
+        assert language == "plproxy"
+        assert (arguments, result) == (shard[(name, identity)].arguments, shard[(name, identity)].result), name
+    offered = {name for name, *_ in routed}
+    assert {"remember", "recall", "guard_check", "store_put", "observe", "erase_subject"} <= offered
+    assert all(run_on(f) is not None for f in shard.values() if f.name in offered)
+
+
+def scenario(dsn: str, tenant: str) -> list:
+    """The API acceptance path an application takes; ids and times left out."""
+    out = []
+    out += rows(dsn, "SELECT cogmem.create_tenant(%s)", (tenant,))
+    out += rows(
+        dsn,
+        "SELECT ring, topics, action FROM cogmem.remember(%s, 'Never restart the web servers at night', "
+        "ring => 'dos_and_donts')",
+        (tenant,),
+    )
+    out += rows(
+        dsn, "SELECT ring, topics, action FROM cogmem.remember(%s, 'The staging database is db-stage-2')", (tenant,)
+    )
+    out += rows(dsn, "SELECT action, redactions FROM cogmem.remember(%s, 'my card is 4111 1111 1111 1111')", (tenant,))
+    out += rows(
+        dsn,
+        "SELECT layer, content, tokens, reason FROM cogmem.recall(%s, 'can I restart the web servers "
+        "tonight?') ORDER BY layer, content",
+        (tenant,),
+    )
+    out += rows(
+        dsn, "SELECT kind, content, blocking FROM cogmem.guard_check(%s, 'server', 'restart web-1 tonight')", (tenant,)
+    )
+    out += rows(
+        dsn, "SELECT errors, blocking FROM cogmem.report_error(%s, 'server', 'Restarted web-1 at night')", (tenant,)
+    )
+    out += rows(dsn, "SELECT ring, action FROM cogmem.observe(%s, 'c1', 'user', 'Good morning!')", (tenant,))
+    out += rows(
+        dsn,
+        "SELECT action FROM cogmem.store_put(%s, '{prefs}', 'lang', '{\"content\": \"Answer in Turkish\"}',"
+        " 'Answer in Turkish')",
+        (tenant,),
+    )
+    out += rows(dsn, "SELECT key, value FROM cogmem.store_search(%s, '{prefs}', 'which language?')", (tenant,))
+    out += rows(dsn, "SELECT cogmem.detect_topics(%s, 'restart nginx on the server')", (tenant,))
+    out += rows(dsn, "SELECT cogmem.trust(%s)", (tenant,))
+    out += rows(dsn, "SELECT kind, erased FROM cogmem.erase_subject(%s, 'db-stage-2') ORDER BY kind", (tenant,))
+    return out
+
+
+def test_the_api_through_the_router_gives_what_one_node_gives(sharded, dsn, db):
+    db.execute("ALTER DATABASE " + db.info.dbname + " SET cogmem.embed = 'off'")
+    tenant = tenant_name()
+    assert scenario(sharded["router"], tenant) == scenario(dsn, tenant)
+
+
+def test_every_tenant_lives_on_exactly_one_shard_the_one_its_hash_names(sharded):
+    tenants = [tenant_name() for _ in range(16)]
+    for tenant in tenants:
+        rows(sharded["router"], "SELECT cogmem.create_tenant(%s)", (tenant,))
+        rows(sharded["router"], "SELECT * FROM cogmem.remember(%s, 'Invoices go out on the first')", (tenant,))
+    where: dict[str, list[int]] = {t: [] for t in tenants}
+    for n, node in enumerate(sharded["nodes"]):
+        for (tenant,) in rows(node, "SELECT DISTINCT tenant FROM cogmem.memories WHERE tenant = ANY (%s)", (tenants,)):
+            where[tenant].append(n)
+    partitions = dict(
+        rows(
+            sharded["router"],
+            "SELECT t, cogmem_router.partition_of(t) & %s FROM unnest(%s::text[]) AS t",
+            (PARTITIONS - 1, tenants),
+        )
+    )
+    for tenant in tenants:
+        assert where[tenant] == [partitions[tenant] % NODES], tenant
+    assert {n for places in where.values() for n in places} == set(range(NODES))  # both shards hold some
+
+
+def test_errors_keep_their_sqlstate_and_hint_through_the_router(sharded):
+    with pytest.raises(psycopg.errors.UndefinedObject) as raised:
+        rows(sharded["router"], "SELECT * FROM cogmem.remember('no-such-tenant', 'hello')")
+    assert 'unknown tenant "no-such-tenant"' in str(raised.value)
+    assert "create_tenant" in (raised.value.diag.message_hint or "")
+
+
+def test_a_role_reaches_through_the_router_only_what_it_reaches_on_its_shard(sharded):
+    role = f"r_{uuid.uuid4().hex[:8]}"
+    mine, other = tenant_name(), tenant_name()
+    for tenant in (mine, other):
+        rows(sharded["router"], "SELECT cogmem.create_tenant(%s)", (tenant,))
+    for cluster in sharded["all"]:
+        with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE {role} LOGIN IN ROLE cogmem_app")
+    try:
+        rows(sharded["router"], "SELECT cogmem.grant_tenant(%s, %s)", (role, mine))
+        app = sharded["router"].replace("user=postgres", f"user={role}")
+        assert rows(app, "SELECT action FROM cogmem.remember(%s, 'Ship on Fridays only')", (mine,)) == [("created",)]
+        with pytest.raises(psycopg.errors.UndefinedObject):
+            rows(app, "SELECT * FROM cogmem.remember(%s, 'not mine')", (other,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            rows(app, "SELECT cogmem.erase_subject(%s, 'Fridays')", (mine,))  # an administrator's verb
+    finally:
+        for cluster in sharded["all"]:
+            with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as conn:
+                conn.execute(f"DROP OWNED BY {role}")
+                conn.execute(f"DROP ROLE {role}")
+
+
+def test_a_shard_that_is_down_fails_clearly_and_spares_the_other_tenants(sharded):
+    tenants = {}
+    while len(tenants) < NODES:  # one tenant on each node
+        tenant = tenant_name()
+        (partition,) = rows(sharded["router"], "SELECT cogmem_router.partition_of(%s) & %s", (tenant, PARTITIONS - 1))[
+            0
+        ]
+        tenants.setdefault(partition % NODES, tenant)
+    for tenant in tenants.values():
+        rows(sharded["router"], "SELECT cogmem.create_tenant(%s)", (tenant,))
+    down = sharded["clusters"][1]
+    down.stop()
+    try:
+        with pytest.raises(psycopg.Error, match=r"connect"):
+            rows(sharded["router"], "SELECT * FROM cogmem.recall(%s, 'anything')", (tenants[1],))
+        assert rows(sharded["router"], "SELECT action FROM cogmem.remember(%s, 'Still here')", (tenants[0],)) == [
+            ("created",)
+        ]
+    finally:
+        down.start()
+    assert rows(sharded["router"], "SELECT count(*) FROM cogmem.recall(%s, 'anything')", (tenants[1],))[0][0] >= 0
+
+
+def test_the_command_line_initialises_and_reports_local_shards(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from cogmem_pg.cli import main
+    from cogmem_pg.shards import LocalShards
+
+    home = Path(tempfile.mkdtemp(prefix="cogmem-shards-cli-"))
+    home.chmod(0o755)  # the postgres user runs the clusters
+    monkeypatch.setenv("COGMEM_HOME", str(home))
+    monkeypatch.setenv("COGMEM_PORT", "5481")
+    result = CliRunner().invoke(main, ["shards", "init", "--shards", "1", "--partitions", "3"])
+    assert result.exit_code == 2 and "power of two" in result.output
+    default = Cluster.default()
+    try:
+        result = CliRunner().invoke(main, ["shards", "init", "--shards", "1", "--partitions", "2"])
+        assert result.exit_code == 0, result.output
+        assert result.output.count("partition ") == 2 and f"router: {default.dsn(ROUTER_DATABASE)}" in result.output
+        out = CliRunner().invoke(main, ["shards", "status", "--json"]).output
+        status = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        assert [(s["node"], s["running"], s["tenants"]) for s in status] == [(0, True, 0)]
+    finally:
+        for cluster in [default, *LocalShards.beside(default).nodes()]:
+            cluster.stop()
+        shutil.rmtree(home, ignore_errors=True)
