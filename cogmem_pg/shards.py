@@ -8,8 +8,10 @@ Where a call goes:
 - a function with a ``tenant`` parameter that has no default runs on the tenant's partition:
   ``cogmem_router.partition_of(tenant)``, the tenant's hash unless a move placed it elsewhere;
 - a function that reads or writes no tenant's rows (classify, redact, polarity...) runs on any partition.
-Calls keyed by an id, and the cluster-wide ones (BIOS, the night, sealing), come in the next steps
-(docs/scaling.md says how they will route); the router does not offer them yet.
+- a call keyed by a recall's or a session's id runs where the id's first 32 bits (its tenant's hash,
+  cogmem._keyed_uuid) say.
+The cluster-wide calls (BIOS, the night, sealing) come in the next steps (docs/scaling.md); until then
+the router answers them with feature_not_supported and a HINT, rather than "no such function".
 
 ``init_local`` makes the embedded layout for trying it and for the tests: N shard clusters beside the
 embedded default, and the router database ``cogmem_router`` in the default cluster. Against real
@@ -31,6 +33,9 @@ from cogmem_pg.migrate import install
 ROUTER_DATABASE = "cogmem_router"
 SERVER = "cogmem_shards"
 
+# Functions that only say who calls and what it reaches: they answer on the shard, for the shard.
+ROUTER_OWN = frozenset({"caller", "reachable_tenants", "reaches_every_tenant", "may_use_vault"})
+
 # Calls that touch no tenant's rows: any partition answers them alike.
 STATELESS = frozenset({"classify", "route", "redact", "polarity", "contradicts", "attention", "embed",
                        "embedding_dimensions", "server_can_embed", "strength", "gut_deidentify"})  # fmt: skip
@@ -51,14 +56,33 @@ CREATE OR REPLACE FUNCTION cogmem_router.tenant_hash(tenant text)
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN hashtext(tenant) & 2147483647;
-CREATE OR REPLACE FUNCTION cogmem_router.partition_of(tenant text)
+CREATE OR REPLACE FUNCTION cogmem_router.partition_of_key(tenant_hash integer)
 RETURNS integer
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT p.partition FROM cogmem_router.placements AS p
-                 WHERE p.tenant_hash = cogmem_router.tenant_hash(tenant)), cogmem_router.tenant_hash(tenant));
-COMMENT ON FUNCTION cogmem_router.partition_of(text) IS
-'The partition a tenant''s calls run on: its placement after a move, else its hash (PL/Proxy masks it).';
+RETURN coalesce((SELECT p.partition FROM cogmem_router.placements AS p WHERE p.tenant_hash = $1), $1);
+COMMENT ON FUNCTION cogmem_router.partition_of_key(integer) IS
+'The partition of a tenant hash: its placement after a move, else the hash itself (PL/Proxy masks it).';
+CREATE OR REPLACE FUNCTION cogmem_router.partition_of(tenant text)
+RETURNS integer
+LANGUAGE sql STABLE
+RETURN cogmem_router.partition_of_key(cogmem_router.tenant_hash(tenant));
+COMMENT ON FUNCTION cogmem_router.partition_of(text) IS 'The partition a tenant''s calls run on.';
+-- A recall's or a session's id begins with its tenant's hash (cogmem._keyed_uuid on the shards).
+CREATE OR REPLACE FUNCTION cogmem_router.partition_of_id(id uuid)
+RETURNS integer
+LANGUAGE sql STABLE
+RETURN cogmem_router.partition_of_key(('x' || left(replace(id::text, '-', ''), 8))::bit(32)::integer);
+COMMENT ON FUNCTION cogmem_router.partition_of_id(uuid) IS 'The partition of the tenant whose id this is.';
+CREATE OR REPLACE FUNCTION cogmem_router.refuse(call text, hint text)
+RETURNS boolean
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    RAISE EXCEPTION 'the cogmem router does not route %', call USING ERRCODE = 'feature_not_supported', HINT = hint;
+END;
+$$;
+COMMENT ON FUNCTION cogmem_router.refuse(text, text) IS 'The answer of an API function the router does not route.';
 GRANT USAGE ON SCHEMA cogmem, cogmem_router TO PUBLIC;
 GRANT SELECT ON cogmem_router.placements TO PUBLIC;
 """
@@ -94,6 +118,15 @@ def api_functions(shard_dsn: str) -> list[ApiFunction]:
         return [ApiFunction(*row) for row in conn.execute(_CATALOG).fetchall()]
 
 
+# Calls keyed by an id that begins with its tenant's routing key (cogmem._keyed_uuid).
+KEYED_BY_ID = {"feedback": "recall_id", "explain_recall": "recall_id", "end_session": "session_id"}
+
+# What the router answers, instead of running, for a call it does not route (yet).
+HINTS = {
+    "resolve_conflict": "Name the tenant: cogmem.resolve_conflict(tenant, conflict_id, resolution, note).",
+}
+
+
 def run_on(function: ApiFunction) -> str | None:
     """The PL/Proxy RUN ON clause for a function, or None when the router does not offer it yet."""
     if function.name in STATELESS:
@@ -103,7 +136,48 @@ def run_on(function: ApiFunction) -> str | None:
         has_default = position >= len(function.parameters) - function.defaults
         if not has_default:
             return "RUN ON cogmem_router.partition_of(tenant);"
+    if KEYED_BY_ID.get(function.name) in function.parameters:
+        return f"RUN ON cogmem_router.partition_of_id({KEYED_BY_ID[function.name]});"
     return None
+
+
+def _not_routed(function: ApiFunction) -> sql.Composed:
+    """A function of the same signature that says clearly that the router does not run it (SQL, whose
+    result columns may share the parameters' names)."""
+    hint = HINTS.get(function.name, "Call it on each shard; docs/scaling.md says what the router routes.")
+    refusal = sql.SQL("cogmem_router.refuse({}, {})").format(
+        sql.Literal(f"cogmem.{function.name}({function.identity})"), sql.Literal(hint)
+    )
+    columns = _result_types(function.result)
+    if columns is None:  # void
+        body = sql.SQL("SELECT {}").format(refusal)
+    else:
+        nulls = sql.SQL(", ").join(sql.SQL("NULL::{}").format(sql.SQL(t)) for t in columns)
+        body = sql.SQL("SELECT {} WHERE {}").format(nulls, refusal)
+    return sql.SQL(
+        "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE sql AS $body$ {body} $body$"
+    ).format(
+        name=sql.Identifier(function.name), args=sql.SQL(function.arguments), result=sql.SQL(function.result),
+        body=body,
+    )  # fmt: skip
+
+
+def _result_types(result: str) -> list[str] | None:
+    """The column types of a function result as pg_get_function_result writes it (None for void)."""
+    if result == "void":
+        return None
+    if not result.startswith("TABLE("):
+        return [result.removeprefix("SETOF ")]
+    columns, depth, current = [], 0, ""
+    for char in result[len("TABLE(") : -1]:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            columns.append(current.strip())
+            current = ""
+        else:
+            current += char
+    columns.append(current.strip())
+    return [column.split(" ", 1)[1] for column in columns]
 
 
 def router_sql(partitions: Sequence[str], functions: Sequence[ApiFunction]) -> list[sql.SQL | sql.Composed]:
@@ -126,20 +200,23 @@ def router_sql(partitions: Sequence[str], functions: Sequence[ApiFunction]) -> l
     statements.append(sql.SQL("GRANT USAGE ON FOREIGN SERVER {} TO PUBLIC").format(sql.Identifier(SERVER)))
     for function in functions:
         clause = run_on(function)
-        if clause is None:
+        if function.name in ROUTER_OWN:
             continue
-        statements.append(
-            sql.SQL(
-                "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
-                "    CLUSTER {server}; {clause}\n$plproxy$"
-            ).format(
-                name=sql.Identifier(function.name),
-                args=sql.SQL(function.arguments),
-                result=sql.SQL(function.result),
-                server=sql.Literal(SERVER),
-                clause=sql.SQL(clause),
+        if clause is None:
+            statements.append(_not_routed(function))
+        else:
+            statements.append(
+                sql.SQL(
+                    "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
+                    "    CLUSTER {server}; {clause}\n$plproxy$"
+                ).format(
+                    name=sql.Identifier(function.name),
+                    args=sql.SQL(function.arguments),
+                    result=sql.SQL(function.result),
+                    server=sql.Literal(SERVER),
+                    clause=sql.SQL(clause),
+                )
             )
-        )
         statements.append(
             sql.SQL("REVOKE ALL ON FUNCTION cogmem.{}({}) FROM PUBLIC").format(
                 sql.Identifier(function.name), sql.SQL(function.identity)
@@ -162,7 +239,7 @@ def install_router(router_dsn: str, partitions: Sequence[str], catalog_dsn: str 
     with psycopg.connect(router_dsn, autocommit=True) as conn, conn.transaction():
         for statement in statements:
             conn.execute(statement)
-    return sum(run_on(f) is not None for f in functions)
+    return sum(run_on(f) is not None and f.name not in ROUTER_OWN for f in functions)
 
 
 @dataclass(frozen=True)

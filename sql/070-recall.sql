@@ -345,7 +345,7 @@ AS $$
 DECLARE
     v_tenant      text := recall.tenant;
     v_budget      integer := recall.budget;
-    v_recall_id   uuid := gen_random_uuid();
+    v_recall_id   uuid;
     v_language    regconfig;
     t             cogmem.tenants;
     v_topics      text[];
@@ -386,6 +386,7 @@ DECLARE
     v_audit_reasons text[];
 BEGIN
     v_language := cogmem._reach(v_tenant);
+    v_recall_id := cogmem._keyed_uuid(v_tenant);  -- routable without the tenant (sql/000-helpers.sql)
     PERFORM cogmem._lock_tenant(v_tenant, false);
     IF recall.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'

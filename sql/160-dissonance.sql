@@ -109,6 +109,30 @@ COMMENT ON FUNCTION cogmem.resolve_conflict(bigint, text, text) IS
 'Decides an open conflict: paradigm_shift (weaken the old memories, store the new), exception (store '
 'nothing) or override (store the new, keep both, reviewed at night). Returns what was stored and weakened.';
 
+-- The same with the tenant named first: what a router in front of shards routes on (docs/scaling.md).
+CREATE OR REPLACE FUNCTION cogmem.resolve_conflict(
+    tenant text, conflict_id bigint, resolution text, note text DEFAULT NULL
+)
+RETURNS TABLE (status text, memory_id bigint, weakened bigint[])
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM cogmem._reach(resolve_conflict.tenant);
+    IF NOT EXISTS (SELECT FROM cogmem.conflicts AS c
+                   WHERE c.tenant = resolve_conflict.tenant AND c.conflict_id = resolve_conflict.conflict_id) THEN
+        RAISE EXCEPTION 'unknown conflict % in tenant "%"', coalesce(resolve_conflict.conflict_id::text, 'NULL'),
+            resolve_conflict.tenant
+            USING ERRCODE = 'no_data_found', HINT = 'Pass a conflict_id from remember() or open_conflicts(tenant).';
+    END IF;
+    RETURN QUERY SELECT * FROM cogmem.resolve_conflict(resolve_conflict.conflict_id, resolve_conflict.resolution,
+                                                       resolve_conflict.note);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.resolve_conflict(text, bigint, text, text) IS
+'resolve_conflict(conflict_id, ...) for a conflict of the named tenant (the form a sharded router routes).';
+
 -- What a text could contradict: the established memories closest to it (by meaning when there is an
 -- embedding, else by the words they share). For a judge on the caller's side (an LLM), whose verdict
 -- goes back as remember's contradicts argument: the Python client's classifier receives these.

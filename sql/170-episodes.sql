@@ -28,8 +28,8 @@ BEGIN
         RAISE EXCEPTION 'a session goal has at most 1000 characters and a project name 200'
             USING ERRCODE = 'string_data_right_truncation', HINT = 'Name the project and the goal briefly.';
     END IF;
-    INSERT INTO cogmem.sessions AS s (tenant, project, goal)
-    VALUES (start_session.tenant, nullif(btrim(start_session.project), ''),
+    INSERT INTO cogmem.sessions AS s (session_id, tenant, project, goal)
+    VALUES (cogmem._keyed_uuid(start_session.tenant), start_session.tenant, nullif(btrim(start_session.project), ''),
             cogmem._clean_text(start_session.goal))
     RETURNING s.session_id INTO v_session;
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)

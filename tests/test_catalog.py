@@ -28,7 +28,11 @@ COMMITTING_PROCEDURES = {
 }
 # Pure expressions over pg_catalog functions, inlined into the queries that call them (a SET clause would
 # stop the inlining); inlining also means the caller's search_path never reaches them.
-INLINED_EXPRESSIONS = {"cogmem.strength(interval,interval)", "cogmem._shared_words(tsvector,text[])"}
+INLINED_EXPRESSIONS = {
+    "cogmem.strength(interval,interval)",
+    "cogmem._shared_words(tsvector,text[])",
+    "cogmem._tenant_key(text)",
+}
 
 
 def test_every_function_pins_search_path_and_has_a_comment(db):

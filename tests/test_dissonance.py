@@ -167,6 +167,17 @@ def test_resolve_refuses_bad_input(db, tenant, conflict, resolution, sqlstate):
     assert err.value.sqlstate == sqlstate and err.value.diag.message_hint
 
 
+def test_resolve_with_the_tenant_named_checks_the_conflict_is_the_tenants(db, tenant):
+    conflict_id = open_conflict(db, tenant)[1]
+    db.execute("SELECT cogmem.create_tenant('globex')")
+    with pytest.raises(psycopg.errors.NoDataFound, match=r'unknown conflict \d+ in tenant "globex"'):
+        db.execute("SELECT * FROM cogmem.resolve_conflict('globex', %s, 'exception')", (conflict_id,))
+    with pytest.raises(psycopg.errors.UndefinedObject):
+        db.execute("SELECT * FROM cogmem.resolve_conflict('nobody', %s, 'exception')", (conflict_id,))
+    status = db.execute("SELECT status FROM cogmem.resolve_conflict(%s, %s, 'exception')", (tenant, conflict_id))
+    assert status.fetchone() == ("exception",)
+
+
 def test_a_fact_that_contradicts_an_older_one_is_stored_linked_and_weakens_it(db, tenant):
     old, *_ = remember(db, tenant, "db-1 runs PostgreSQL 15.", ring="long_term")
     rule, *_ = remember(db, tenant, "Never upgrade db-1 during business hours.", ring="dos_and_donts", contradicts=[])

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from cogmem_pg.cluster import Cluster
-from cogmem_pg.shards import ROUTER_DATABASE, api_functions, init_local, run_on
+from cogmem_pg.shards import ROUTER_DATABASE, ROUTER_OWN, api_functions, init_local, run_on
 
 NODES, PARTITIONS = 2, 4
 
@@ -53,13 +53,21 @@ def test_the_router_has_the_shards_signatures(sharded):
             "pg_get_function_result(p.oid), l.lanname FROM pg_proc AS p JOIN pg_language AS l ON l.oid = p.prolang "
             "WHERE p.pronamespace = 'cogmem'::regnamespace"
         ).fetchall()
-    assert len(routed) == sharded["routed"] > 40
-    for name, identity, arguments, result, language in routed:
-        assert language == "plproxy"
+    languages = {(name, identity): language for name, identity, _, _, language in routed}
+    assert sum(language == "plproxy" for language in languages.values()) == sharded["routed"] > 40
+    for name, identity, arguments, result, _ in routed:
         assert (arguments, result) == (shard[(name, identity)].arguments, shard[(name, identity)].result), name
-    offered = {name for name, *_ in routed}
-    assert {"remember", "recall", "guard_check", "store_put", "observe", "erase_subject"} <= offered
-    assert all(run_on(f) is not None for f in shard.values() if f.name in offered)
+    for key, function in shard.items():  # every API function is there: routed, or saying it is not
+        if function.name not in ROUTER_OWN:
+            assert languages[key] == ("plproxy" if run_on(function) else "sql"), key
+    offered = {name for (name, _), language in languages.items() if language == "plproxy"}
+    assert {"remember", "recall", "guard_check", "store_put", "observe", "feedback", "end_session"} <= offered
+
+
+def test_a_call_the_router_does_not_route_says_so_with_a_hint(sharded):
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as raised:
+        rows(sharded["router"], "SELECT * FROM cogmem.resolve_conflict(1::bigint, 'override')")
+    assert "resolve_conflict(tenant, conflict_id" in raised.value.diag.message_hint
 
 
 def scenario(dsn: str, tenant: str) -> list:
@@ -98,6 +106,25 @@ def scenario(dsn: str, tenant: str) -> list:
     out += rows(dsn, "SELECT key, value FROM cogmem.store_search(%s, '{prefs}', 'which language?')", (tenant,))
     out += rows(dsn, "SELECT cogmem.detect_topics(%s, 'restart nginx on the server')", (tenant,))
     out += rows(dsn, "SELECT cogmem.trust(%s)", (tenant,))
+    recall_id = rows(dsn, "SELECT recall_id FROM cogmem.recall(%s, 'restart the web servers') LIMIT 1", (tenant,))[0][0]
+    out += rows(dsn, "SELECT cogmem.feedback(%s, 1.0)", (recall_id,))  # keyed by the id alone
+    out += rows(dsn, "SELECT item, layer, reason FROM cogmem.explain_recall(%s)", (recall_id,))
+    session = rows(dsn, "SELECT cogmem.start_session(%s, 'checkout', 'move it')", (tenant,))[0][0]
+    out += rows(
+        dsn,
+        "SELECT episode = %s, cardinality(remembered) FROM cogmem.end_session(%s, 'Moved checkout.', "
+        "facts => ARRAY['Checkout runs on web-3'])",
+        (session, session),
+    )
+    held = rows(
+        dsn,
+        "SELECT action, conflict_id FROM cogmem.remember(%s, 'Always restart the web servers at night',"
+        " ring => 'dos_and_donts')",
+        (tenant,),
+    )
+    out += [h[0] for h in held]
+    if held[0][1] is not None:
+        out += rows(dsn, "SELECT status FROM cogmem.resolve_conflict(%s, %s, 'exception')", (tenant, held[0][1]))
     out += rows(dsn, "SELECT kind, erased FROM cogmem.erase_subject(%s, 'db-stage-2') ORDER BY kind", (tenant,))
     return out
 
