@@ -10,8 +10,10 @@ Where a call goes:
 - a function that reads or writes no tenant's rows (classify, redact, polarity...) runs on any partition.
 - a call keyed by a recall's or a session's id runs where the id's first 32 bits (its tenant's hash,
   cogmem._keyed_uuid) say.
-The cluster-wide calls (BIOS, the night, sealing) come in the next steps (docs/scaling.md); until then
-the router answers them with feature_not_supported and a HINT, rather than "no such function".
+- a call that names no tenant but applies to all (loading a BIOS preset, subscriptions, verify_audit,
+  consolidate) runs on every shard, once per node; with a tenant, on its shard.
+The rest (single BIOS rules, sealing, the Gut) come in the next steps (docs/scaling.md); until then the
+router answers them with feature_not_supported and a HINT, rather than "no such function".
 
 ``init_local`` makes the embedded layout for trying it and for the tests: N shard clusters beside the
 embedded default, and the router database ``cogmem_router`` in the default cluster. Against real
@@ -83,6 +85,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem_router.refuse(text, text) IS 'The answer of an API function the router does not route.';
+-- Anyone may call the router's helpers: each runs as the caller on the shards, whose grants decide.
 GRANT USAGE ON SCHEMA cogmem, cogmem_router TO PUBLIC;
 GRANT SELECT ON cogmem_router.placements TO PUBLIC;
 """
@@ -121,6 +124,12 @@ def api_functions(shard_dsn: str) -> list[ApiFunction]:
 # Calls keyed by an id that begins with its tenant's routing key (cogmem._keyed_uuid).
 KEYED_BY_ID = {"feedback": "recall_id", "explain_recall": "recall_id", "end_session": "session_id"}
 
+# Calls that apply to every tenant when they name none (the BIOS library is the same on every shard;
+# the night and the audit check run on each): "same" when every shard answers alike, "union" when each
+# answers for its own tenants. With a tenant, they run on its shard.
+EVERYWHERE = {"load_bios_preset": "same", "bios_preset_diff": "same", "subscribe_bios": "same",
+              "unsubscribe_bios": "same", "verify_audit": "union", "consolidate": "union"}  # fmt: skip
+
 # What the router answers, instead of running, for a call it does not route (yet).
 HINTS = {
     "resolve_conflict": "Name the tenant: cogmem.resolve_conflict(tenant, conflict_id, resolution, note).",
@@ -139,6 +148,57 @@ def run_on(function: ApiFunction) -> str | None:
     if KEYED_BY_ID.get(function.name) in function.parameters:
         return f"RUN ON cogmem_router.partition_of_id({KEYED_BY_ID[function.name]});"
     return None
+
+
+def _plproxy(schema: str, name: str, function: ApiFunction, result: str, clause: str) -> sql.Composed:
+    """A PL/Proxy function SCHEMA.NAME with FUNCTION's parameters that runs cogmem.FUNCTION per CLAUSE."""
+    return sql.SQL(
+        "CREATE OR REPLACE FUNCTION {schema}.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
+        "    CLUSTER {server}; {clause}{target}\n$plproxy$"
+    ).format(
+        schema=sql.Identifier(schema), name=sql.Identifier(name), args=sql.SQL(function.arguments),
+        result=sql.SQL(result), server=sql.Literal(SERVER), clause=sql.SQL(clause),
+        # PL/Proxy's parser takes a plain name (ours are): the shard's function, when this one is not it.
+        target=sql.SQL("" if schema == "cogmem" and name == function.name else f" TARGET cogmem.{function.name};"),
+    )  # fmt: skip
+
+
+def _routed(function: ApiFunction) -> list[sql.Composed]:
+    """The router's cogmem.FUNCTION: one PL/Proxy function, an everywhere-or-one-tenant pair behind a
+    SQL function that picks, or a refusal."""
+    clause = run_on(function)
+    if clause is not None:
+        return [_plproxy("cogmem", function.name, function, function.result, clause)]
+    if function.name not in EVERYWHERE:
+        return [_not_routed(function)]
+    # A tenant named: its shard; none: every shard (each node once, however many partitions it holds).
+    everywhere = f"{function.name}__everywhere"
+    one = f"{function.name}__tenant"
+    returns_set = function.result.startswith(("TABLE(", "SETOF "))
+    setof = function.result if returns_set else f"SETOF {function.result}"
+    tenant = f"${function.parameters.index('tenant') + 1}"
+    args = ", ".join(f"${n}" for n in range(1, len(function.parameters) + 1))
+    if returns_set:
+        # Each shard answers for its own tenants (union); a change applied everywhere answers the same
+        # on each shard, and DISTINCT shows it once (or shows that they differ).
+        pick = "DISTINCT " if EVERYWHERE[function.name] == "same" else ""
+        body = (f"SELECT {pick}* FROM cogmem_router.{everywhere}({args}) WHERE {tenant} IS NULL "
+                f"UNION ALL SELECT * FROM cogmem_router.{one}({args}) WHERE {tenant} IS NOT NULL")  # fmt: skip
+    else:  # whether it changed anything, on any shard
+        body = (f"SELECT CASE WHEN {tenant} IS NULL THEN (SELECT bool_or(r) FROM cogmem_router.{everywhere}({args}) "
+                f"AS r) ELSE cogmem_router.{one}({args}) END")  # fmt: skip
+    return [
+        _plproxy("cogmem_router", everywhere, function, setof, "RUN ON ALL;"),
+        _plproxy("cogmem_router", one, function, function.result, "RUN ON cogmem_router.partition_of(tenant);"),
+        sql.SQL(
+            "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE sql AS $body$ {body} $body$"
+        ).format(
+            name=sql.Identifier(function.name),
+            args=sql.SQL(function.arguments),
+            result=sql.SQL(function.result),
+            body=sql.SQL(body),
+        ),
+    ]
 
 
 def _not_routed(function: ApiFunction) -> sql.Composed:
@@ -199,24 +259,9 @@ def router_sql(partitions: Sequence[str], functions: Sequence[ApiFunction]) -> l
     statements.append(sql.SQL("CREATE USER MAPPING FOR PUBLIC SERVER {}").format(sql.Identifier(SERVER)))
     statements.append(sql.SQL("GRANT USAGE ON FOREIGN SERVER {} TO PUBLIC").format(sql.Identifier(SERVER)))
     for function in functions:
-        clause = run_on(function)
         if function.name in ROUTER_OWN:
             continue
-        if clause is None:
-            statements.append(_not_routed(function))
-        else:
-            statements.append(
-                sql.SQL(
-                    "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
-                    "    CLUSTER {server}; {clause}\n$plproxy$"
-                ).format(
-                    name=sql.Identifier(function.name),
-                    args=sql.SQL(function.arguments),
-                    result=sql.SQL(function.result),
-                    server=sql.Literal(SERVER),
-                    clause=sql.SQL(clause),
-                )
-            )
+        statements += _routed(function)
         statements.append(
             sql.SQL("REVOKE ALL ON FUNCTION cogmem.{}({}) FROM PUBLIC").format(
                 sql.Identifier(function.name), sql.SQL(function.identity)
@@ -239,7 +284,7 @@ def install_router(router_dsn: str, partitions: Sequence[str], catalog_dsn: str 
     with psycopg.connect(router_dsn, autocommit=True) as conn, conn.transaction():
         for statement in statements:
             conn.execute(statement)
-    return sum(run_on(f) is not None and f.name not in ROUTER_OWN for f in functions)
+    return sum((run_on(f) is not None or f.name in EVERYWHERE) and f.name not in ROUTER_OWN for f in functions)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from cogmem_pg.client import Client
 from cogmem_pg.cluster import Cluster
-from cogmem_pg.shards import ROUTER_DATABASE, ROUTER_OWN, api_functions, init_local, run_on
+from cogmem_pg.shards import EVERYWHERE, ROUTER_DATABASE, ROUTER_OWN, api_functions, init_local, run_on
 
 NODES, PARTITIONS = 2, 4
 
@@ -54,7 +55,8 @@ def test_the_router_has_the_shards_signatures(sharded):
             "WHERE p.pronamespace = 'cogmem'::regnamespace"
         ).fetchall()
     languages = {(name, identity): language for name, identity, _, _, language in routed}
-    assert sum(language == "plproxy" for language in languages.values()) == sharded["routed"] > 40
+    routed_here = sum(language == "plproxy" or name in EVERYWHERE for (name, _), language in languages.items())
+    assert routed_here == sharded["routed"] > 40
     for name, identity, arguments, result, _ in routed:
         assert (arguments, result) == (shard[(name, identity)].arguments, shard[(name, identity)].result), name
     for key, function in shard.items():  # every API function is there: routed, or saying it is not
@@ -62,6 +64,54 @@ def test_the_router_has_the_shards_signatures(sharded):
             assert languages[key] == ("plproxy" if run_on(function) else "sql"), key
     offered = {name for (name, _), language in languages.items() if language == "plproxy"}
     assert {"remember", "recall", "guard_check", "store_put", "observe", "feedback", "end_session"} <= offered
+
+
+def test_bios_presets_load_on_every_shard_and_stay_identical(sharded):
+    tenants = one_tenant_per_node(sharded)
+    with Client(sharded["router"], embedder=False) as client:
+        for preset in ("operations", "pci-dss-4.0"):
+            _, changes = client.load_bios_preset(preset)
+            assert changes and {c.change for c in changes} <= {"add", "keep"}
+            _, again = client.load_bios_preset(preset)
+            assert {c.change for c in again} == {"keep"} and len(again) == len(changes)  # each rule once
+        client.subscribe_bios("operations")
+        assert client.subscribe_bios("operations") is False  # already, on every shard
+        for tenant in tenants.values():
+            layers = {i.layer for i in client.recall(tenant, "restart the web servers tonight?").items}
+            assert "bios" in layers, tenant
+    libraries = [
+        rows(node, "SELECT rule_id, preset, digest, tenant FROM cogmem.bios_rules ORDER BY rule_id")
+        + rows(node, "SELECT preset, version, sha256 FROM cogmem.bios_preset_loads ORDER BY load_id")
+        + rows(node, "SELECT preset, tenant FROM cogmem.bios_subscriptions ORDER BY preset")
+        for node in sharded["nodes"]
+    ]
+    assert libraries[0] and all(library == libraries[0] for library in libraries)
+
+
+def test_verify_audit_without_a_tenant_checks_every_shard(sharded):
+    tenants = one_tenant_per_node(sharded)
+    for tenant in tenants.values():
+        rows(sharded["router"], "SELECT * FROM cogmem.remember(%s, 'Audited everywhere')", (tenant,))
+    for node in sharded["nodes"]:  # each shard seals its own trail (its pg_cron does it every minute)
+        rows(node, "SELECT cogmem.seal_audit()")
+    checked = {t: ok for t, ok in rows(sharded["router"], "SELECT tenant, ok FROM cogmem.verify_audit()")}
+    assert all(checked[t] for t in tenants.values())
+    mine = rows(sharded["router"], "SELECT tenant, ok FROM cogmem.verify_audit(%s)", (tenants[1],))
+    assert mine == [(tenants[1], True)]
+
+
+def one_tenant_per_node(sharded) -> dict[int, str]:
+    """A new tenant on each node, created through the router."""
+    tenants: dict[int, str] = {}
+    while len(tenants) < NODES:
+        tenant = tenant_name()
+        (partition,) = rows(sharded["router"], "SELECT cogmem_router.partition_of(%s) & %s", (tenant, PARTITIONS - 1))[
+            0
+        ]
+        tenants.setdefault(partition % NODES, tenant)
+    for tenant in tenants.values():
+        rows(sharded["router"], "SELECT cogmem.create_tenant(%s)", (tenant,))
+    return tenants
 
 
 def test_a_call_the_router_does_not_route_says_so_with_a_hint(sharded):
@@ -131,6 +181,11 @@ def scenario(dsn: str, tenant: str) -> list:
 
 def test_the_api_through_the_router_gives_what_one_node_gives(sharded, dsn, db):
     db.execute("ALTER DATABASE " + db.info.dbname + " SET cogmem.embed = 'off'")
+    for target in (sharded["router"], dsn):  # the same BIOS library on both sides, whatever ran before
+        with Client(target, embedder=False) as client:
+            for preset in ("operations", "pci-dss-4.0"):
+                client.load_bios_preset(preset)
+            client.subscribe_bios("operations")
     tenant = tenant_name()
     assert scenario(sharded["router"], tenant) == scenario(dsn, tenant)
 
@@ -187,15 +242,7 @@ def test_a_role_reaches_through_the_router_only_what_it_reaches_on_its_shard(sha
 
 
 def test_a_shard_that_is_down_fails_clearly_and_spares_the_other_tenants(sharded):
-    tenants = {}
-    while len(tenants) < NODES:  # one tenant on each node
-        tenant = tenant_name()
-        (partition,) = rows(sharded["router"], "SELECT cogmem_router.partition_of(%s) & %s", (tenant, PARTITIONS - 1))[
-            0
-        ]
-        tenants.setdefault(partition % NODES, tenant)
-    for tenant in tenants.values():
-        rows(sharded["router"], "SELECT cogmem.create_tenant(%s)", (tenant,))
+    tenants = one_tenant_per_node(sharded)
     down = sharded["clusters"][1]
     down.stop()
     try:
