@@ -37,3 +37,4 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/consolidation.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/gut.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/store.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/shards.py --results bench/RESULTS.md
