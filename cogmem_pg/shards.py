@@ -11,7 +11,8 @@ Where a call goes:
 - a call keyed by a recall's or a session's id runs where the id's first 32 bits (its tenant's hash,
   cogmem._keyed_uuid) say.
 - a call that names no tenant but applies to all (loading a BIOS preset, subscriptions, verify_audit,
-  consolidate) runs on every shard, once per node; with a tenant, on its shard.
+  consolidate, seal_audit, apply_rehearsals) runs on every shard, once per node; with a tenant, on
+  its shard.
 The rest (single BIOS rules, sealing, the Gut) come in the next steps (docs/scaling.md); until then the
 router answers them with feature_not_supported and a HINT, rather than "no such function".
 
@@ -125,10 +126,12 @@ def api_functions(shard_dsn: str) -> list[ApiFunction]:
 KEYED_BY_ID = {"feedback": "recall_id", "explain_recall": "recall_id", "end_session": "session_id"}
 
 # Calls that apply to every tenant when they name none (the BIOS library is the same on every shard;
-# the night and the audit check run on each): "same" when every shard answers alike, "union" when each
-# answers for its own tenants. With a tenant, they run on its shard.
-EVERYWHERE = {"load_bios_preset": "same", "bios_preset_diff": "same", "subscribe_bios": "same",
-              "unsubscribe_bios": "same", "verify_audit": "union", "consolidate": "union"}  # fmt: skip
+# the night, sealing and the audit check run on each), and how the shards' answers combine: "same" when
+# every shard answers alike, "union" when each answers for its own tenants, "sum" of counts, "any" of
+# "did it change something". With a tenant, they run on its shard.
+EVERYWHERE = {"load_bios_preset": "same", "bios_preset_diff": "same", "subscribe_bios": "any",
+              "unsubscribe_bios": "any", "verify_audit": "union", "consolidate": "union", "seal_audit": "sum",
+              "apply_rehearsals": "sum"}  # fmt: skip
 
 # What the router answers, instead of running, for a call it does not route (yet).
 HINTS = {
@@ -164,32 +167,40 @@ def _plproxy(schema: str, name: str, function: ApiFunction, result: str, clause:
 
 
 def _routed(function: ApiFunction) -> list[sql.Composed]:
-    """The router's cogmem.FUNCTION: one PL/Proxy function, an everywhere-or-one-tenant pair behind a
-    SQL function that picks, or a refusal."""
+    """The router's cogmem.FUNCTION: one PL/Proxy function, the everywhere form, or a refusal."""
     clause = run_on(function)
     if clause is not None:
         return [_plproxy("cogmem", function.name, function, function.result, clause)]
-    if function.name not in EVERYWHERE:
-        return [_not_routed(function)]
-    # A tenant named: its shard; none: every shard (each node once, however many partitions it holds).
-    everywhere = f"{function.name}__everywhere"
-    one = f"{function.name}__tenant"
+    if function.name in EVERYWHERE:
+        return _everywhere(function, EVERYWHERE[function.name])
+    return [_not_routed(function)]
+
+
+def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
+    """Every shard runs it (each node once, however many partitions it holds), unless it names a
+    tenant: then the tenant's shard. A SQL function picks, and combines the shards' answers by KIND."""
+    everywhere, one = f"{function.name}__everywhere", f"{function.name}__tenant"
     returns_set = function.result.startswith(("TABLE(", "SETOF "))
-    setof = function.result if returns_set else f"SETOF {function.result}"
-    tenant = f"${function.parameters.index('tenant') + 1}"
     args = ", ".join(f"${n}" for n in range(1, len(function.parameters) + 1))
-    if returns_set:
-        # Each shard answers for its own tenants (union); a change applied everywhere answers the same
-        # on each shard, and DISTINCT shows it once (or shows that they differ).
-        pick = "DISTINCT " if EVERYWHERE[function.name] == "same" else ""
-        body = (f"SELECT {pick}* FROM cogmem_router.{everywhere}({args}) WHERE {tenant} IS NULL "
-                f"UNION ALL SELECT * FROM cogmem_router.{one}({args}) WHERE {tenant} IS NOT NULL")  # fmt: skip
-    else:  # whether it changed anything, on any shard
-        body = (f"SELECT CASE WHEN {tenant} IS NULL THEN (SELECT bool_or(r) FROM cogmem_router.{everywhere}({args}) "
-                f"AS r) ELSE cogmem_router.{one}({args}) END")  # fmt: skip
-    return [
-        _plproxy("cogmem_router", everywhere, function, setof, "RUN ON ALL;"),
-        _plproxy("cogmem_router", one, function, function.result, "RUN ON cogmem_router.partition_of(tenant);"),
+    combined = {
+        "same": f"SELECT DISTINCT * FROM cogmem_router.{everywhere}({args})",  # alike everywhere: shown once
+        "union": f"SELECT * FROM cogmem_router.{everywhere}({args})",  # each shard's own tenants
+        "sum": f"SELECT sum(r)::{function.result} FROM cogmem_router.{everywhere}({args}) AS r",
+        "any": f"SELECT bool_or(r) FROM cogmem_router.{everywhere}({args}) AS r",  # changed on some shard
+    }[kind]
+    made = [_plproxy("cogmem_router", everywhere, function, function.result if returns_set
+                     else f"SETOF {function.result}", "RUN ON ALL;")]  # fmt: skip
+    body = combined
+    if "tenant" in function.parameters:
+        tenant = f"${function.parameters.index('tenant') + 1}"
+        clause = "RUN ON cogmem_router.partition_of(tenant);"
+        made.append(_plproxy("cogmem_router", one, function, function.result, clause))
+        if returns_set:
+            body = (f"{combined} WHERE {tenant} IS NULL "
+                    f"UNION ALL SELECT * FROM cogmem_router.{one}({args}) WHERE {tenant} IS NOT NULL")  # fmt: skip
+        else:
+            body = f"SELECT CASE WHEN {tenant} IS NULL THEN ({combined}) ELSE cogmem_router.{one}({args}) END"
+    made.append(
         sql.SQL(
             "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE sql AS $body$ {body} $body$"
         ).format(
@@ -197,8 +208,9 @@ def _routed(function: ApiFunction) -> list[sql.Composed]:
             args=sql.SQL(function.arguments),
             result=sql.SQL(function.result),
             body=sql.SQL(body),
-        ),
-    ]
+        )
+    )
+    return made
 
 
 def _not_routed(function: ApiFunction) -> sql.Composed:
