@@ -339,3 +339,21 @@ def shards_status(as_json: bool) -> None:
             f"{r['tenants'] if r['tenants'] is not None else '?'} tenants  {r['dsn']}"
         ),
     )
+
+
+@shards.command("move")
+@click.argument("tenant")
+@click.option("--to", "target", type=int, required=True, help="The partition to move it to.")
+def shards_move(tenant: str, target: int) -> None:
+    """Move TENANT to partition --to with its memories, statistics, episodes, vault and audit chain.
+    Safe to run again after an interruption: it finishes the move."""
+    import psycopg
+
+    from cogmem_pg.cluster import Cluster
+    from cogmem_pg.shards import ROUTER_DATABASE, move_tenant
+
+    try:
+        moved = move_tenant(Cluster.default().dsn(ROUTER_DATABASE), tenant, target)
+    except (ValueError, RuntimeError, psycopg.Error) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"moved {', '.join(moved)} to partition {target}; audit chains verified")

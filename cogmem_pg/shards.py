@@ -13,8 +13,10 @@ Where a call goes:
 - a call that names no tenant but applies to all (loading a BIOS preset, subscriptions, verify_audit,
   consolidate, seal_audit, apply_rehearsals) runs on every shard, once per node; with a tenant, on
   its shard.
-The rest (single BIOS rules, sealing, the Gut) come in the next steps (docs/scaling.md); until then the
-router answers them with feature_not_supported and a HINT, rather than "no such function".
+The rest (single BIOS rules, the Gut) come in the next steps (docs/scaling.md); until then the router
+answers them with feature_not_supported and a HINT, rather than "no such function".
+
+``move_tenant`` moves a tenant to another partition with its ids and its audit chain (below).
 
 ``init_local`` makes the embedded layout for trying it and for the tests: N shard clusters beside the
 embedded default, and the router database ``cogmem_router`` in the default cluster. Against real
@@ -336,3 +338,155 @@ def init_local(default: Cluster, nodes: int, partitions: int = 4) -> tuple[Local
     dsns = [clusters[p % nodes].dsn().replace("user=postgres ", "") for p in range(partitions)]
     routed = install_router(default.dsn(ROUTER_DATABASE), dsns, clusters[0].dsn())
     return layout, dsns, routed
+
+
+# -- moving a tenant ---------------------------------------------------------------------------------------
+
+_TENANT_TABLES = """
+SELECT c.relname, c.relkind = 'p',
+       ARRAY(SELECT a.attname::text FROM pg_attribute AS a
+             WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+             ORDER BY a.attnum)
+FROM pg_class AS c
+WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+  AND EXISTS (SELECT FROM pg_attribute AS a WHERE a.attrelid = c.oid AND a.attname = 'tenant' AND NOT a.attisdropped)
+ORDER BY c.relname = 'tenants' DESC, c.relname
+"""
+
+
+# Tables whose key is not the tenant's: the target numbers their rows anew (nothing refers to them),
+# or, for a tenant's own BIOS rules and presets (events refer to them), the move is refused for now.
+RENUMBERED = {"consolidation_runs": "run_id", "bios_subscriptions": "subscription_id"}
+NOT_MOVABLE = ("bios_rules", "bios_preset_loads")
+
+
+class MoveInterrupted(RuntimeError):
+    """Raised by a test's fail_after, as if the mover died right after that step."""
+
+
+def partitions_of(router_dsn: str) -> list[str]:
+    """The partitions' connection strings, in order, from the router's SQL/MED cluster."""
+    with psycopg.connect(router_dsn) as conn:
+        row = conn.execute("SELECT srvoptions FROM pg_foreign_server WHERE srvname = %s", (SERVER,)).fetchone()
+    if row is None:
+        raise ValueError(f"no {SERVER} cluster in this database: is it the router?")
+    options = dict(option.split("=", 1) for option in row[0])
+    return [options[f"p{n}"] for n in range(len(options)) if f"p{n}" in options]
+
+
+def move_tenant(router_dsn: str, tenant: str, target: int, admin: str = "user=postgres",
+                fail_after: str | None = None) -> list[str]:  # fmt: skip
+    """Moves TENANT (and any tenant of the same routing key) to partition TARGET, with its ids, and
+    returns the tenants moved. The state is read from the shards, so running it again after any
+    interruption finishes the move: copy (one transaction on the target), remove the old copy (one
+    transaction on the source, which holds the tenant's row lock from before the copy, so no call
+    writes there meanwhile), then switch the routing. Removing before switching means a call in
+    between fails (the tenant is gone from the old shard) instead of writing to a copy about to go.
+    ADMIN is added to the partitions' connection strings (a role that may bypass triggers)."""
+    partitions = partitions_of(router_dsn)
+    if not 0 <= target < len(partitions):
+        raise ValueError(f"no partition {target}: the router has {len(partitions)}")
+    with psycopg.connect(router_dsn, autocommit=True) as router:
+        key, source = router.execute(
+            "SELECT cogmem_router.tenant_hash(%s), cogmem_router.partition_of(%s) & %s",
+            (tenant, tenant, len(partitions) - 1),
+        ).fetchone()  # type: ignore[misc]
+    old, new = f"{partitions[source]} {admin}", f"{partitions[target]} {admin}"
+    moved = [tenant]
+    if partitions[source] != partitions[target]:
+        moved = _copy_and_remove(old, new, key, tenant, fail_after)
+    with psycopg.connect(router_dsn, autocommit=True) as router:
+        router.execute(
+            "INSERT INTO cogmem_router.placements (tenant_hash, partition) VALUES (%s, %s) "
+            "ON CONFLICT (tenant_hash) DO UPDATE SET partition = excluded.partition, moved_at = now()",
+            (key, target),
+        )
+    if fail_after == "switch":
+        raise MoveInterrupted("switch")
+    with psycopg.connect(new, autocommit=True) as shard:
+        for name in moved:
+            checks = shard.execute("SELECT ok FROM cogmem.verify_audit(%s)", (name,)).fetchall()
+            if not all(ok for (ok,) in checks):
+                raise RuntimeError(f"the audit chain of {name} does not verify on partition {target}")
+    return moved
+
+
+def _copy_and_remove(old: str, new: str, key: int, tenant: str, fail_after: str | None) -> list[str]:
+    with psycopg.connect(old) as source, psycopg.connect(new) as target:
+        names = [r[0] for r in source.execute(
+            "SELECT tenant FROM cogmem.tenants WHERE cogmem._tenant_key(tenant) = %s ORDER BY tenant FOR UPDATE",
+            (key,)).fetchall()]  # fmt: skip
+        there = [r[0] for r in target.execute(
+            "SELECT tenant FROM cogmem.tenants WHERE cogmem._tenant_key(tenant) = %s", (key,)).fetchall()]  # fmt: skip
+        target.commit()
+        if not names:
+            if tenant in there:  # copied and removed before: only the switch is left
+                return sorted(there)
+            raise ValueError(f'tenant "{tenant}" is on neither shard')
+        for table in NOT_MOVABLE:
+            if source.execute(sql.SQL("SELECT FROM cogmem.{} WHERE tenant = ANY (%s) LIMIT 1").format(
+                    sql.Identifier(table)), (names,)).fetchone():  # fmt: skip
+                raise ValueError(f"{', '.join(names)} has BIOS rules of its own, which a move cannot carry yet "
+                                 "(docs/scaling.md)")  # fmt: skip
+        tables = [(t, p, [c for c in cols if c != RENUMBERED.get(t)])
+                  for t, p, cols in source.execute(_TENANT_TABLES).fetchall()]  # fmt: skip
+        with target.transaction():
+            target.execute("SET LOCAL session_replication_role = replica")  # rows as they are: no triggers
+            for table, _, _ in reversed(tables):  # a copy left by an interrupted move goes first
+                target.execute(sql.SQL("DELETE FROM cogmem.{} WHERE tenant = ANY (%s)").format(
+                    sql.Identifier(table)), (names,))  # fmt: skip
+            for table, partitioned, columns in tables:
+                if partitioned:
+                    _same_partitions(source, target, table)
+                _copy_rows(source, target, table, columns, names)
+                _catch_up_sequences(target, table, columns)
+        if fail_after == "copy":
+            raise MoveInterrupted("copy")
+        source.execute("SET LOCAL session_replication_role = replica")
+        for table, _, _ in reversed(tables):
+            source.execute(sql.SQL("DELETE FROM cogmem.{} WHERE tenant = ANY (%s)").format(
+                sql.Identifier(table)), (names,))  # fmt: skip
+        source.commit()
+        if fail_after == "remove":
+            raise MoveInterrupted("remove")
+        return names
+
+
+def _copy_rows(source: psycopg.Connection, target: psycopg.Connection, table: str, columns: list[str],
+               names: list[str]) -> None:  # fmt: skip
+    cols = sql.SQL(", ").join(map(sql.Identifier, columns))
+    query = sql.SQL("COPY (SELECT {} FROM cogmem.{} WHERE tenant = ANY ({})) TO STDOUT (FORMAT binary)").format(
+        cols, sql.Identifier(table), sql.Literal(names)
+    )
+    with (
+        source.cursor().copy(query) as out,
+        target.cursor().copy(
+            sql.SQL("COPY cogmem.{} ({}) FROM STDIN (FORMAT binary)").format(sql.Identifier(table), cols)
+        ) as into,
+    ):
+        for block in out:
+            into.write(block)
+
+
+def _catch_up_sequences(target: psycopg.Connection, table: str, columns: list[str]) -> None:
+    """Ids the target makes from now on come after those copied (the audit chain is in id order)."""
+    for column in columns:
+        sequence = target.execute("SELECT pg_get_serial_sequence(%s, %s)", (f"cogmem.{table}", column)).fetchone()
+        if sequence and sequence[0]:
+            target.execute(
+                sql.SQL("SELECT setval(%s, greatest((SELECT max({}) FROM cogmem.{}), "
+                        "(SELECT last_value FROM {})), true)").format(
+                    sql.Identifier(column), sql.Identifier(table), sql.SQL(sequence[0])),
+                (sequence[0],),
+            )  # fmt: skip
+
+
+def _same_partitions(source: psycopg.Connection, target: psycopg.Connection, table: str) -> None:
+    """The target gets any partition of TABLE it lacks (an older month of the audit trail)."""
+    query = ("SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits AS i "
+             "JOIN pg_class AS c ON c.oid = i.inhrelid WHERE i.inhparent = %s::regclass")  # fmt: skip
+    have = {name for name, _ in target.execute(query, (f"cogmem.{table}",)).fetchall()}
+    for name, bound in source.execute(query, (f"cogmem.{table}",)).fetchall():
+        if name not in have:
+            target.execute(sql.SQL("CREATE TABLE cogmem.{} PARTITION OF cogmem.{} {}").format(
+                sql.Identifier(name), sql.Identifier(table), sql.SQL(bound)))  # fmt: skip

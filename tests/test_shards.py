@@ -282,7 +282,66 @@ def test_the_command_line_initialises_and_reports_local_shards(monkeypatch):
         out = CliRunner().invoke(main, ["shards", "status", "--json"]).output
         status = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         assert [(s["node"], s["running"], s["tenants"]) for s in status] == [(0, True, 0)]
+        with psycopg.connect(default.dsn(ROUTER_DATABASE), autocommit=True) as conn:
+            conn.execute("SELECT cogmem.create_tenant('movable')")
+        result = CliRunner().invoke(main, ["shards", "move", "movable", "--to", "1"])
+        assert result.exit_code == 0 and "moved movable to partition 1" in result.output, result.output
+        result = CliRunner().invoke(main, ["shards", "move", "movable", "--to", "7"])
+        assert result.exit_code == 1 and "no partition 7" in result.output
     finally:
         for cluster in [default, *LocalShards.beside(default).nodes()]:
             cluster.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def tenant_rows(node: str, tenant: str) -> dict[str, int]:
+    """How many rows of TENANT each tenant table of a shard holds."""
+    with psycopg.connect(node, autocommit=True) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT c.relname FROM pg_class AS c WHERE c.relnamespace = 'cogmem'::regnamespace "
+            "AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND EXISTS (SELECT FROM pg_attribute AS a "
+            "WHERE a.attrelid = c.oid AND a.attname = 'tenant' AND NOT a.attisdropped)").fetchall()]  # fmt: skip
+        counts = {t: conn.execute(f"SELECT count(*) FROM cogmem.{t} WHERE tenant = %s", (tenant,)).fetchone()[0]
+                  for t in tables}  # fmt: skip
+    return {t: n for t, n in counts.items() if n}
+
+
+@pytest.mark.parametrize("fail_after", [None, "copy", "remove", "switch"])
+def test_a_tenant_moves_with_its_chain_and_an_interrupted_move_finishes_when_run_again(sharded, fail_after):
+    from cogmem_pg.shards import MoveInterrupted, move_tenant
+
+    tenant = one_tenant_per_node(sharded)[0]
+    router, (old, new) = sharded["router"], sharded["nodes"]
+    for text in ("Never restart the web servers at night", "The staging database is db-stage-2"):
+        rows(router, "SELECT * FROM cogmem.remember(%s, %s)", (tenant, text))
+    recall_id = rows(router, "SELECT recall_id FROM cogmem.recall(%s, 'restart the web servers?') LIMIT 1",
+                     (tenant,))[0][0]  # fmt: skip
+    rows(router, "SELECT cogmem.feedback(%s, 1.0)", (recall_id,))
+    session = rows(router, "SELECT cogmem.start_session(%s, 'checkout')", (tenant,))[0][0]
+    rows(router, "SELECT * FROM cogmem.end_session(%s, 'Moved checkout.', facts => ARRAY['web-3 runs it'])",
+         (session,))  # fmt: skip
+    rows(router, "SELECT cogmem.vault_put(%s, 'db/prod', 's3cret')", (tenant,))
+    rows(router, "SELECT * FROM cogmem.store_put(%s, '{prefs}', 'lang', '{\"content\": \"Turkish\"}', 'Turkish')",
+         (tenant,))  # fmt: skip
+    rows(router, "SELECT cogmem.seal_audit()")
+    before = tenant_rows(old, tenant)
+    memories = rows(old, "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %s ORDER BY 1", (tenant,))
+    assert before["memories"] >= 3 and before["audit_chain"] > 0 and tenant_rows(new, tenant) == {}
+
+    if fail_after:
+        with pytest.raises(MoveInterrupted):
+            move_tenant(router, tenant, 1, fail_after=fail_after)
+        # Nothing is lost: one shard or the other holds every row.
+        assert before in (tenant_rows(old, tenant), tenant_rows(new, tenant))
+    assert move_tenant(router, tenant, 1) == [tenant]
+
+    assert tenant_rows(old, tenant) == {} and tenant_rows(new, tenant) == before
+    assert rows(new, "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %s ORDER BY 1",
+                (tenant,)) == memories  # the same ids  # fmt: skip
+    assert rows(router, "SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)) == [(True,)]
+    assert rows(router, "SELECT cogmem.vault_get(%s, 'db/prod')", (tenant,)) == [("s3cret",)]
+    assert rows(router, "SELECT count(*) FROM cogmem.explain_recall(%s)", (recall_id,))[0][0] > 0  # its id routes
+    rows(router, "SELECT * FROM cogmem.remember(%s, 'Written after the move')", (tenant,))
+    assert rows(new, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,)) == [(len(memories) + 1,)]
+    rows(router, "SELECT cogmem.seal_audit()")
+    assert rows(router, "SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)) == [(True,)]  # the chain goes on
