@@ -179,7 +179,34 @@ def scenario(dsn: str, tenant: str) -> list:
     out += [h[0] for h in held]
     if held[0][1] is not None:
         out += rows(dsn, "SELECT status FROM cogmem.resolve_conflict(%s, %s, 'exception')", (tenant, held[0][1]))
+    out += more_of_the_api(dsn, tenant)
     out += rows(dsn, "SELECT kind, erased FROM cogmem.erase_subject(%s, 'db-stage-2') ORDER BY kind", (tenant,))
+    return out
+
+
+def more_of_the_api(dsn: str, tenant: str) -> list:
+    """Identity, briefing, trust, learnings, conflicts, the store and the vault, as one node answers."""
+    calls = [
+        ("SELECT cogmem.set_core_identity(%s, 'the ops assistant', 'Ayşe, SRE', ARRAY['no outages'])", (tenant,)),
+        ("SELECT agent, user_profile, goals FROM cogmem.core_identity(%s)", (tenant,)),
+        ("SELECT section, content FROM cogmem.briefing(%s, 'checkout')", (tenant,)),
+        ("SELECT cogmem.trust_event(%s, 'praise', 'quick fix')", (tenant,)),
+        ("SELECT round(cogmem.trust(%s)::numeric, 4)", (tenant,)),
+        ("SELECT content, verdict FROM cogmem.open_conflicts(%s)", (tenant,)),
+        ("SELECT ring, content FROM cogmem.related(%s, 'restart the web servers')", (tenant,)),
+        ("SELECT value FROM cogmem.store_get(%s, '{prefs}', 'lang')", (tenant,)),
+        ("SELECT cogmem.store_namespaces(%s)", (tenant,)),
+        ("SELECT cogmem.store_delete(%s, '{prefs}', 'lang')", (tenant,)),
+        ("SELECT cogmem.vault_put(%s, 'db/prod', 's3cret')", (tenant,)),
+        ("SELECT cogmem.vault_get(%s, 'db/prod')", (tenant,)),
+        ("SELECT name, version FROM cogmem.vault_list(%s)", (tenant,)),
+        ("SELECT kind, topics FROM cogmem.analyze(%s, 'server') ORDER BY kind, content", (tenant,)),
+        ("SELECT topic, overridden FROM cogmem.topic_keywords(%s) ORDER BY topic", (tenant,)),
+        ("SELECT cogmem.configure_tenant(%s, '{\"fusion_k\": 12}') - 'created_at'", (tenant,)),
+    ]
+    out = []
+    for query, params in calls:
+        out += [tuple(v for v in row if not hasattr(v, "isoformat")) for row in rows(dsn, query, params)]
     return out
 
 
