@@ -290,11 +290,54 @@ def router_sql(partitions: Sequence[str], functions: Sequence[ApiFunction]) -> l
     return statements
 
 
+# What each shard's own pg_cron did, read on the router from every shard at once (a view of the same
+# name and columns there): the nights, their report, the audit chains' heads, never-cut overflow.
+STATUS_VIEWS = ("consolidation_runs", "consolidation_report", "audit_heads", "never_cut_overflow")
+
+_STATUS_COLUMNS = """
+SELECT c.relname, string_agg(format('%%I %%s', a.attname, format_type(a.atttypid, a.atttypmod)), ', '
+                             ORDER BY a.attnum),
+       string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum),
+       ARRAY(SELECT r.rolname FROM pg_roles AS r WHERE r.rolname LIKE 'cogmem\\_%%' AND r.rolname <> 'cogmem_owner'
+             AND has_table_privilege(r.oid, c.oid, 'SELECT') ORDER BY r.rolname)
+FROM pg_class AS c JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relnamespace = 'cogmem'::regnamespace AND c.relname = ANY (%s)
+GROUP BY c.oid, c.relname
+"""
+
+
+def status_views_sql(catalog_dsn: str) -> list[sql.Composed]:
+    """A view per STATUS_VIEWS on the router, over a PL/Proxy function that reads it on every shard."""
+    with psycopg.connect(catalog_dsn) as conn:
+        found = conn.execute(_STATUS_COLUMNS, (list(STATUS_VIEWS),)).fetchall()
+    statements = []
+    for name, columns, names, roles in found:
+        statements += [
+            sql.SQL(
+                "CREATE OR REPLACE FUNCTION cogmem_router.{name}() RETURNS TABLE ({columns}) LANGUAGE plproxy "
+                "AS $plproxy$ CLUSTER {server}; RUN ON ALL; SELECT {names} FROM cogmem.{name}; $plproxy$"
+            ).format(
+                name=sql.Identifier(name), columns=sql.SQL(columns), server=sql.Literal(SERVER), names=sql.SQL(names)
+            ),
+            sql.SQL("CREATE OR REPLACE VIEW cogmem.{name} AS SELECT * FROM cogmem_router.{name}()").format(
+                name=sql.Identifier(name)
+            ),
+            sql.SQL("COMMENT ON VIEW cogmem.{} IS {}").format(
+                sql.Identifier(name), sql.Literal(f"cogmem.{name} of every shard (each reads it as the caller).")
+            ),
+        ]
+        statements += [
+            sql.SQL("GRANT SELECT ON cogmem.{} TO {}").format(sql.Identifier(name), sql.Identifier(role))
+            for role in roles
+        ]
+    return statements
+
+
 def install_router(router_dsn: str, partitions: Sequence[str], catalog_dsn: str | None = None) -> int:
     """Makes ROUTER_DSN's database the router over PARTITIONS, with the API of the shard at CATALOG_DSN
     (default: the first partition); returns how many API functions it routes."""
     functions = api_functions(catalog_dsn or partitions[0])
-    statements = router_sql(partitions, functions)
+    statements = router_sql(partitions, functions) + status_views_sql(catalog_dsn or partitions[0])
     with psycopg.connect(router_dsn, autocommit=True) as conn, conn.transaction():
         for statement in statements:
             conn.execute(statement)

@@ -104,6 +104,20 @@ def test_verify_audit_without_a_tenant_checks_every_shard(sharded):
     assert mine == [(tenants[1], True)]
 
 
+def test_the_router_shows_every_shards_nights_and_audit_heads(sharded):
+    tenants = one_tenant_per_node(sharded)
+    for tenant in tenants.values():
+        rows(sharded["router"], "SELECT * FROM cogmem.remember(%s, 'Backups run at two')", (tenant,))
+    rows(sharded["router"], "SELECT * FROM cogmem.consolidate()")  # each shard's night, for every tenant
+    rows(sharded["router"], "SELECT cogmem.seal_audit()")
+    assert rows(sharded["router"], "SELECT count(*) >= %s FROM cogmem.consolidation_runs", (NODES,)) == [(True,)]
+    nights = {r[0] for r in rows(sharded["router"], "SELECT tenant FROM cogmem.consolidation_report")}
+    heads = {r[0] for r in rows(sharded["router"], "SELECT tenant FROM cogmem.audit_heads")}
+    assert set(tenants.values()) <= nights and set(tenants.values()) <= heads
+    shard_columns = rows(sharded["nodes"][0], "SELECT * FROM cogmem.consolidation_report LIMIT 0")
+    assert rows(sharded["router"], "SELECT * FROM cogmem.consolidation_report LIMIT 0") == shard_columns
+
+
 def one_tenant_per_node(sharded) -> dict[int, str]:
     """A new tenant on each node, created through the router."""
     tenants: dict[int, str] = {}
