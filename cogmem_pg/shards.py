@@ -13,8 +13,10 @@ Where a call goes:
 - a call that names no tenant but applies to all (loading a BIOS preset, subscriptions, verify_audit,
   consolidate, seal_audit, apply_rehearsals) runs on every shard, once per node; with a tenant, on
   its shard.
-The rest (single BIOS rules, the Gut) come in the next steps (docs/scaling.md); until then the router
-answers them with feature_not_supported and a HINT, rather than "no such function".
+- the Gut's release gathers every shard's contributions, draws once, and writes the release on every
+  shard.
+The rest (single BIOS rules) come in the next steps (docs/scaling.md); until then the router answers
+them with feature_not_supported and a HINT, rather than "no such function".
 
 ``move_tenant`` moves a tenant to another partition with its ids and its audit chain (below).
 
@@ -175,7 +177,48 @@ def _routed(function: ApiFunction) -> list[sql.Composed]:
         return [_plproxy("cogmem", function.name, function, function.result, clause)]
     if function.name in EVERYWHERE:
         return _everywhere(function, EVERYWHERE[function.name])
+    if function.name == "gut_release":
+        return _gut_release(function)
     return [_not_routed(function)]
+
+
+def _gut_release(function: ApiFunction) -> list[sql.Composed]:
+    """The Gut's release over every shard's tenants: gather each shard's de-identified contributions,
+    draw once on the first partition (k and epsilon apply to all of them together), then write that
+    release, with its ids, on every shard. A shard that fails the last step gets it from the next
+    release's import (gut_import is idempotent)."""
+    helpers = [
+        ("gut_export__everywhere", "", "SETOF jsonb", "RUN ON ALL;", "gut_export"),
+        ("gut_release__first", function.arguments, function.result, "RUN ON 0;", "gut_release"),
+        ("gut_state__first", "", "jsonb", "RUN ON 0;", "gut_state"),
+        ("gut_import__everywhere", "state jsonb", "SETOF integer", "RUN ON ALL;", "gut_import"),
+    ]
+    made = [
+        sql.SQL(
+            "CREATE OR REPLACE FUNCTION cogmem_router.{}({}) RETURNS {} LANGUAGE plproxy AS $plproxy$\n"
+            "    CLUSTER {}; {} TARGET cogmem.{};\n$plproxy$"
+        ).format(
+            sql.Identifier(name), sql.SQL(args), sql.SQL(result), sql.Literal(SERVER), sql.SQL(clause), sql.SQL(target)
+        )
+        for name, args, result, clause, target in helpers
+    ]
+    made.append(
+        sql.SQL(
+            "CREATE OR REPLACE FUNCTION cogmem.gut_release({}) RETURNS {} LANGUAGE plpgsql AS $body$\n"
+            "DECLARE\n"
+            "    v_exports jsonb[] := ARRAY(SELECT cogmem_router.gut_export__everywhere());\n"
+            "    v_gathered jsonb := jsonb_build_object(\n"
+            "        'contributions', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
+            "                                   jsonb_array_elements(e -> 'contributions') AS x), '[]'),\n"
+            "        'feedback', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
+            "                              jsonb_array_elements(e -> 'feedback') AS x), '[]'));\n"
+            "BEGIN\n"
+            "    RETURN QUERY SELECT * FROM cogmem_router.gut_release__first($1, coalesce($2, v_gathered));\n"
+            "    PERFORM cogmem_router.gut_import__everywhere(cogmem_router.gut_state__first());\n"
+            "END;\n$body$"
+        ).format(sql.SQL(function.arguments), sql.SQL(function.result))
+    )
+    return made
 
 
 def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
@@ -341,7 +384,8 @@ def install_router(router_dsn: str, partitions: Sequence[str], catalog_dsn: str 
     with psycopg.connect(router_dsn, autocommit=True) as conn, conn.transaction():
         for statement in statements:
             conn.execute(statement)
-    return sum((run_on(f) is not None or f.name in EVERYWHERE) and f.name not in ROUTER_OWN for f in functions)
+    offered = EVERYWHERE.keys() | {"gut_release"}
+    return sum((run_on(f) is not None or f.name in offered) and f.name not in ROUTER_OWN for f in functions)
 
 
 @dataclass(frozen=True)

@@ -144,10 +144,54 @@ COMMENT ON FUNCTION cogmem._reach_gut() IS
 'Raises insufficient_privilege unless the caller is a member of cogmem_gut, the only role that reads '
 'across tenants (their de-identified contributions).';
 
+-- What a release draws from: the de-identified contributions and the feedback on patterns, as JSON
+-- (what a router gathers from every shard, sql/068 on each; docs/scaling.md).
+CREATE OR REPLACE FUNCTION cogmem._gut_export_rows()
+RETURNS jsonb
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+BEGIN ATOMIC
+    SELECT jsonb_build_object(
+        'contributions', coalesce((
+            SELECT
+                jsonb_agg(jsonb_build_object(
+                    'tenant', c.tenant, 'memory_id', c.memory_id, 'content', c.content, 'topics', c.topics,
+                    'success', c.success, 'embedding', c.embedding::text,
+                    'ring', CASE WHEN c.source = 'learning' THEN 'procedures' ELSE c.ring::text END
+                ) ORDER BY c.tenant, c.memory_id)
+            FROM cogmem.gut_contributions AS c
+        ), '[]'),
+        'feedback', coalesce((
+            SELECT
+                jsonb_agg(jsonb_build_object(
+                    'tenant', f.tenant, 'pattern_id', f.pattern_id, 'outcome', f.outcome, 'recalls', f.recalls
+                ) ORDER BY f.tenant, f.pattern_id)
+            FROM cogmem.gut_feedback AS f
+        ), '[]')
+    );
+END;
+COMMENT ON FUNCTION cogmem._gut_export_rows() IS 'The contributions and pattern feedback a release draws from, as JSON.';
+
+CREATE OR REPLACE FUNCTION cogmem.gut_export()
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    -- Definer: the contributions of every opted-in tenant here, de-identified, for the Gut role only.
+    PERFORM cogmem._reach_gut();
+    RETURN cogmem._gut_export_rows();
+END;
+$$;
+COMMENT ON FUNCTION cogmem.gut_export() IS
+'This database''s de-identified Gut contributions and pattern feedback (JSON), for a release that gathers '
+'every shard''s. The cogmem_gut role only.';
+
 -- The noise and the clustering, in the server's Python with OpenDP (cogmem_pg/gut.py). Reads what the
 -- caller may read: the release below checks it is the Gut's role first. Only opted-in tenants have
 -- contributions and feedback rows (_gut_collect removes them on opting out).
-CREATE OR REPLACE FUNCTION cogmem._gut_draw(p_params jsonb)
+DROP FUNCTION IF EXISTS cogmem._gut_draw(jsonb);  -- it takes the rows gathered from shards, too
+CREATE OR REPLACE FUNCTION cogmem._gut_draw(p_params jsonb, p_gathered jsonb)
 RETURNS jsonb
 LANGUAGE plpython3u VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -161,16 +205,15 @@ except ImportError as missing:
                sqlstate="0A000",
                hint="pip install 'cogmem-pg[gut]' into the Python that PL/Python runs (the embedded cluster has it).")
 p = json.loads(p_params)
-rows = plpy.execute("""
-    SELECT c.tenant, c.memory_id, c.content, c.topics, c.success, c.embedding::text AS embedding,
-           CASE WHEN c.source = 'learning' THEN 'procedures' ELSE c.ring::text END AS ring
-    FROM cogmem.gut_contributions AS c""")
+gathered = json.loads(p_gathered) if p_gathered is not None else plpy.execute(
+    "SELECT cogmem._gut_export_rows() AS rows")[0]["rows"]
+if isinstance(gathered, str):
+    gathered = json.loads(gathered)
 items = [gut.Contribution(r["tenant"], r["memory_id"], r["content"], tuple(r["topics"]), r["success"],
-                          json.loads(r["embedding"]), r["ring"]) for r in rows]
+                          json.loads(r["embedding"]), r["ring"]) for r in gathered["contributions"]]
 previous = [(r["pattern_id"], json.loads(r["embedding"])) for r in plpy.execute(
     "SELECT pattern_id, embedding::text AS embedding FROM cogmem.gut_patterns WHERE withdrawn_release IS NULL")]
-feedback = [(r["tenant"], r["pattern_id"], r["outcome"], r["recalls"]) for r in plpy.execute("""
-    SELECT f.tenant, f.pattern_id, f.outcome, f.recalls FROM cogmem.gut_feedback AS f""")]
+feedback = [(r["tenant"], r["pattern_id"], r["outcome"], r["recalls"]) for r in gathered["feedback"]]
 params = gut.Params(k=p["k"], epsilon=p["epsilon"], delta=p["delta"],
                     max_patterns_per_tenant=p["max_patterns_per_tenant"],
                     selection_share=p["selection_share"], cluster_similarity=p["cluster_similarity"])
@@ -179,9 +222,9 @@ out["patterns"] = [{"pattern_id": x.pattern_id, "content": x.content, "embedding
                     "topics": x.topics, "support": x.support, "success": x.success} for x in out["patterns"]]
 return json.dumps(out)
 $$;
-COMMENT ON FUNCTION cogmem._gut_draw(jsonb) IS
-'The patterns a release would publish, drawn with OpenDP from the opted-in tenants'' contributions, and '
-'the epsilon and delta they spend (JSON).';
+COMMENT ON FUNCTION cogmem._gut_draw(jsonb, jsonb) IS
+'The patterns a release would publish, drawn with OpenDP from the opted-in tenants'' contributions (this '
+'database''s, or those gathered from every shard), and the epsilon and delta they spend (JSON).';
 
 -- What each period has spent of its budget. Periods start at the epoch's multiples of the setting.
 CREATE OR REPLACE VIEW cogmem.gut_ledger WITH (security_invoker = TRUE) AS
@@ -279,7 +322,8 @@ $$;
 COMMENT ON FUNCTION cogmem._gut_publish(bigint, jsonb) IS
 'Writes a release''s patterns (continued or new) and withdraws the active ones it does not continue.';
 
-CREATE OR REPLACE FUNCTION cogmem.gut_release(epsilon double precision DEFAULT NULL)
+DROP FUNCTION IF EXISTS cogmem.gut_release(double precision);  -- it takes gathered rows, too
+CREATE OR REPLACE FUNCTION cogmem.gut_release(epsilon double precision DEFAULT NULL, gathered jsonb DEFAULT NULL)
 RETURNS TABLE (
     release_id bigint, epsilon_spent double precision, delta_spent double precision, threshold integer,
     published integer, withdrawn integer, remaining double precision
@@ -307,7 +351,7 @@ BEGIN
     FROM cogmem._gut_charge(gut_release.epsilon, v_period, s.epsilon_per_period) AS c;
     v_drawn := cogmem._gut_draw(jsonb_build_object(
         'k', s.k, 'epsilon', v_eps, 'delta', s.delta, 'max_patterns_per_tenant', s.max_patterns_per_tenant,
-        'selection_share', s.selection_share, 'cluster_similarity', s.cluster_similarity));
+        'selection_share', s.selection_share, 'cluster_similarity', s.cluster_similarity), gut_release.gathered);
     INSERT INTO cogmem.gut_releases AS r (period_start, epsilon, delta, k, max_patterns_per_tenant, threshold,
                                           published, withdrawn, released_by)
     VALUES (v_period, v_eps, (v_drawn ->> 'delta')::double precision, s.k, s.max_patterns_per_tenant,
@@ -325,9 +369,57 @@ BEGIN
            v_pub.published, v_pub.withdrawn, v_remaining;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.gut_release(double precision) IS
-'Releases Gut patterns from every opted-in tenant''s contributions, spending epsilon (default: what the '
-'period has left) of the privacy budget; refused over budget. The cogmem_gut role only; audited.';
+COMMENT ON FUNCTION cogmem.gut_release(double precision, jsonb) IS
+'Releases Gut patterns from every opted-in tenant''s contributions (gathered: every shard''s, from '
+'gut_export), spending epsilon (default: what the period has left) of the privacy budget; refused over '
+'budget. The cogmem_gut role only; audited.';
+
+-- A release made on one shard, written the same on the others: its ledger rows and patterns, with their ids.
+CREATE OR REPLACE FUNCTION cogmem.gut_state()
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    -- Definer: the ledger and the published patterns, which the Gut role writes.
+    PERFORM cogmem._reach_gut();
+    RETURN jsonb_build_object(
+        'releases', (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.release_id), '[]') FROM cogmem.gut_releases AS r),
+        'patterns', (SELECT coalesce(jsonb_agg(to_jsonb(g) ORDER BY g.pattern_id), '[]') FROM cogmem.gut_patterns AS g));
+END;
+$$;
+COMMENT ON FUNCTION cogmem.gut_state() IS 'The Gut''s ledger and patterns (JSON), for gut_import on the other shards.';
+
+CREATE OR REPLACE FUNCTION cogmem.gut_import(state jsonb)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    -- Definer: writes the global ledger and patterns, as a release here would; the Gut role only.
+    PERFORM cogmem._reach_gut();
+    INSERT INTO cogmem.gut_releases OVERRIDING SYSTEM VALUE
+    SELECT * FROM jsonb_populate_recordset(NULL::cogmem.gut_releases, gut_import.state -> 'releases')
+    ON CONFLICT (release_id) DO NOTHING;  -- the ledger is append-only: a release is the same everywhere
+    INSERT INTO cogmem.gut_patterns AS g OVERRIDING SYSTEM VALUE
+    SELECT * FROM jsonb_populate_recordset(NULL::cogmem.gut_patterns, gut_import.state -> 'patterns')
+    ON CONFLICT (pattern_id) DO UPDATE
+    SET content = excluded.content, embedding = excluded.embedding, topics = excluded.topics,
+        support = excluded.support, success = excluded.success, token_estimate = excluded.token_estimate,
+        last_release = excluded.last_release, withdrawn_release = excluded.withdrawn_release;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    PERFORM setval(pg_get_serial_sequence('cogmem.gut_releases', 'release_id'),
+                   greatest((SELECT max(r.release_id) FROM cogmem.gut_releases AS r), 1));
+    PERFORM setval(pg_get_serial_sequence('cogmem.gut_patterns', 'pattern_id'),
+                   greatest((SELECT max(p.pattern_id) FROM cogmem.gut_patterns AS p), 1));
+    RETURN v_count;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.gut_import(jsonb) IS
+'Writes a release made on another shard (gut_state there): its ledger rows and patterns, with their ids; '
+'returns the patterns written. The cogmem_gut role only.';
 
 -- What a tenant receives: the active patterns, unless it turned receiving off.
 CREATE OR REPLACE FUNCTION cogmem.gut_patterns_for(tenant text)

@@ -87,6 +87,8 @@ $partitions$;
 REVOKE UPDATE, DELETE ON cogmem.audit_log, cogmem.audit_chain, cogmem.bios_rule_events FROM cogmem_owner;
 REVOKE UPDATE ON cogmem.episodes, cogmem.core_identity FROM cogmem_owner;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA cogmem TO cogmem_owner;
+-- gut_import (sql/068-gut.sql) continues the ids a release on another shard made.
+GRANT UPDATE ON SEQUENCE cogmem.gut_releases_release_id_seq, cogmem.gut_patterns_pattern_id_seq TO cogmem_owner;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA cogmem TO cogmem_owner;
 
 -- Reads: row-level security decides which tenant's rows (sql/110-isolation.sql); vault_keys no one reads.
@@ -166,7 +168,8 @@ GRANT EXECUTE ON FUNCTION cogmem.verify_audit(text), cogmem.explain_recall(uuid)
 -- The Gut's role: releases, the ledger and what it published; no tenant's memories.
 GRANT SELECT ON cogmem.gut_ledger, cogmem.gut_releases, cogmem.gut_patterns, cogmem.gut_settings,
 cogmem.gut_contributions, cogmem.gut_feedback, cogmem.tenant_access TO cogmem_gut;
-GRANT EXECUTE ON FUNCTION cogmem.gut_release(double precision), cogmem.caller(), cogmem.reachable_tenants(),
+GRANT EXECUTE ON FUNCTION cogmem.gut_release(double precision, jsonb), cogmem.gut_export(), cogmem.gut_state(),
+cogmem.gut_import(jsonb), cogmem.caller(), cogmem.reachable_tenants(),
 cogmem.reaches_every_tenant() TO cogmem_gut;
 GRANT SELECT ON cogmem.gut_ledger, cogmem.gut_releases TO cogmem_auditor;
 

@@ -340,6 +340,7 @@ NOT_WRAPPED = {
     "audit_partitions_ensure", "audit_apply_retention", "audit_mark_exported",  # pg_cron, `cogmem audit export`
     "schedule_nightly", "schedule_audit", "schedule_gut", "schedule_rehearsals",  # installed by migrate
     "unschedule_nightly", "unschedule_audit", "unschedule_gut", "unschedule_rehearsals",
+    "gut_export", "gut_state", "gut_import",  # what a sharded router's gut_release calls
 }  # fmt: skip
 CLIENT_NAMES = {
     "gut_patterns_for": "gut_patterns",

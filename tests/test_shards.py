@@ -43,7 +43,8 @@ def tenant_name() -> str:
 def rows(dsn: str, query: str, params=None) -> list[tuple]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SET cogmem.embed = 'off'")
-        return conn.execute(query, params).fetchall()
+        cursor = conn.execute(query, params)
+        return cursor.fetchall() if cursor.description else []
 
 
 def test_the_router_has_the_shards_signatures(sharded):
@@ -55,13 +56,15 @@ def test_the_router_has_the_shards_signatures(sharded):
             "WHERE p.pronamespace = 'cogmem'::regnamespace"
         ).fetchall()
     languages = {(name, identity): language for name, identity, _, _, language in routed}
-    routed_here = sum(language == "plproxy" or name in EVERYWHERE for (name, _), language in languages.items())
+    routed_here = sum(language == "plproxy" or name in EVERYWHERE or name == "gut_release"
+                      for (name, _), language in languages.items())  # fmt: skip
     assert routed_here == sharded["routed"] > 40
     for name, identity, arguments, result, _ in routed:
         assert (arguments, result) == (shard[(name, identity)].arguments, shard[(name, identity)].result), name
     for key, function in shard.items():  # every API function is there: routed, or saying it is not
         if function.name not in ROUTER_OWN:
-            assert languages[key] == ("plproxy" if run_on(function) else "sql"), key
+            expected = "plproxy" if run_on(function) else "plpgsql" if function.name == "gut_release" else "sql"
+            assert languages[key] == expected, key
     offered = {name for (name, _), language in languages.items() if language == "plproxy"}
     assert {"remember", "recall", "guard_check", "store_put", "observe", "feedback", "end_session"} <= offered
 
@@ -386,3 +389,36 @@ def test_a_tenant_moves_with_its_chain_and_an_interrupted_move_finishes_when_run
     assert rows(new, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,)) == [(len(memories) + 1,)]
     rows(router, "SELECT cogmem.seal_audit()")
     assert rows(router, "SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)) == [(True,)]  # the chain goes on
+
+
+def test_the_gut_releases_from_every_shards_tenants_together(sharded):
+    from tests.conftest import blend, unit_vector
+    from tests.test_gut import BACKUP, BACKUP_TEXTS
+
+    router, nodes = sharded["router"], sharded["nodes"]
+    for node in nodes:  # the same settings everywhere; a budget that lets six tenants publish
+        rows(node, "UPDATE cogmem.gut_settings SET epsilon_per_period = 10000, delta = 1e-4, k = 5, "
+                   "max_patterns_per_tenant = 2")  # fmt: skip
+    teams = [t for _ in range(3) for t in one_tenant_per_node(sharded).values()]  # three on each node
+    for n, tenant in enumerate(teams):
+        text = BACKUP_TEXTS[n % len(BACKUP_TEXTS)].format(n=n)
+        vector = blend(BACKUP, unit_vector(1000 * n + len(text)), 0.25)
+        rows(
+            router, "SELECT * FROM cogmem.remember(%s, %s, 'long_term', NULL, %s::vector)", (tenant, text, str(vector))
+        )
+        rows(router, "SELECT * FROM cogmem.gut_configure(%s, contribute => true)", (tenant,))
+    for node in nodes:
+        rows(node, "UPDATE cogmem.memory_stats SET outcome_count = 1, outcome_sum = 1 WHERE tenant = ANY (%s)",
+             (teams,))  # fmt: skip
+        rows(node, "CALL cogmem.gut_nightly(release => false)")  # each shard collects its own
+        assert rows(node, "SELECT count(DISTINCT tenant) FROM cogmem.gut_contributions WHERE tenant = ANY (%s)",
+                    (teams,)) == [(3,)]  # fewer than k on either shard alone  # fmt: skip
+    released = rows(router, "SELECT published, threshold FROM cogmem.gut_release(900)")
+    assert released[0][0] >= 1, released
+    published = [rows(node, "SELECT pattern_id, content, support, withdrawn_release FROM cogmem.gut_patterns "
+                            "ORDER BY pattern_id") for node in nodes]  # fmt: skip
+    ledgers = [
+        rows(node, "SELECT release_id, epsilon, published FROM cogmem.gut_releases ORDER BY 1") for node in nodes
+    ]
+    assert published[0] and published[0] == published[1] and ledgers[0] == ledgers[1]
+    assert any("backup" in content for _, content, _, withdrawn in published[0] if withdrawn is None)
