@@ -157,16 +157,26 @@ def run_on(function: ApiFunction) -> str | None:
     return None
 
 
-def _plproxy(schema: str, name: str, function: ApiFunction, result: str, clause: str) -> sql.Composed:
-    """A PL/Proxy function SCHEMA.NAME with FUNCTION's parameters that runs cogmem.FUNCTION per CLAUSE."""
+def _plproxy(schema: str, name: str, args: str, result: str, clause: str, target: str) -> sql.Composed:
+    """A PL/Proxy function SCHEMA.NAME(ARGS) that runs the shards' cogmem.TARGET per CLAUSE."""
     return sql.SQL(
         "CREATE OR REPLACE FUNCTION {schema}.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
         "    CLUSTER {server}; {clause}{target}\n$plproxy$"
     ).format(
-        schema=sql.Identifier(schema), name=sql.Identifier(name), args=sql.SQL(function.arguments),
+        schema=sql.Identifier(schema), name=sql.Identifier(name), args=sql.SQL(args),
         result=sql.SQL(result), server=sql.Literal(SERVER), clause=sql.SQL(clause),
         # PL/Proxy's parser takes a plain name (ours are): the shard's function, when this one is not it.
-        target=sql.SQL("" if schema == "cogmem" and name == function.name else f" TARGET cogmem.{function.name};"),
+        target=sql.SQL("" if (schema, name) == ("cogmem", target) else f" TARGET cogmem.{target};"),
+    )  # fmt: skip
+
+
+def _in_place_of(function: ApiFunction, body: sql.Composable, language: str = "sql") -> sql.Composed:
+    """The router's cogmem.FUNCTION, with the shard's signature, as BODY in LANGUAGE."""
+    return sql.SQL(
+        "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE {language} AS $body$ {body} $body$"
+    ).format(
+        name=sql.Identifier(function.name), args=sql.SQL(function.arguments), result=sql.SQL(function.result),
+        language=sql.SQL(language), body=body,
     )  # fmt: skip
 
 
@@ -174,7 +184,7 @@ def _routed(function: ApiFunction) -> list[sql.Composed]:
     """The router's cogmem.FUNCTION: one PL/Proxy function, the everywhere form, or a refusal."""
     clause = run_on(function)
     if clause is not None:
-        return [_plproxy("cogmem", function.name, function, function.result, clause)]
+        return [_plproxy("cogmem", function.name, function.arguments, function.result, clause, function.name)]
     if function.name in EVERYWHERE:
         return _everywhere(function, EVERYWHERE[function.name])
     if function.name == "gut_release":
@@ -193,32 +203,21 @@ def _gut_release(function: ApiFunction) -> list[sql.Composed]:
         ("gut_state__first", "", "jsonb", "RUN ON 0;", "gut_state"),
         ("gut_import__everywhere", "state jsonb", "SETOF integer", "RUN ON ALL;", "gut_import"),
     ]
-    made = [
-        sql.SQL(
-            "CREATE OR REPLACE FUNCTION cogmem_router.{}({}) RETURNS {} LANGUAGE plproxy AS $plproxy$\n"
-            "    CLUSTER {}; {} TARGET cogmem.{};\n$plproxy$"
-        ).format(
-            sql.Identifier(name), sql.SQL(args), sql.SQL(result), sql.Literal(SERVER), sql.SQL(clause), sql.SQL(target)
-        )
-        for name, args, result, clause, target in helpers
-    ]
-    made.append(
-        sql.SQL(
-            "CREATE OR REPLACE FUNCTION cogmem.gut_release({}) RETURNS {} LANGUAGE plpgsql AS $body$\n"
-            "DECLARE\n"
-            "    v_exports jsonb[] := ARRAY(SELECT cogmem_router.gut_export__everywhere());\n"
-            "    v_gathered jsonb := jsonb_build_object(\n"
-            "        'contributions', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
-            "                                   jsonb_array_elements(e -> 'contributions') AS x), '[]'),\n"
-            "        'feedback', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
-            "                              jsonb_array_elements(e -> 'feedback') AS x), '[]'));\n"
-            "BEGIN\n"
-            "    RETURN QUERY SELECT * FROM cogmem_router.gut_release__first($1, coalesce($2, v_gathered));\n"
-            "    PERFORM cogmem_router.gut_import__everywhere(cogmem_router.gut_state__first());\n"
-            "END;\n$body$"
-        ).format(sql.SQL(function.arguments), sql.SQL(function.result))
+    made = [_plproxy("cogmem_router", *helper) for helper in helpers]
+    body = sql.SQL(
+        "\nDECLARE\n"
+        "    v_exports jsonb[] := ARRAY(SELECT cogmem_router.gut_export__everywhere());\n"
+        "    v_gathered jsonb := jsonb_build_object(\n"
+        "        'contributions', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
+        "                                   jsonb_array_elements(e -> 'contributions') AS x), '[]'),\n"
+        "        'feedback', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
+        "                              jsonb_array_elements(e -> 'feedback') AS x), '[]'));\n"
+        "BEGIN\n"
+        "    RETURN QUERY SELECT * FROM cogmem_router.gut_release__first($1, coalesce($2, v_gathered));\n"
+        "    PERFORM cogmem_router.gut_import__everywhere(cogmem_router.gut_state__first());\n"
+        "END;\n"
     )
-    return made
+    return [*made, _in_place_of(function, body, "plpgsql")]
 
 
 def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
@@ -233,29 +232,19 @@ def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
         "sum": f"SELECT sum(r)::{function.result} FROM cogmem_router.{everywhere}({args}) AS r",
         "any": f"SELECT bool_or(r) FROM cogmem_router.{everywhere}({args}) AS r",  # changed on some shard
     }[kind]
-    made = [_plproxy("cogmem_router", everywhere, function, function.result if returns_set
-                     else f"SETOF {function.result}", "RUN ON ALL;")]  # fmt: skip
+    made = [_plproxy("cogmem_router", everywhere, function.arguments, function.result if returns_set
+                     else f"SETOF {function.result}", "RUN ON ALL;", function.name)]  # fmt: skip
     body = combined
     if "tenant" in function.parameters:
         tenant = f"${function.parameters.index('tenant') + 1}"
         clause = "RUN ON cogmem_router.partition_of(tenant);"
-        made.append(_plproxy("cogmem_router", one, function, function.result, clause))
+        made.append(_plproxy("cogmem_router", one, function.arguments, function.result, clause, function.name))
         if returns_set:
             body = (f"{combined} WHERE {tenant} IS NULL "
                     f"UNION ALL SELECT * FROM cogmem_router.{one}({args}) WHERE {tenant} IS NOT NULL")  # fmt: skip
         else:
             body = f"SELECT CASE WHEN {tenant} IS NULL THEN ({combined}) ELSE cogmem_router.{one}({args}) END"
-    made.append(
-        sql.SQL(
-            "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE sql AS $body$ {body} $body$"
-        ).format(
-            name=sql.Identifier(function.name),
-            args=sql.SQL(function.arguments),
-            result=sql.SQL(function.result),
-            body=sql.SQL(body),
-        )
-    )
-    return made
+    return [*made, _in_place_of(function, sql.SQL(body))]
 
 
 def _not_routed(function: ApiFunction) -> sql.Composed:
@@ -271,12 +260,7 @@ def _not_routed(function: ApiFunction) -> sql.Composed:
     else:
         nulls = sql.SQL(", ").join(sql.SQL("NULL::{}").format(sql.SQL(t)) for t in columns)
         body = sql.SQL("SELECT {} WHERE {}").format(nulls, refusal)
-    return sql.SQL(
-        "CREATE OR REPLACE FUNCTION cogmem.{name}({args}) RETURNS {result} LANGUAGE sql AS $body$ {body} $body$"
-    ).format(
-        name=sql.Identifier(function.name), args=sql.SQL(function.arguments), result=sql.SQL(function.result),
-        body=body,
-    )  # fmt: skip
+    return _in_place_of(function, body)
 
 
 def _result_types(result: str) -> list[str] | None:
