@@ -187,9 +187,10 @@ COMMENT ON FUNCTION cogmem.gut_export() IS
 'This database''s de-identified Gut contributions and pattern feedback (JSON), for a release that gathers '
 'every shard''s. The cogmem_gut role only.';
 
--- The noise and the clustering, in the server's Python with OpenDP (cogmem_pg/gut.py). Reads what the
--- caller may read: the release below checks it is the Gut's role first. Only opted-in tenants have
--- contributions and feedback rows (_gut_collect removes them on opting out).
+-- The noise and the clustering, in the server's Python with OpenDP (cogmem_pg/gut.py), over the
+-- contributions and feedback it is given (the release below passes them, having checked it is the Gut's
+-- role), and the active patterns it reads. Only opted-in tenants have contributions and feedback rows
+-- (_gut_collect removes them on opting out).
 DROP FUNCTION IF EXISTS cogmem._gut_draw(jsonb);  -- it takes the rows gathered from shards, too
 CREATE OR REPLACE FUNCTION cogmem._gut_draw(p_params jsonb, p_gathered jsonb)
 RETURNS jsonb
@@ -205,10 +206,7 @@ except ImportError as missing:
                sqlstate="0A000",
                hint="pip install 'cogmem-pg[gut]' into the Python that PL/Python runs (the embedded cluster has it).")
 p = json.loads(p_params)
-gathered = json.loads(p_gathered) if p_gathered is not None else plpy.execute(
-    "SELECT cogmem._gut_export_rows() AS rows")[0]["rows"]
-if isinstance(gathered, str):
-    gathered = json.loads(gathered)
+gathered = json.loads(p_gathered)
 items = [gut.Contribution(r["tenant"], r["memory_id"], r["content"], tuple(r["topics"]), r["success"],
                           json.loads(r["embedding"]), r["ring"]) for r in gathered["contributions"]]
 previous = [(r["pattern_id"], json.loads(r["embedding"])) for r in plpy.execute(
@@ -223,8 +221,9 @@ out["patterns"] = [{"pattern_id": x.pattern_id, "content": x.content, "embedding
 return json.dumps(out)
 $$;
 COMMENT ON FUNCTION cogmem._gut_draw(jsonb, jsonb) IS
-'The patterns a release would publish, drawn with OpenDP from the opted-in tenants'' contributions (this '
-'database''s, or those gathered from every shard), and the epsilon and delta they spend (JSON).';
+'The patterns a release would publish, drawn with OpenDP from the opted-in tenants'' contributions and '
+'feedback given as JSON (_gut_export_rows: this database''s, or every shard''s), and the epsilon and delta '
+'they spend (JSON).';
 
 -- What each period has spent of its budget. Periods start at the epoch's multiples of the setting.
 CREATE OR REPLACE VIEW cogmem.gut_ledger WITH (security_invoker = TRUE) AS
@@ -351,7 +350,8 @@ BEGIN
     FROM cogmem._gut_charge(gut_release.epsilon, v_period, s.epsilon_per_period) AS c;
     v_drawn := cogmem._gut_draw(jsonb_build_object(
         'k', s.k, 'epsilon', v_eps, 'delta', s.delta, 'max_patterns_per_tenant', s.max_patterns_per_tenant,
-        'selection_share', s.selection_share, 'cluster_similarity', s.cluster_similarity), gut_release.gathered);
+        'selection_share', s.selection_share, 'cluster_similarity', s.cluster_similarity),
+        coalesce(gut_release.gathered, cogmem._gut_export_rows()));  -- every shard's, or this database's
     INSERT INTO cogmem.gut_releases AS r (period_start, epsilon, delta, k, max_patterns_per_tenant, threshold,
                                           published, withdrawn, released_by)
     VALUES (v_period, v_eps, (v_drawn ->> 'delta')::double precision, s.k, s.max_patterns_per_tenant,
@@ -402,7 +402,7 @@ BEGIN
     PERFORM cogmem._reach_gut();
     INSERT INTO cogmem.gut_releases OVERRIDING SYSTEM VALUE
     SELECT * FROM jsonb_populate_recordset(NULL::cogmem.gut_releases, gut_import.state -> 'releases')
-    ON CONFLICT (release_id) DO NOTHING;  -- the ledger is append-only: a release is the same everywhere
+    ON CONFLICT (release_id) DO NOTHING;  -- a release, once made, does not change: the same everywhere
     INSERT INTO cogmem.gut_patterns AS g OVERRIDING SYSTEM VALUE
     SELECT * FROM jsonb_populate_recordset(NULL::cogmem.gut_patterns, gut_import.state -> 'patterns')
     ON CONFLICT (pattern_id) DO UPDATE
