@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 from uuid import UUID
 
 import click
@@ -231,13 +232,18 @@ def _namespace(dotted: str) -> list[str]:
     return [label for label in dotted.split(".") if label] if dotted else []
 
 
+def parse_json(text: str, what: str) -> Any:
+    """TEXT as JSON, or a usage error that names the parameter WHAT."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint=what) from exc
+
+
 def _json_object(text: str | None, what: str) -> dict | None:
     if text is None:
         return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not JSON: {exc}", param_hint=what) from exc
+    value = parse_json(text, what)
     if not isinstance(value, dict):
         raise click.BadParameter('must be a JSON object, e.g. \'{"content": "..."}\'', param_hint=what)
     return value

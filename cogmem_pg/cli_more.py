@@ -12,6 +12,7 @@ from uuid import UUID
 import click
 
 from cogmem_pg.cli import Context, _emit, bios, json_option, main, pass_context, sql_errors
+from cogmem_pg.cli_api import parse_json
 
 # -- the loop and plain reads ----------------------------------------------------------------------------
 
@@ -167,10 +168,7 @@ def revoke(ctx: Context, role: str, tenant: str) -> None:
 @pass_context
 def configure(ctx: Context, tenant: str, settings: str, layer: str | None) -> None:
     """Change TENANT's settings, given as a JSON object; prints them as they now are."""
-    try:
-        wanted = json.loads(settings)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not JSON: {exc}", param_hint="SETTINGS") from exc
+    wanted = parse_json(settings, "SETTINGS")
     with sql_errors():
         click.echo(json.dumps(ctx.client().configure_tenant(tenant, wanted, layer), default=str))
 

@@ -373,17 +373,16 @@ class Client:
                 yield pooled
 
     def _vector(self, text: str, embedding: Sequence[float] | None) -> Any:
-        if embedding is None and self._embedder is None:
-            return None  # the server embeds, or full text serves; numpy comes with the [embed] extra only
-        import numpy as np
-
         if embedding is not None:
+            import numpy as np
+
             return np.asarray(embedding, dtype=np.float32)
-        assert self._embedder is not None
-        return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
+        embedded = self.vectors([text])
+        return None if embedded is None else embedded[0]
 
     def vectors(self, texts: Sequence[str]) -> list[Any] | None:
-        """The client's embeddings of TEXTS in one call (None without an embedder: the server decides)."""
+        """The client's embeddings of TEXTS in one call (None without an embedder: the server embeds, or full
+        text serves; numpy comes with the [embed] extra only)."""
         if self._embedder is None or not texts:
             return None
         import numpy as np
