@@ -15,8 +15,9 @@ Where a call goes:
   its shard.
 - the Gut's release gathers every shard's contributions, draws once, and writes the release on every
   shard.
-The rest (single BIOS rules) come in the next steps (docs/scaling.md); until then the router answers
-them with feature_not_supported and a HINT, rather than "no such function".
+- a single BIOS rule: a global one is added and retired on every shard (its id is the same on each), a
+  tenant's own on the tenant's shard (its id carries the tenant's key, cogmem._keyed_rule_id).
+What the router does not route keeps its signature and answers feature_not_supported with a HINT.
 
 ``move_tenant`` moves a tenant to another partition with its ids and its audit chain (below).
 
@@ -133,7 +134,7 @@ KEYED_BY_ID = {"feedback": "recall_id", "explain_recall": "recall_id", "end_sess
 # the night, sealing and the audit check run on each), and how the shards' answers combine: "same" when
 # every shard answers alike, "union" when each answers for its own tenants, "sum" of counts, "any" of
 # "did it change something". With a tenant, they run on its shard.
-EVERYWHERE = {"load_bios_preset": "same", "bios_preset_diff": "same", "subscribe_bios": "any",
+EVERYWHERE = {"load_bios_preset": "same", "bios_preset_diff": "same", "add_bios_rule": "same", "subscribe_bios": "any",
               "unsubscribe_bios": "any", "verify_audit": "union", "consolidate": "union", "seal_audit": "sum",
               "apply_rehearsals": "sum"}  # fmt: skip
 
@@ -187,9 +188,38 @@ def _routed(function: ApiFunction) -> list[sql.Composed]:
         return [_plproxy("cogmem", function.name, function.arguments, function.result, clause, function.name)]
     if function.name in EVERYWHERE:
         return _everywhere(function, EVERYWHERE[function.name])
-    if function.name == "gut_release":
-        return _gut_release(function)
+    if function.name in OWN_ROUTING:
+        return OWN_ROUTING[function.name](function)
     return [_not_routed(function)]
+
+
+# A tenant's own BIOS rule has an id from 2^62 up that carries the tenant's routing key
+# (cogmem._keyed_rule_id); a global rule's id is the same on every shard.
+_RULE_PARTITION = "cogmem_router.partition_of_key(((rule_id >> 31) & 2147483647)::integer)"
+
+
+def _retire_bios_rule(function: ApiFunction) -> list[sql.Composed]:
+    """A tenant's own rule is retired on the tenant's shard, a global rule on every shard. PL/Proxy runs
+    on all partitions only a function that returns a set, so the helpers answer a row per shard."""
+    made = [
+        sql.SQL(
+            "CREATE OR REPLACE FUNCTION cogmem_router.{name}({args}) RETURNS SETOF boolean LANGUAGE plproxy AS "
+            "$plproxy$\n    CLUSTER {server}; RUN ON {where};\n"
+            "    SELECT true FROM cogmem.retire_bios_rule(rule_id, reason);\n$plproxy$"
+        ).format(name=sql.Identifier(f"retire_bios_rule__{name}"), args=sql.SQL(function.arguments),
+                 server=sql.Literal(SERVER), where=sql.SQL(where))
+        for name, where in (("keyed", _RULE_PARTITION), ("everywhere", "ALL"))
+    ]  # fmt: skip
+    body = sql.SQL(
+        "\nBEGIN\n"
+        "    IF $1 >= (1::bigint << 62) THEN\n"
+        "        PERFORM cogmem_router.retire_bios_rule__keyed($1, $2);\n"
+        "    ELSE\n"
+        "        PERFORM cogmem_router.retire_bios_rule__everywhere($1, $2);\n"
+        "    END IF;\n"
+        "END;\n"
+    )
+    return [*made, _in_place_of(function, body, "plpgsql")]
 
 
 def _gut_release(function: ApiFunction) -> list[sql.Composed]:
@@ -218,6 +248,10 @@ def _gut_release(function: ApiFunction) -> list[sql.Composed]:
         "END;\n"
     )
     return [*made, _in_place_of(function, body, "plpgsql")]
+
+
+# Calls with a router function of their own (PL/pgSQL over PL/Proxy helpers).
+OWN_ROUTING = {"gut_release": _gut_release, "retire_bios_rule": _retire_bios_rule}
 
 
 def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
@@ -368,7 +402,7 @@ def install_router(router_dsn: str, partitions: Sequence[str], catalog_dsn: str 
     with psycopg.connect(router_dsn, autocommit=True) as conn, conn.transaction():
         for statement in statements:
             conn.execute(statement)
-    offered = EVERYWHERE.keys() | {"gut_release"}
+    offered = EVERYWHERE.keys() | OWN_ROUTING.keys()
     return sum((run_on(f) is not None or f.name in offered) and f.name not in ROUTER_OWN for f in functions)
 
 
@@ -425,10 +459,21 @@ ORDER BY c.relname = 'tenants' DESC, c.relname
 """
 
 
-# Tables whose key is not the tenant's: the target numbers their rows anew (nothing refers to them),
-# or, for a tenant's own BIOS rules and presets (events refer to them), the move is refused for now.
+# Tables whose key is not the tenant's: the target numbers their rows anew (nothing refers to them).
 RENUMBERED = {"consolidation_runs": "run_id", "bios_subscriptions": "subscription_id"}
-NOT_MOVABLE = ("bios_rules", "bios_preset_loads")
+# A tenant's own BIOS rules keep their ids, which carry the tenant's key (cogmem._keyed_rule_id); their
+# events, which have no tenant column, go with them.
+_RULE_EVENTS = """
+FROM cogmem.bios_rule_events AS e
+WHERE e.rule_id IN (SELECT r.rule_id FROM cogmem.bios_rules AS r WHERE r.tenant = ANY ({names}))"""
+# What a move cannot carry yet: a tenant's own preset loads (their ids are this shard's), and its rules
+# added before revision 0024 (ids of the global range, which may be taken on the target).
+_NOT_MOVABLE = """
+SELECT 'its own BIOS preset loads' FROM cogmem.bios_preset_loads WHERE tenant = ANY (%(names)s)
+UNION ALL
+SELECT 'BIOS rules of its own added before revision 0024' FROM cogmem.bios_rules
+WHERE tenant = ANY (%(names)s) AND rule_id < (1::bigint << 62)
+LIMIT 1"""
 
 
 class MoveInterrupted(RuntimeError):
@@ -494,53 +539,65 @@ def _copy_and_remove(old: str, new: str, key: int, tenant: str, fail_after: str 
             if tenant in there:  # copied and removed before: only the switch is left
                 return sorted(there)
             raise ValueError(f'tenant "{tenant}" is on neither shard')
-        for table in NOT_MOVABLE:
-            if source.execute(sql.SQL("SELECT FROM cogmem.{} WHERE tenant = ANY (%s) LIMIT 1").format(
-                    sql.Identifier(table)), (names,)).fetchone():  # fmt: skip
-                raise ValueError(f"{', '.join(names)} has BIOS rules of its own, which a move cannot carry yet "
-                                 "(docs/scaling.md)")  # fmt: skip
+        unmovable = source.execute(_NOT_MOVABLE, {"names": names}).fetchone()
+        if unmovable:
+            raise ValueError(f"{', '.join(names)} has {unmovable[0]}, which a move cannot carry yet (docs/scaling.md)")
         tables = [(t, p, [c for c in cols if c != RENUMBERED.get(t)])
                   for t, p, cols in source.execute(_TENANT_TABLES).fetchall()]  # fmt: skip
         with target.transaction():
-            target.execute("SET LOCAL session_replication_role = replica")  # rows as they are: no triggers
-            for table, _, _ in reversed(tables):  # a copy left by an interrupted move goes first
-                target.execute(sql.SQL("DELETE FROM cogmem.{} WHERE tenant = ANY (%s)").format(
-                    sql.Identifier(table)), (names,))  # fmt: skip
+            _remove(target, tables, names)  # a copy left by an interrupted move goes first
             for table, partitioned, columns in tables:
                 if partitioned:
                     _same_partitions(source, target, table)
                 _copy_rows(source, target, table, columns, names)
                 _catch_up_sequences(target, table, columns)
+            _copy(source, target, sql.SQL("SELECT e.rule_id, e.event, e.reason, e.at, e.load_id {} ORDER BY e.event_id")
+                  .format(sql.SQL(_RULE_EVENTS).format(names=sql.Literal(names))),
+                  sql.SQL("cogmem.bios_rule_events (rule_id, event, reason, at, load_id)"))  # fmt: skip
         if fail_after == "copy":
             raise MoveInterrupted("copy")
-        source.execute("SET LOCAL session_replication_role = replica")
-        for table, _, _ in reversed(tables):
-            source.execute(sql.SQL("DELETE FROM cogmem.{} WHERE tenant = ANY (%s)").format(
-                sql.Identifier(table)), (names,))  # fmt: skip
+        _remove(source, tables, names)
         source.commit()
         if fail_after == "remove":
             raise MoveInterrupted("remove")
         return names
 
 
+def _remove(conn: psycopg.Connection, tables: list[tuple[str, bool, list[str]]], names: list[str]) -> None:
+    """Deletes the tenants' rows as they are (no triggers), their own BIOS rules' events included."""
+    conn.execute("SET LOCAL session_replication_role = replica")
+    conn.execute(sql.SQL("DELETE {}").format(sql.SQL(_RULE_EVENTS).format(names=sql.Literal(names))))
+    for table, _, _ in reversed(tables):
+        conn.execute(sql.SQL("DELETE FROM cogmem.{} WHERE tenant = ANY (%s)").format(sql.Identifier(table)), (names,))
+
+
 def _copy_rows(source: psycopg.Connection, target: psycopg.Connection, table: str, columns: list[str],
                names: list[str]) -> None:  # fmt: skip
     cols = sql.SQL(", ").join(map(sql.Identifier, columns))
-    query = sql.SQL("COPY (SELECT {} FROM cogmem.{} WHERE tenant = ANY ({})) TO STDOUT (FORMAT binary)").format(
+    query = sql.SQL("SELECT {} FROM cogmem.{} WHERE tenant = ANY ({})").format(
         cols, sql.Identifier(table), sql.Literal(names)
     )
+    _copy(source, target, query, sql.SQL("cogmem.{} ({})").format(sql.Identifier(table), cols))
+
+
+def _copy(source: psycopg.Connection, target: psycopg.Connection, query: sql.Composable, into: sql.Composable) -> None:
+    """The rows of QUERY on the source, added on the target to INTO (a table and its columns)."""
     with (
-        source.cursor().copy(query) as out,
-        target.cursor().copy(
-            sql.SQL("COPY cogmem.{} ({}) FROM STDIN (FORMAT binary)").format(sql.Identifier(table), cols)
-        ) as into,
+        source.cursor().copy(sql.SQL("COPY ({}) TO STDOUT (FORMAT binary)").format(query)) as out,
+        target.cursor().copy(sql.SQL("COPY {} FROM STDIN (FORMAT binary)").format(into)) as writer,
     ):
         for block in out:
-            into.write(block)
+            writer.write(block)
 
 
 def _catch_up_sequences(target: psycopg.Connection, table: str, columns: list[str]) -> None:
-    """Ids the target makes from now on come after those copied (the audit chain is in id order)."""
+    """Ids the target makes from now on come after those copied (the audit chain is in id order). A
+    tenant's own BIOS rule ids are keyed: their low bits are the target's rule counter."""
+    if table == "bios_rules":
+        target.execute("SELECT setval('cogmem.bios_tenant_rule_seq', greatest((SELECT last_value FROM "
+                       "cogmem.bios_tenant_rule_seq), (SELECT max(rule_id & 2147483647) FROM cogmem.bios_rules "
+                       "WHERE rule_id >= (1::bigint << 62))))")  # fmt: skip
+        return
     for column in columns:
         sequence = target.execute("SELECT pg_get_serial_sequence(%s, %s)", (f"cogmem.{table}", column)).fetchone()
         if sequence and sequence[0]:

@@ -85,6 +85,16 @@ COMMENT ON FUNCTION cogmem._bios_rule_definition(jsonb, text) IS
 'A rule definition checked and normalised (category lower-case, texts trimmed, topics sorted); raises '
 'invalid_parameter_value naming where the rule came from.';
 
+-- A tenant's own rule lives on the tenant's shard only: its id carries the tenant's routing key (the
+-- router reads it back) in a range of its own, so that global rules keep the same ids on every shard.
+CREATE OR REPLACE FUNCTION cogmem._keyed_rule_id(p_tenant text)
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN (1::bigint << 62) | (cogmem._tenant_key(p_tenant)::bigint << 31) | nextval('cogmem.bios_tenant_rule_seq');
+COMMENT ON FUNCTION cogmem._keyed_rule_id(text) IS
+'A new id for a tenant''s own BIOS rule: 2^62, the tenant''s routing key, then a number of this database.';
+
 CREATE OR REPLACE FUNCTION cogmem._bios_insert(p_tenant text, p_preset text, p_definition jsonb)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -94,9 +104,11 @@ DECLARE
     v_digest  text := cogmem._bios_rule_digest(p_definition);
     v_rule_id bigint;
 BEGIN
-    INSERT INTO cogmem.bios_rules (tenant, category, rule, severity, preset, requirement, topics, always_on,
+    INSERT INTO cogmem.bios_rules (rule_id, tenant, category, rule, severity, preset, requirement, topics, always_on,
                                    rationale, translations, digest)
-    SELECT p_tenant, d.category, d.rule, d.severity, p_preset, d.requirement, d.topics, d.always_on,
+    OVERRIDING SYSTEM VALUE
+    SELECT CASE WHEN p_tenant IS NULL THEN nextval('cogmem.bios_rules_rule_id_seq') ELSE cogmem._keyed_rule_id(p_tenant) END,
+           p_tenant, d.category, d.rule, d.severity, p_preset, d.requirement, d.topics, d.always_on,
            d.rationale, d.translations, v_digest
     FROM jsonb_to_record(p_definition) AS d (category text, rule text, severity cogmem.severity, requirement text,
                                              topics text[], always_on boolean, rationale text, translations jsonb)

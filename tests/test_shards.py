@@ -14,7 +14,7 @@ import pytest
 
 from cogmem_pg.client import Client
 from cogmem_pg.cluster import Cluster
-from cogmem_pg.shards import EVERYWHERE, ROUTER_DATABASE, ROUTER_OWN, api_functions, init_local, run_on
+from cogmem_pg.shards import EVERYWHERE, OWN_ROUTING, ROUTER_DATABASE, ROUTER_OWN, api_functions, init_local, run_on
 
 NODES, PARTITIONS = 2, 4
 
@@ -56,14 +56,14 @@ def test_the_router_has_the_shards_signatures(sharded):
             "WHERE p.pronamespace = 'cogmem'::regnamespace"
         ).fetchall()
     languages = {(name, identity): language for name, identity, _, _, language in routed}
-    routed_here = sum(language == "plproxy" or name in EVERYWHERE or name == "gut_release"
+    routed_here = sum(language == "plproxy" or name in EVERYWHERE or name in OWN_ROUTING
                       for (name, _), language in languages.items())  # fmt: skip
     assert routed_here == sharded["routed"] > 40
     for name, identity, arguments, result, _ in routed:
         assert (arguments, result) == (shard[(name, identity)].arguments, shard[(name, identity)].result), name
     for key, function in shard.items():  # every API function is there: routed, or saying it is not
         if function.name not in ROUTER_OWN:
-            expected = "plproxy" if run_on(function) else "plpgsql" if function.name == "gut_release" else "sql"
+            expected = "plproxy" if run_on(function) else "plpgsql" if function.name in OWN_ROUTING else "sql"
             assert languages[key] == expected, key
     offered = {name for (name, _), language in languages.items() if language == "plproxy"}
     assert {"remember", "recall", "guard_check", "store_put", "observe", "feedback", "end_session"} <= offered
@@ -89,6 +89,34 @@ def test_bios_presets_load_on_every_shard_and_stay_identical(sharded):
         for node in sharded["nodes"]
     ]
     assert libraries[0] and all(library == libraries[0] for library in libraries)
+
+
+KEYED_RULES = 1 << 62
+
+
+def test_single_bios_rules_route_to_every_shard_or_to_their_tenants(sharded):
+    router, nodes = sharded["router"], sharded["nodes"]
+    tenants = one_tenant_per_node(sharded)
+    rule = f"Never page the on-call engineer for a {uuid.uuid4().hex[:6]} warning"
+    (global_id,) = rows(router, "SELECT cogmem.add_bios_rule('operations', %s)", (rule,))[0]
+    assert global_id < KEYED_RULES
+    assert rows(router, "SELECT cogmem.add_bios_rule('operations', %s)", (rule,)) == [(global_id,)]  # once
+    add_own = "SELECT cogmem.add_bios_rule('operations', 'Only ' || %s || ' deploys on Tuesdays', tenant => %s)"
+    own = {node: rows(router, add_own, (tenant, tenant))[0][0] for node, tenant in tenants.items()}
+    assert all(rule_id >= KEYED_RULES for rule_id in own.values()) and len(set(own.values())) == NODES
+    (later_id,) = rows(router, "SELECT cogmem.add_bios_rule('operations', %s)", (rule + " again",))[0]
+    for n, node in enumerate(nodes):  # global rules alike everywhere, a tenant's own on its shard only
+        assert rows(node, "SELECT rule_id FROM cogmem.bios_rules WHERE rule_id IN (%s, %s)",
+                    (global_id, later_id)) == [(global_id,), (later_id,)]  # fmt: skip
+        assert rows(node, "SELECT rule_id FROM cogmem.bios_rules WHERE rule_id = ANY (%s) ORDER BY 1",
+                    (list(own.values()),)) == [(own[n],)]  # fmt: skip
+    rows(router, "SELECT cogmem.retire_bios_rule(%s, 'too noisy')", (global_id,))
+    rows(router, "SELECT cogmem.retire_bios_rule(%s, 'Tuesdays are over')", (own[1],))
+    for n, node in enumerate(nodes):
+        retired = {r for (r,) in rows(node, "SELECT rule_id FROM cogmem.bios_rule_events WHERE event = 'retired'")}
+        assert global_id in retired and (own[1] in retired) == (n == 1) and own[0] not in retired
+    with pytest.raises(psycopg.errors.NoDataFound):  # an unknown rule is unknown on its shard too
+        rows(router, "SELECT cogmem.retire_bios_rule(%s, 'no such rule')", (own[1] + 1000,))
 
 
 def test_verify_audit_without_a_tenant_checks_every_shard(sharded):
@@ -367,8 +395,13 @@ def test_a_tenant_moves_with_its_chain_and_an_interrupted_move_finishes_when_run
     rows(router, "SELECT cogmem.vault_put(%s, 'db/prod', 's3cret')", (tenant,))
     rows(router, "SELECT * FROM cogmem.store_put(%s, '{prefs}', 'lang', '{\"content\": \"Turkish\"}', 'Turkish')",
          (tenant,))  # fmt: skip
+    own_rules = [rows(router, "SELECT cogmem.add_bios_rule('deployment', %s, tenant => %s)", (text, tenant))[0][0]
+                 for text in ("Only the release captain deploys", "Deploys wait for the canary")]  # fmt: skip
+    rows(router, "SELECT cogmem.retire_bios_rule(%s, 'no canary any more')", (own_rules[1],))
     rows(router, "SELECT cogmem.seal_audit()")
     before = tenant_rows(old, tenant)
+    events = "SELECT rule_id, event, reason FROM cogmem.bios_rule_events WHERE rule_id = ANY (%s) ORDER BY event_id"
+    rule_events = rows(old, events, (own_rules,))
     memories = rows(old, "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %s ORDER BY 1", (tenant,))
     assert before["memories"] >= 3 and before["audit_chain"] > 0 and tenant_rows(new, tenant) == {}
 
@@ -385,6 +418,12 @@ def test_a_tenant_moves_with_its_chain_and_an_interrupted_move_finishes_when_run
     assert rows(router, "SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)) == [(True,)]
     assert rows(router, "SELECT cogmem.vault_get(%s, 'db/prod')", (tenant,)) == [("s3cret",)]
     assert rows(router, "SELECT count(*) FROM cogmem.explain_recall(%s)", (recall_id,))[0][0] > 0  # its id routes
+    assert rule_events and rows(new, events, (own_rules,)) == rule_events and rows(old, events, (own_rules,)) == []
+    rows(router, "SELECT cogmem.retire_bios_rule(%s, 'moved on')", (own_rules[0],))  # routes to the new shard
+    assert rows(new, "SELECT count(*) FROM cogmem.active_bios_rules WHERE rule_id = ANY (%s)", (own_rules,)) == [(0,)]
+    (added,) = rows(router, "SELECT cogmem.add_bios_rule('deployment', 'Canary first', tenant => %s)", (tenant,))[0]
+    assert added not in own_rules and rows(new, "SELECT tenant FROM cogmem.bios_rules WHERE rule_id = %s",
+                                           (added,)) == [(tenant,)]  # fmt: skip
     rows(router, "SELECT * FROM cogmem.remember(%s, 'Written after the move')", (tenant,))
     assert rows(new, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,)) == [(len(memories) + 1,)]
     rows(router, "SELECT cogmem.seal_audit()")
