@@ -16,7 +16,7 @@ Where a call goes:
 - the Gut's release gathers every shard's contributions, draws once, and writes the release on every
   shard.
 - a single BIOS rule: a global one is added and retired on every shard (its id is the same on each), a
-  tenant's own on the tenant's shard (its id carries the tenant's key, cogmem._keyed_rule_id).
+  tenant's own on the tenant's shard (its id carries the tenant's key, cogmem._keyed_bios_id).
 What the router does not route keeps its signature and answers feature_not_supported with a HINT.
 
 ``move_tenant`` moves a tenant to another partition with its ids and its audit chain (below).
@@ -194,7 +194,7 @@ def _routed(function: ApiFunction) -> list[sql.Composed]:
 
 
 # A tenant's own BIOS rule has an id from 2^62 up that carries the tenant's routing key
-# (cogmem._keyed_rule_id); a global rule's id is the same on every shard.
+# (cogmem._keyed_bios_id); a global rule's id is the same on every shard.
 _RULE_PARTITION = "cogmem_router.partition_of_key(((rule_id >> 31) & 2147483647)::integer)"
 
 
@@ -461,17 +461,19 @@ ORDER BY c.relname = 'tenants' DESC, c.relname
 
 # Tables whose key is not the tenant's: the target numbers their rows anew (nothing refers to them).
 RENUMBERED = {"consolidation_runs": "run_id", "bios_subscriptions": "subscription_id"}
-# A tenant's own BIOS rules keep their ids, which carry the tenant's key (cogmem._keyed_rule_id); their
-# events, which have no tenant column, go with them.
+# A tenant's own BIOS rules and preset loads keep their ids, which carry the tenant's key
+# (cogmem._keyed_bios_id); the rules' events, which have no tenant column, go with them.
+KEYED_IDS = {"bios_rules": "rule_id", "bios_preset_loads": "load_id"}
 _RULE_EVENTS = """
 FROM cogmem.bios_rule_events AS e
 WHERE e.rule_id IN (SELECT r.rule_id FROM cogmem.bios_rules AS r WHERE r.tenant = ANY ({names}))"""
-# What a move cannot carry yet: a tenant's own preset loads (their ids are this shard's), and its rules
-# added before revision 0024 (ids of the global range, which may be taken on the target).
+# What a move cannot carry: a tenant's own rules or loads made before revision 0024 (ids of the global
+# range, which may be taken on the target).
 _NOT_MOVABLE = """
-SELECT 'its own BIOS preset loads' FROM cogmem.bios_preset_loads WHERE tenant = ANY (%(names)s)
+SELECT 'BIOS preset loads of its own made before revision 0024' FROM cogmem.bios_preset_loads
+WHERE tenant = ANY (%(names)s) AND load_id < (1::bigint << 62)
 UNION ALL
-SELECT 'BIOS rules of its own added before revision 0024' FROM cogmem.bios_rules
+SELECT 'BIOS rules of its own made before revision 0024' FROM cogmem.bios_rules
 WHERE tenant = ANY (%(names)s) AND rule_id < (1::bigint << 62)
 LIMIT 1"""
 
@@ -592,11 +594,12 @@ def _copy(source: psycopg.Connection, target: psycopg.Connection, query: sql.Com
 
 def _catch_up_sequences(target: psycopg.Connection, table: str, columns: list[str]) -> None:
     """Ids the target makes from now on come after those copied (the audit chain is in id order). A
-    tenant's own BIOS rule ids are keyed: their low bits are the target's rule counter."""
-    if table == "bios_rules":
-        target.execute("SELECT setval('cogmem.bios_tenant_rule_seq', greatest((SELECT last_value FROM "
-                       "cogmem.bios_tenant_rule_seq), (SELECT max(rule_id & 2147483647) FROM cogmem.bios_rules "
-                       "WHERE rule_id >= (1::bigint << 62))))")  # fmt: skip
+    tenant's own BIOS rule and load ids are keyed: their low bits count on in the target's sequence."""
+    if table in KEYED_IDS:
+        target.execute(sql.SQL("SELECT setval('cogmem.bios_tenant_id_seq', greatest((SELECT last_value FROM "
+                               "cogmem.bios_tenant_id_seq), (SELECT max({id} & 2147483647) FROM cogmem.{table} "
+                               "WHERE {id} >= (1::bigint << 62))))").format(
+            id=sql.Identifier(KEYED_IDS[table]), table=sql.Identifier(table)))  # fmt: skip
         return
     for column in columns:
         sequence = target.execute("SELECT pg_get_serial_sequence(%s, %s)", (f"cogmem.{table}", column)).fetchone()

@@ -85,15 +85,16 @@ COMMENT ON FUNCTION cogmem._bios_rule_definition(jsonb, text) IS
 'A rule definition checked and normalised (category lower-case, texts trimmed, topics sorted); raises '
 'invalid_parameter_value naming where the rule came from.';
 
--- A tenant's own rule lives on the tenant's shard only: its id carries the tenant's routing key (the
--- router reads it back) in a range of its own, so that global rules keep the same ids on every shard.
-CREATE OR REPLACE FUNCTION cogmem._keyed_rule_id(p_tenant text)
+-- A tenant's own rule or preset load lives on the tenant's shard only: its id carries the tenant's
+-- routing key (the router reads it back) in a range of its own, so that global rules and loads keep the
+-- same ids on every shard.
+CREATE OR REPLACE FUNCTION cogmem._keyed_bios_id(p_tenant text)
 RETURNS bigint
 LANGUAGE sql VOLATILE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
-RETURN (1::bigint << 62) | (cogmem._tenant_key(p_tenant)::bigint << 31) | nextval('cogmem.bios_tenant_rule_seq');
-COMMENT ON FUNCTION cogmem._keyed_rule_id(text) IS
-'A new id for a tenant''s own BIOS rule: 2^62, the tenant''s routing key, then a number of this database.';
+RETURN (1::bigint << 62) | (cogmem._tenant_key(p_tenant)::bigint << 31) | nextval('cogmem.bios_tenant_id_seq');
+COMMENT ON FUNCTION cogmem._keyed_bios_id(text) IS
+'A new id for a tenant''s own BIOS rule or load: 2^62, the tenant''s routing key, then a number of this database.';
 
 CREATE OR REPLACE FUNCTION cogmem._bios_insert(p_tenant text, p_preset text, p_definition jsonb)
 RETURNS bigint
@@ -107,7 +108,7 @@ BEGIN
     INSERT INTO cogmem.bios_rules (rule_id, tenant, category, rule, severity, preset, requirement, topics, always_on,
                                    rationale, translations, digest)
     OVERRIDING SYSTEM VALUE
-    SELECT CASE WHEN p_tenant IS NULL THEN nextval('cogmem.bios_rules_rule_id_seq') ELSE cogmem._keyed_rule_id(p_tenant) END,
+    SELECT CASE WHEN p_tenant IS NULL THEN nextval('cogmem.bios_rules_rule_id_seq') ELSE cogmem._keyed_bios_id(p_tenant) END,
            p_tenant, d.category, d.rule, d.severity, p_preset, d.requirement, d.topics, d.always_on,
            d.rationale, d.translations, v_digest
     FROM jsonb_to_record(p_definition) AS d (category text, rule text, severity cogmem.severity, requirement text,
@@ -397,8 +398,12 @@ BEGIN
     v_plan := (SELECT coalesce(jsonb_agg(to_jsonb(p)), '[]')
                FROM cogmem._bios_preset_plan(v_preset, load_bios_preset.rules, v_tenant) AS p);
     IF NOT (v_again AND 'keep' = ALL (SELECT s ->> 'change' FROM jsonb_array_elements(v_plan) AS s)) THEN
-        INSERT INTO cogmem.bios_preset_loads (preset, tenant, version, title, sha256, added, retired, reinstated, kept)
-        SELECT v_preset, v_tenant, load_bios_preset.version, coalesce(load_bios_preset.title, v_preset),
+        INSERT INTO cogmem.bios_preset_loads (load_id, preset, tenant, version, title, sha256, added, retired,
+                                              reinstated, kept)
+        OVERRIDING SYSTEM VALUE
+        SELECT CASE WHEN v_tenant IS NULL THEN nextval('cogmem.bios_preset_loads_load_id_seq')
+                    ELSE cogmem._keyed_bios_id(v_tenant) END,
+               v_preset, v_tenant, load_bios_preset.version, coalesce(load_bios_preset.title, v_preset),
                coalesce(load_bios_preset.sha256, ''),
                count(*) FILTER (WHERE s.change = 'add'), count(*) FILTER (WHERE s.change = 'retire'),
                count(*) FILTER (WHERE s.change = 'reinstate'), count(*) FILTER (WHERE s.change = 'keep')

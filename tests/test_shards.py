@@ -4,6 +4,7 @@ The router is generated from a shard's catalog; what it routes must behave as on
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import uuid
@@ -91,7 +92,7 @@ def test_bios_presets_load_on_every_shard_and_stay_identical(sharded):
     assert libraries[0] and all(library == libraries[0] for library in libraries)
 
 
-KEYED_RULES = 1 << 62
+KEYED = 1 << 62
 
 
 def test_single_bios_rules_route_to_every_shard_or_to_their_tenants(sharded):
@@ -99,11 +100,11 @@ def test_single_bios_rules_route_to_every_shard_or_to_their_tenants(sharded):
     tenants = one_tenant_per_node(sharded)
     rule = f"Never page the on-call engineer for a {uuid.uuid4().hex[:6]} warning"
     (global_id,) = rows(router, "SELECT cogmem.add_bios_rule('operations', %s)", (rule,))[0]
-    assert global_id < KEYED_RULES
+    assert global_id < KEYED
     assert rows(router, "SELECT cogmem.add_bios_rule('operations', %s)", (rule,)) == [(global_id,)]  # once
     add_own = "SELECT cogmem.add_bios_rule('operations', 'Only ' || %s || ' deploys on Tuesdays', tenant => %s)"
     own = {node: rows(router, add_own, (tenant, tenant))[0][0] for node, tenant in tenants.items()}
-    assert all(rule_id >= KEYED_RULES for rule_id in own.values()) and len(set(own.values())) == NODES
+    assert all(rule_id >= KEYED for rule_id in own.values()) and len(set(own.values())) == NODES
     (later_id,) = rows(router, "SELECT cogmem.add_bios_rule('operations', %s)", (rule + " again",))[0]
     for n, node in enumerate(nodes):  # global rules alike everywhere, a tenant's own on its shard only
         assert rows(node, "SELECT rule_id FROM cogmem.bios_rules WHERE rule_id IN (%s, %s)",
@@ -398,9 +399,14 @@ def test_a_tenant_moves_with_its_chain_and_an_interrupted_move_finishes_when_run
     own_rules = [rows(router, "SELECT cogmem.add_bios_rule('deployment', %s, tenant => %s)", (text, tenant))[0][0]
                  for text in ("Only the release captain deploys", "Deploys wait for the canary")]  # fmt: skip
     rows(router, "SELECT cogmem.retire_bios_rule(%s, 'no canary any more')", (own_rules[1],))
+    for version, rules in (("1", ["Tag every release", "Announce deploys"]), ("2", ["Tag every release"])):
+        own_rules += [r for (r,) in rows(  # the second version retires a rule, by an event of its load
+            router, "SELECT rule_id FROM cogmem.load_bios_preset('team', %s, 'Team rules', '', %s, tenant => %s)",
+            (version, json.dumps([{"category": "deployment", "rule": r} for r in rules]), tenant))]  # fmt: skip
     rows(router, "SELECT cogmem.seal_audit()")
     before = tenant_rows(old, tenant)
-    events = "SELECT rule_id, event, reason FROM cogmem.bios_rule_events WHERE rule_id = ANY (%s) ORDER BY event_id"
+    events = ("SELECT rule_id, event, reason, load_id FROM cogmem.bios_rule_events WHERE rule_id = ANY (%s) "
+              "ORDER BY event_id")  # fmt: skip
     rule_events = rows(old, events, (own_rules,))
     memories = rows(old, "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %s ORDER BY 1", (tenant,))
     assert before["memories"] >= 3 and before["audit_chain"] > 0 and tenant_rows(new, tenant) == {}
@@ -418,9 +424,12 @@ def test_a_tenant_moves_with_its_chain_and_an_interrupted_move_finishes_when_run
     assert rows(router, "SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)) == [(True,)]
     assert rows(router, "SELECT cogmem.vault_get(%s, 'db/prod')", (tenant,)) == [("s3cret",)]
     assert rows(router, "SELECT count(*) FROM cogmem.explain_recall(%s)", (recall_id,))[0][0] > 0  # its id routes
-    assert rule_events and rows(new, events, (own_rules,)) == rule_events and rows(old, events, (own_rules,)) == []
+    assert len(rule_events) == 2 and rule_events[0][3] is None and rule_events[1][3] >= KEYED  # a keyed load id
+    assert rows(new, events, (own_rules,)) == rule_events  # with the ids of the tenant's own load
+    assert rows(old, events, (own_rules,)) == []
     rows(router, "SELECT cogmem.retire_bios_rule(%s, 'moved on')", (own_rules[0],))  # routes to the new shard
-    assert rows(new, "SELECT count(*) FROM cogmem.active_bios_rules WHERE rule_id = ANY (%s)", (own_rules,)) == [(0,)]
+    assert rows(new, "SELECT rule FROM cogmem.active_bios_rules WHERE rule_id = ANY (%s)",
+                (own_rules,)) == [("Tag every release",)]  # fmt: skip
     (added,) = rows(router, "SELECT cogmem.add_bios_rule('deployment', 'Canary first', tenant => %s)", (tenant,))[0]
     assert added not in own_rules and rows(new, "SELECT tenant FROM cogmem.bios_rules WHERE rule_id = %s",
                                            (added,)) == [(tenant,)]  # fmt: skip
