@@ -339,6 +339,24 @@ def shards_status(as_json: bool) -> None:
     )
 
 
+@shards.command("schedule-gut")
+@click.option("--release", "release_cron", default="30 4 * * *", show_default=True, help="When the router releases.")
+@click.option("--collect", "collect_cron", default="0 4 * * *", show_default=True, help="When each shard collects.")
+def shards_schedule_gut(release_cron: str, collect_cron: str) -> None:
+    """Schedule the Gut across the local shards: each collects, then the router releases from all."""
+    import psycopg
+
+    from cogmem_pg.cluster import Cluster
+    from cogmem_pg.shards import ROUTER_DATABASE, schedule_gut
+
+    try:
+        done = schedule_gut(Cluster.default().dsn(ROUTER_DATABASE), release_cron, collect_cron)
+    except (ValueError, psycopg.Error) as exc:
+        raise click.ClickException(str(exc)) from exc
+    for line in done:
+        click.echo(line)
+
+
 @shards.command("move")
 @click.argument("tenant")
 @click.option("--to", "target", type=int, required=True, help="The partition to move it to.")

@@ -445,6 +445,38 @@ def init_local(default: Cluster, nodes: int, partitions: int = 4) -> tuple[Local
     return layout, dsns, routed
 
 
+# -- the Gut's nights --------------------------------------------------------------------------------------
+
+GUT_COLLECT = "CALL cogmem.gut_nightly(release => false)"
+GUT_RELEASE = "SELECT count(*) FROM cogmem.gut_release()"
+
+
+def schedule_gut(router_dsn: str, release_cron: str = "30 4 * * *", collect_cron: str = "0 4 * * *",
+                 admin: str = "user=postgres") -> list[str]:  # fmt: skip
+    """Schedules the Gut across shards with pg_cron, and returns where: each node collects its tenants'
+    contributions (job "cogmem-gut", which must not release from one shard's tenants alone), then the
+    router releases from all of them together (job "cogmem-gut-release" in the pg_cron database of the
+    router's server, run in the router's database). ADMIN is added to the connection strings: a role
+    that may schedule jobs (the jobs run as it)."""
+    done = []
+    for node in dict.fromkeys(partitions_of(router_dsn)):  # each node once
+        with psycopg.connect(f"{node} {admin}", autocommit=True) as conn:
+            conn.execute("SELECT cogmem._cron_schedule('cogmem-gut', %s, %s)", (collect_cron, GUT_COLLECT))
+        done.append(f"cogmem-gut on {node}: {GUT_COLLECT} at {collect_cron}")
+    with psycopg.connect(f"{router_dsn} {admin}", autocommit=True) as router:
+        database, cron_database = router.execute(
+            "SELECT current_database(), current_setting('cron.database_name', true)"
+        ).fetchone()  # type: ignore[misc]
+    if not cron_database:
+        raise ValueError("the router's server has no pg_cron (cron.database_name is not set)")
+    with psycopg.connect(f"{router_dsn} {admin} dbname={cron_database}", autocommit=True) as conn:
+        conn.execute(
+            "SELECT cron.schedule_in_database('cogmem-gut-release', %s, %s, %s)", (release_cron, GUT_RELEASE, database)
+        )
+    done.append(f"cogmem-gut-release in {database}: {GUT_RELEASE} at {release_cron}")
+    return done
+
+
 # -- moving a tenant ---------------------------------------------------------------------------------------
 
 _TENANT_TABLES = """

@@ -470,3 +470,17 @@ def test_the_gut_releases_from_every_shards_tenants_together(sharded):
     ]
     assert published[0] and published[0] == published[1] and ledgers[0] == ledgers[1]
     assert any("backup" in content for _, content, _, withdrawn in published[0] if withdrawn is None)
+
+
+def test_the_gut_is_scheduled_to_collect_on_every_shard_then_release_through_the_router(sharded):
+    from cogmem_pg.shards import GUT_COLLECT, GUT_RELEASE, schedule_gut
+
+    done = schedule_gut(sharded["router"], release_cron="45 4 * * *", collect_cron="15 4 * * *")
+    assert len(done) == NODES + 1  # each node once, however many partitions it holds
+    jobs = "SELECT schedule, command, database FROM cron.job WHERE jobname = %s"
+    for node in sharded["nodes"]:
+        assert rows(node, jobs, ("cogmem-gut",)) == [("15 4 * * *", GUT_COLLECT, "cogmem")]
+    router_cluster = sharded["all"][0]
+    assert rows(router_cluster.dsn(), jobs, ("cogmem-gut-release",)) == [("45 4 * * *", GUT_RELEASE, ROUTER_DATABASE)]
+    schedule_gut(sharded["router"], release_cron="50 4 * * *")  # again: the jobs are rescheduled, not doubled
+    assert rows(router_cluster.dsn(), jobs, ("cogmem-gut-release",)) == [("50 4 * * *", GUT_RELEASE, ROUTER_DATABASE)]
