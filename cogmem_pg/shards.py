@@ -49,7 +49,7 @@ STATELESS = frozenset({"classify", "route", "redact", "polarity", "contradicts",
                        "embedding_dimensions", "server_can_embed", "strength", "gut_deidentify"})  # fmt: skip
 
 # What the router itself answers: who calls, and where a tenant lives.
-_ROUTER_SCHEMA = """
+_ROUTER_SCHEMA = r"""
 CREATE EXTENSION IF NOT EXISTS plproxy;
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE SCHEMA IF NOT EXISTS cogmem;
@@ -68,9 +68,10 @@ CREATE OR REPLACE FUNCTION cogmem_router.partition_of_key(tenant_hash integer)
 RETURNS integer
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT p.partition FROM cogmem_router.placements AS p WHERE p.tenant_hash = $1), $1);
+RETURN coalesce((SELECT p.partition FROM cogmem_router.placements AS p WHERE p.tenant_hash = $1), $1, 0);
 COMMENT ON FUNCTION cogmem_router.partition_of_key(integer) IS
-'The partition of a tenant hash: its placement after a move, else the hash itself (PL/Proxy masks it).';
+'The partition of a tenant hash: its placement after a move, else the hash itself (PL/Proxy masks it); '
+'for no tenant, the first partition, which answers as one node does (a NULL tenant''s error).';
 CREATE OR REPLACE FUNCTION cogmem_router.partition_of(tenant text)
 RETURNS integer
 LANGUAGE sql STABLE
@@ -91,6 +92,30 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem_router.refuse(text, text) IS 'The answer of an API function the router does not route.';
+-- PL/Proxy passes a shard's error on with its SQLSTATE, but prefixes its message ("f(2): [db] REMOTE
+-- ERROR: "), its detail and its hint ("Remote hint: "). The router's functions raise it again as one node
+-- would have.
+CREATE OR REPLACE FUNCTION cogmem_router.reraise(state text, message text, detail text, hint text)
+RETURNS void
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_message text := regexp_replace(message, '^\S+\(\d+\): \[[^]]*\] REMOTE (ERROR|FATAL|PANIC): ', '');
+    v_detail  text := nullif(regexp_replace(detail, '^Remote detail: ', ''), '');
+    v_hint    text := nullif(regexp_replace(hint, '^Remote hint: ', ''), '');
+BEGIN
+    IF v_detail IS NULL AND v_hint IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = v_message;
+    ELSIF v_detail IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = v_message, HINT = v_hint;
+    ELSIF v_hint IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = v_message, DETAIL = v_detail;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = state, MESSAGE = v_message, DETAIL = v_detail, HINT = v_hint;
+END;
+$$;
+COMMENT ON FUNCTION cogmem_router.reraise(text, text, text, text) IS
+'Raises a shard''s error as the shard raised it, without PL/Proxy''s prefixes.';
 -- Anyone may call the router's helpers: each runs as the caller on the shards, whose grants decide.
 GRANT USAGE ON SCHEMA cogmem, cogmem_router TO PUBLIC;
 GRANT SELECT ON cogmem_router.placements TO PUBLIC;
@@ -106,6 +131,7 @@ class ApiFunction:
     parameters: list[str]
     defaults: int  # how many trailing parameters have a default
     roles: list[str]  # cogmem roles allowed to execute it on the shard
+    types: str = ""  # the input arguments' types alone, without names
 
 
 _CATALOG = """
@@ -113,7 +139,8 @@ SELECT p.proname, pg_get_function_arguments(p.oid), pg_get_function_identity_arg
        pg_get_function_result(p.oid), coalesce(p.proargnames[1:p.pronargs], '{}'), p.pronargdefaults,
        ARRAY(SELECT r.rolname FROM pg_roles AS r
              WHERE r.rolname LIKE 'cogmem\\_%%' AND r.rolname <> 'cogmem_owner'
-               AND has_function_privilege(r.oid, p.oid, 'EXECUTE') ORDER BY r.rolname)
+               AND has_function_privilege(r.oid, p.oid, 'EXECUTE') ORDER BY r.rolname),
+       oidvectortypes(p.proargtypes)
 FROM pg_proc AS p
 WHERE p.pronamespace = 'cogmem'::regnamespace AND p.proname !~ '^_' AND p.prokind = 'f'
   AND p.prorettype <> 'trigger'::regtype
@@ -181,11 +208,60 @@ def _in_place_of(function: ApiFunction, body: sql.Composable, language: str = "s
     )  # fmt: skip
 
 
+_ERROR_VARIABLES = "    v_state text; v_message text; v_detail text; v_hint text;\n"
+_AS_ONE_NODE = (
+    "EXCEPTION WHEN OTHERS THEN\n"
+    "    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,\n"
+    "                            v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;\n"
+    "    PERFORM cogmem_router.reraise(v_state, v_message, v_detail, v_hint);\n"
+)
+
+
+def _plpgsql(function: ApiFunction, statements: str, declare: str = "") -> list[sql.Composed]:
+    """The router's cogmem.FUNCTION running STATEMENTS (which read its arguments as $1, $2...), whose errors
+    reach the caller as one node raises them (cogmem_router.reraise). Two functions: PL/pgSQL catches the
+    error, but refuses a parameter named as a result column (tenant, in and out), which SQL allows; so
+    the router's own function, in SQL, calls a PL/pgSQL one whose parameters have no names."""
+    inner = f"{function.name}__as_one_node"
+    body = (
+        f"\n#variable_conflict use_column\nDECLARE\n{_ERROR_VARIABLES}{declare}BEGIN\n{statements}{_AS_ONE_NODE}END;\n"
+    )
+    call = f"cogmem_router.{inner}({_arguments(function)})"
+    outer = f"SELECT * FROM {call}" if function.result.startswith(("TABLE(", "SETOF ")) else f"SELECT {call}"
+    return [
+        sql.SQL(
+            "CREATE OR REPLACE FUNCTION cogmem_router.{name}({types}) RETURNS {result} LANGUAGE plpgsql\n"
+            "AS $body${body}$body$"
+        ).format(name=sql.Identifier(inner), types=sql.SQL(function.types), result=sql.SQL(function.result),
+                 body=sql.SQL(body)),
+        _in_place_of(function, sql.SQL(outer)),
+    ]  # fmt: skip
+
+
+def _returning(function: ApiFunction, query: str) -> str:
+    """The PL/pgSQL statement that returns what QUERY (a SELECT) gives, as FUNCTION returns it."""
+    if function.result == "void":
+        return f"    PERFORM FROM ({query}) AS r;\n"
+    if function.result.startswith(("TABLE(", "SETOF ")):
+        return f"    RETURN QUERY {query};\n"
+    return f"    RETURN ({query});\n"
+
+
+def _arguments(function: ApiFunction) -> str:
+    return ", ".join(f"${n}" for n in range(1, len(function.parameters) + 1))
+
+
 def _routed(function: ApiFunction) -> list[sql.Composed]:
-    """The router's cogmem.FUNCTION: one PL/Proxy function, the everywhere form, or a refusal."""
+    """The router's cogmem.FUNCTION: a PL/Proxy function and its caller, the everywhere form, or a refusal."""
     clause = run_on(function)
     if clause is not None:
-        return [_plproxy("cogmem", function.name, function.arguments, function.result, clause, function.name)]
+        remote = f"{function.name}__remote"
+        call = f"cogmem_router.{remote}({_arguments(function)})"
+        query = f"SELECT * FROM {call}" if function.result.startswith(("TABLE(", "SETOF ")) else f"SELECT {call}"
+        return [
+            _plproxy("cogmem_router", remote, function.arguments, function.result, clause, function.name),
+            *_plpgsql(function, _returning(function, query)),
+        ]
     if function.name in EVERYWHERE:
         return _everywhere(function, EVERYWHERE[function.name])
     if function.name in OWN_ROUTING:
@@ -210,16 +286,14 @@ def _retire_bios_rule(function: ApiFunction) -> list[sql.Composed]:
                  server=sql.Literal(SERVER), where=sql.SQL(where))
         for name, where in (("keyed", _RULE_PARTITION), ("everywhere", "ALL"))
     ]  # fmt: skip
-    body = sql.SQL(
-        "\nBEGIN\n"
+    statements = (
         "    IF $1 >= (1::bigint << 62) THEN\n"
         "        PERFORM cogmem_router.retire_bios_rule__keyed($1, $2);\n"
         "    ELSE\n"
         "        PERFORM cogmem_router.retire_bios_rule__everywhere($1, $2);\n"
         "    END IF;\n"
-        "END;\n"
     )
-    return [*made, _in_place_of(function, body, "plpgsql")]
+    return [*made, *_plpgsql(function, statements)]
 
 
 def _gut_release(function: ApiFunction) -> list[sql.Composed]:
@@ -234,20 +308,18 @@ def _gut_release(function: ApiFunction) -> list[sql.Composed]:
         ("gut_import__everywhere", "state jsonb", "SETOF integer", "RUN ON ALL;", "gut_import"),
     ]
     made = [_plproxy("cogmem_router", *helper) for helper in helpers]
-    body = sql.SQL(
-        "\nDECLARE\n"
-        "    v_exports jsonb[] := ARRAY(SELECT cogmem_router.gut_export__everywhere());\n"
-        "    v_gathered jsonb := jsonb_build_object(\n"
+    declare = "    v_exports jsonb[];\n    v_gathered jsonb;\n"
+    statements = (
+        "    v_exports := ARRAY(SELECT cogmem_router.gut_export__everywhere());\n"
+        "    v_gathered := jsonb_build_object(\n"
         "        'contributions', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
         "                                   jsonb_array_elements(e -> 'contributions') AS x), '[]'),\n"
         "        'feedback', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
         "                              jsonb_array_elements(e -> 'feedback') AS x), '[]'));\n"
-        "BEGIN\n"
         "    RETURN QUERY SELECT * FROM cogmem_router.gut_release__first($1, coalesce($2, v_gathered));\n"
         "    PERFORM cogmem_router.gut_import__everywhere(cogmem_router.gut_state__first());\n"
-        "END;\n"
     )
-    return [*made, _in_place_of(function, body, "plpgsql")]
+    return [*made, *_plpgsql(function, statements, declare)]
 
 
 # Calls with a router function of their own (PL/pgSQL over PL/Proxy helpers).
@@ -259,7 +331,7 @@ def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
     tenant: then the tenant's shard. A SQL function picks, and combines the shards' answers by KIND."""
     everywhere, one = f"{function.name}__everywhere", f"{function.name}__tenant"
     returns_set = function.result.startswith(("TABLE(", "SETOF "))
-    args = ", ".join(f"${n}" for n in range(1, len(function.parameters) + 1))
+    args = _arguments(function)
     combined = {
         "same": f"SELECT DISTINCT * FROM cogmem_router.{everywhere}({args})",  # alike everywhere: shown once
         "union": f"SELECT * FROM cogmem_router.{everywhere}({args})",  # each shard's own tenants
@@ -278,7 +350,7 @@ def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
                     f"UNION ALL SELECT * FROM cogmem_router.{one}({args}) WHERE {tenant} IS NOT NULL")  # fmt: skip
         else:
             body = f"SELECT CASE WHEN {tenant} IS NULL THEN ({combined}) ELSE cogmem_router.{one}({args}) END"
-    return [*made, _in_place_of(function, sql.SQL(body))]
+    return [*made, *_plpgsql(function, _returning(function, body))]
 
 
 def _not_routed(function: ApiFunction) -> sql.Composed:

@@ -22,9 +22,14 @@ NODES, PARTITIONS = 2, 4
 
 @pytest.fixture(scope="module")
 def sharded():
+    yield from sharded_layout(port=5471)
+
+
+def sharded_layout(port: int):
+    """A router cluster on PORT and NODES shard clusters after it, with PARTITIONS partitions."""
     home = Path(tempfile.mkdtemp(prefix="cogmem-shards-"))
     home.chmod(0o755)
-    router = Cluster(home=home / "router", port=5471)
+    router = Cluster(home=home / "router", port=port)
     layout, _, routed = init_local(router, NODES, PARTITIONS)
     nodes = layout.nodes()
     for cluster in [router, *nodes]:  # deterministic full text everywhere, as the suite's other tests
@@ -57,16 +62,21 @@ def test_the_router_has_the_shards_signatures(sharded):
             "WHERE p.pronamespace = 'cogmem'::regnamespace"
         ).fetchall()
     languages = {(name, identity): language for name, identity, _, _, language in routed}
-    routed_here = sum(language == "plproxy" or name in EVERYWHERE or name in OWN_ROUTING
-                      for (name, _), language in languages.items())  # fmt: skip
-    assert routed_here == sharded["routed"] > 40
+    # Routed: SQL over PL/pgSQL (which raises a shard's errors as the shard did) over PL/Proxy.
+    helpers = rows(sharded["router"], "SELECT p.proname, l.lanname, pg_get_function_identity_arguments(p.oid) "
+                                      "FROM pg_proc AS p JOIN pg_language AS l ON l.oid = p.prolang "
+                                      "WHERE p.pronamespace = 'cogmem_router'::regnamespace")  # fmt: skip
+    as_one_node = {(name.removesuffix("__as_one_node"), types) for name, language, types in helpers
+                   if language == "plpgsql" and name.endswith("__as_one_node")}  # fmt: skip
+    assert len(as_one_node) == sharded["routed"] > 40
+    assert set(languages.values()) == {"sql"}
     for name, identity, arguments, result, _ in routed:
         assert (arguments, result) == (shard[(name, identity)].arguments, shard[(name, identity)].result), name
     for key, function in shard.items():  # every API function is there: routed, or saying it is not
         if function.name not in ROUTER_OWN:
-            expected = "plproxy" if run_on(function) else "plpgsql" if function.name in OWN_ROUTING else "sql"
-            assert languages[key] == expected, key
-    offered = {name for (name, _), language in languages.items() if language == "plproxy"}
+            routes = bool(run_on(function)) or function.name in EVERYWHERE or function.name in OWN_ROUTING
+            assert ((function.name, function.types) in as_one_node) == routes, key
+    offered = {name.removesuffix("__remote") for name, language, _ in helpers if language == "plproxy"}
     assert {"remember", "recall", "guard_check", "store_put", "observe", "feedback", "end_session"} <= offered
 
 
@@ -288,11 +298,24 @@ def test_every_tenant_lives_on_exactly_one_shard_the_one_its_hash_names(sharded)
     assert {n for places in where.values() for n in places} == set(range(NODES))  # both shards hold some
 
 
-def test_errors_keep_their_sqlstate_and_hint_through_the_router(sharded):
-    with pytest.raises(psycopg.errors.UndefinedObject) as raised:
-        rows(sharded["router"], "SELECT * FROM cogmem.remember('no-such-tenant', 'hello')")
-    assert 'unknown tenant "no-such-tenant"' in str(raised.value)
-    assert "create_tenant" in (raised.value.diag.message_hint or "")
+@pytest.mark.parametrize(
+    "call",
+    [
+        "SELECT * FROM cogmem.remember('no-such-tenant', 'hello')",  # one tenant's shard
+        "SELECT * FROM cogmem.recall(NULL, 'hello')",  # no tenant: the first partition says so
+        "SELECT cogmem.grant_tenant('some_role', NULL)",
+        "SELECT cogmem.retire_bios_rule(987654321, 'no such rule')",  # every shard
+        "SELECT * FROM cogmem.verify_audit('no-such-tenant')",
+    ],
+)
+def test_errors_reach_the_caller_as_one_node_raises_them(sharded, call):
+    def error(dsn: str) -> tuple:
+        with pytest.raises(psycopg.Error) as raised:
+            rows(dsn, call)
+        diag = raised.value.diag
+        return raised.value.sqlstate, diag.message_primary, diag.message_detail, diag.message_hint
+
+    assert error(sharded["router"]) == error(sharded["nodes"][0])
 
 
 def test_a_role_reaches_through_the_router_only_what_it_reaches_on_its_shard(sharded):
