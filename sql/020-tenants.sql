@@ -28,7 +28,12 @@ BEGIN
     v_tenant := normalize(v_tenant, NFC);
     BEGIN  -- to_regconfig() arrived only in PostgreSQL 16
         v_language := coalesce(create_tenant.language, 'english')::regconfig;
-    EXCEPTION WHEN undefined_object OR invalid_name OR syntax_error THEN
+        -- The cast also takes a number as an object id ('0', '1.2' as a schema): only a name that is there.
+        IF create_tenant.language ~ '^[[:space:]]*[0-9]+[[:space:]]*$'
+           OR NOT EXISTS (SELECT FROM pg_catalog.pg_ts_config AS c WHERE c.oid = v_language) THEN
+            RAISE EXCEPTION USING ERRCODE = 'undefined_object';
+        END IF;
+    EXCEPTION WHEN undefined_object OR invalid_name OR syntax_error OR invalid_schema_name THEN
         RAISE EXCEPTION 'unknown text search language "%"', create_tenant.language
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use an installed configuration: SELECT cfgname FROM pg_ts_config;';

@@ -48,6 +48,10 @@ def test_language_of_an_existing_tenant_is_not_silently_changed(db):
         (None, "english", "22004", "tenant must not be NULL"),
         ("", "english", "22023", 'tenant name "" is empty or longer than 200 characters'),
         ("acme", "klingon", "22023", 'unknown text search language "klingon"'),
+        # A number is an object id to the regconfig cast, and "0.0" a schema: neither is a language.
+        ("acme", "0", "22023", 'unknown text search language "0"'),
+        ("acme", "0.0", "22023", 'unknown text search language "0.0"'),
+        ("acme", " 13 ", "22023", 'unknown text search language " 13 "'),
     ],
 )
 def test_bad_tenant_input(db, tenant, language, sqlstate, message):
