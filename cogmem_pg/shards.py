@@ -185,16 +185,17 @@ def run_on(function: ApiFunction) -> str | None:
     return None
 
 
-def _plproxy(schema: str, name: str, args: str, result: str, clause: str, target: str) -> sql.Composed:
-    """A PL/Proxy function SCHEMA.NAME(ARGS) that runs the shards' cogmem.TARGET per CLAUSE."""
+def _plproxy(name: str, args: str, result: str, clause: str, target: str) -> sql.Composed:
+    """A PL/Proxy function cogmem_router.NAME(ARGS) that runs the shards' cogmem.TARGET per CLAUSE, or TARGET
+    itself when it is a SELECT (the query PL/Proxy then sends)."""
     return sql.SQL(
-        "CREATE OR REPLACE FUNCTION {schema}.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
+        "CREATE OR REPLACE FUNCTION cogmem_router.{name}({args}) RETURNS {result} LANGUAGE plproxy AS $plproxy$\n"
         "    CLUSTER {server}; {clause}{target}\n$plproxy$"
     ).format(
-        schema=sql.Identifier(schema), name=sql.Identifier(name), args=sql.SQL(args),
+        name=sql.Identifier(name), args=sql.SQL(args),
         result=sql.SQL(result), server=sql.Literal(SERVER), clause=sql.SQL(clause),
-        # PL/Proxy's parser takes a plain name (ours are): the shard's function, when this one is not it.
-        target=sql.SQL("" if (schema, name) == ("cogmem", target) else f" TARGET cogmem.{target};"),
+        # PL/Proxy's parser takes a plain name (ours are).
+        target=sql.SQL(f"\n    {target};" if target.startswith("SELECT ") else f" TARGET cogmem.{target};"),
     )  # fmt: skip
 
 
@@ -227,7 +228,7 @@ def _plpgsql(function: ApiFunction, statements: str, declare: str = "") -> list[
         f"\n#variable_conflict use_column\nDECLARE\n{_ERROR_VARIABLES}{declare}BEGIN\n{statements}{_AS_ONE_NODE}END;\n"
     )
     call = f"cogmem_router.{inner}({_arguments(function)})"
-    outer = f"SELECT * FROM {call}" if function.result.startswith(("TABLE(", "SETOF ")) else f"SELECT {call}"
+    outer = _select(function, call)
     return [
         sql.SQL(
             "CREATE OR REPLACE FUNCTION cogmem_router.{name}({types}) RETURNS {result} LANGUAGE plpgsql\n"
@@ -238,11 +239,20 @@ def _plpgsql(function: ApiFunction, statements: str, declare: str = "") -> list[
     ]  # fmt: skip
 
 
+def _returns_set(function: ApiFunction) -> bool:
+    return function.result.startswith(("TABLE(", "SETOF "))
+
+
+def _select(function: ApiFunction, call: str) -> str:
+    """A SELECT of what CALL (a function call of FUNCTION's result) returns."""
+    return f"SELECT * FROM {call}" if _returns_set(function) else f"SELECT {call}"
+
+
 def _returning(function: ApiFunction, query: str) -> str:
     """The PL/pgSQL statement that returns what QUERY (a SELECT) gives, as FUNCTION returns it."""
     if function.result == "void":
         return f"    PERFORM FROM ({query}) AS r;\n"
-    if function.result.startswith(("TABLE(", "SETOF ")):
+    if _returns_set(function):
         return f"    RETURN QUERY {query};\n"
     return f"    RETURN ({query});\n"
 
@@ -256,10 +266,9 @@ def _routed(function: ApiFunction) -> list[sql.Composed]:
     clause = run_on(function)
     if clause is not None:
         remote = f"{function.name}__remote"
-        call = f"cogmem_router.{remote}({_arguments(function)})"
-        query = f"SELECT * FROM {call}" if function.result.startswith(("TABLE(", "SETOF ")) else f"SELECT {call}"
+        query = _select(function, f"cogmem_router.{remote}({_arguments(function)})")
         return [
-            _plproxy("cogmem_router", remote, function.arguments, function.result, clause, function.name),
+            _plproxy(remote, function.arguments, function.result, clause, function.name),
             *_plpgsql(function, _returning(function, query)),
         ]
     if function.name in EVERYWHERE:
@@ -278,12 +287,8 @@ def _retire_bios_rule(function: ApiFunction) -> list[sql.Composed]:
     """A tenant's own rule is retired on the tenant's shard, a global rule on every shard. PL/Proxy runs
     on all partitions only a function that returns a set, so the helpers answer a row per shard."""
     made = [
-        sql.SQL(
-            "CREATE OR REPLACE FUNCTION cogmem_router.{name}({args}) RETURNS SETOF boolean LANGUAGE plproxy AS "
-            "$plproxy$\n    CLUSTER {server}; RUN ON {where};\n"
-            "    SELECT true FROM cogmem.retire_bios_rule(rule_id, reason);\n$plproxy$"
-        ).format(name=sql.Identifier(f"retire_bios_rule__{name}"), args=sql.SQL(function.arguments),
-                 server=sql.Literal(SERVER), where=sql.SQL(where))
+        _plproxy(f"retire_bios_rule__{name}", function.arguments, "SETOF boolean", f"RUN ON {where};",
+                 "SELECT true FROM cogmem.retire_bios_rule(rule_id, reason)")
         for name, where in (("keyed", _RULE_PARTITION), ("everywhere", "ALL"))
     ]  # fmt: skip
     statements = (
@@ -307,7 +312,7 @@ def _gut_release(function: ApiFunction) -> list[sql.Composed]:
         ("gut_state__first", "", "jsonb", "RUN ON 0;", "gut_state"),
         ("gut_import__everywhere", "state jsonb", "SETOF integer", "RUN ON ALL;", "gut_import"),
     ]
-    made = [_plproxy("cogmem_router", *helper) for helper in helpers]
+    made = [_plproxy(*helper) for helper in helpers]
     declare = "    v_exports jsonb[];\n    v_gathered jsonb;\n"
     statements = (
         "    v_exports := ARRAY(SELECT cogmem_router.gut_export__everywhere());\n"
@@ -330,7 +335,7 @@ def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
     """Every shard runs it (each node once, however many partitions it holds), unless it names a
     tenant: then the tenant's shard. A SQL function picks, and combines the shards' answers by KIND."""
     everywhere, one = f"{function.name}__everywhere", f"{function.name}__tenant"
-    returns_set = function.result.startswith(("TABLE(", "SETOF "))
+    returns_set = _returns_set(function)
     args = _arguments(function)
     combined = {
         "same": f"SELECT DISTINCT * FROM cogmem_router.{everywhere}({args})",  # alike everywhere: shown once
@@ -338,13 +343,13 @@ def _everywhere(function: ApiFunction, kind: str) -> list[sql.Composed]:
         "sum": f"SELECT sum(r)::{function.result} FROM cogmem_router.{everywhere}({args}) AS r",
         "any": f"SELECT bool_or(r) FROM cogmem_router.{everywhere}({args}) AS r",  # changed on some shard
     }[kind]
-    made = [_plproxy("cogmem_router", everywhere, function.arguments, function.result if returns_set
+    made = [_plproxy(everywhere, function.arguments, function.result if returns_set
                      else f"SETOF {function.result}", "RUN ON ALL;", function.name)]  # fmt: skip
     body = combined
     if "tenant" in function.parameters:
         tenant = f"${function.parameters.index('tenant') + 1}"
         clause = "RUN ON cogmem_router.partition_of(tenant);"
-        made.append(_plproxy("cogmem_router", one, function.arguments, function.result, clause, function.name))
+        made.append(_plproxy(one, function.arguments, function.result, clause, function.name))
         if returns_set:
             body = (f"{combined} WHERE {tenant} IS NULL "
                     f"UNION ALL SELECT * FROM cogmem_router.{one}({args}) WHERE {tenant} IS NOT NULL")  # fmt: skip
