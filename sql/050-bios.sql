@@ -86,15 +86,19 @@ COMMENT ON FUNCTION cogmem._bios_rule_definition(jsonb, text) IS
 'invalid_parameter_value naming where the rule came from.';
 
 -- A tenant's own rule or preset load lives on the tenant's shard only: its id carries the tenant's
--- routing key (the router reads it back) in a range of its own, so that global rules and loads keep the
--- same ids on every shard.
-CREATE OR REPLACE FUNCTION cogmem._keyed_bios_id(p_tenant text)
+-- routing key (the router reads it back) in a range of its own, so that global rules and loads (their
+-- table's identity) keep the same ids on every shard.
+CREATE OR REPLACE FUNCTION cogmem._keyed_bios_id(p_tenant text, p_identity regclass)
 RETURNS bigint
 LANGUAGE sql VOLATILE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
-RETURN (1::bigint << 62) | (cogmem._tenant_key(p_tenant)::bigint << 31) | nextval('cogmem.bios_tenant_id_seq');
-COMMENT ON FUNCTION cogmem._keyed_bios_id(text) IS
-'A new id for a tenant''s own BIOS rule or load: 2^62, the tenant''s routing key, then a number of this database.';
+RETURN CASE
+    WHEN p_tenant IS NULL THEN nextval(p_identity)
+    ELSE (1::bigint << 62) | (cogmem._tenant_key(p_tenant)::bigint << 31) | nextval('cogmem.bios_tenant_id_seq')
+END;
+COMMENT ON FUNCTION cogmem._keyed_bios_id(text, regclass) IS
+'A new id for a BIOS rule or load: of the table''s identity for every tenant''s, else 2^62, the tenant''s '
+'routing key, then a number of this database.';
 
 CREATE OR REPLACE FUNCTION cogmem._bios_insert(p_tenant text, p_preset text, p_definition jsonb)
 RETURNS bigint
@@ -108,9 +112,8 @@ BEGIN
     INSERT INTO cogmem.bios_rules (rule_id, tenant, category, rule, severity, preset, requirement, topics, always_on,
                                    rationale, translations, digest)
     OVERRIDING SYSTEM VALUE
-    SELECT CASE WHEN p_tenant IS NULL THEN nextval('cogmem.bios_rules_rule_id_seq') ELSE cogmem._keyed_bios_id(p_tenant) END,
-           p_tenant, d.category, d.rule, d.severity, p_preset, d.requirement, d.topics, d.always_on,
-           d.rationale, d.translations, v_digest
+    SELECT cogmem._keyed_bios_id(p_tenant, 'cogmem.bios_rules_rule_id_seq'), p_tenant, d.category, d.rule,
+           d.severity, p_preset, d.requirement, d.topics, d.always_on, d.rationale, d.translations, v_digest
     FROM jsonb_to_record(p_definition) AS d (category text, rule text, severity cogmem.severity, requirement text,
                                              topics text[], always_on boolean, rationale text, translations jsonb)
     ON CONFLICT ((coalesce(tenant, '')), (coalesce(preset, '')), digest) DO NOTHING
@@ -401,9 +404,7 @@ BEGIN
         INSERT INTO cogmem.bios_preset_loads (load_id, preset, tenant, version, title, sha256, added, retired,
                                               reinstated, kept)
         OVERRIDING SYSTEM VALUE
-        SELECT CASE WHEN v_tenant IS NULL THEN nextval('cogmem.bios_preset_loads_load_id_seq')
-                    ELSE cogmem._keyed_bios_id(v_tenant) END,
-               v_preset, v_tenant, load_bios_preset.version, coalesce(load_bios_preset.title, v_preset),
+        SELECT cogmem._keyed_bios_id(v_tenant, 'cogmem.bios_preset_loads_load_id_seq'), v_preset, v_tenant, load_bios_preset.version, coalesce(load_bios_preset.title, v_preset),
                coalesce(load_bios_preset.sha256, ''),
                count(*) FILTER (WHERE s.change = 'add'), count(*) FILTER (WHERE s.change = 'retire'),
                count(*) FILTER (WHERE s.change = 'reinstate'), count(*) FILTER (WHERE s.change = 'keep')

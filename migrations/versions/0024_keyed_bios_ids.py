@@ -34,4 +34,5 @@ COMMENT ON SEQUENCE cogmem.bios_tenant_id_seq IS
 
 def downgrade() -> None:
     # The function that draws from it goes too (sql/050-bios.sql makes it again).
-    execute("DROP FUNCTION IF EXISTS cogmem._keyed_bios_id(text); DROP SEQUENCE cogmem.bios_tenant_id_seq;")
+    execute("DROP FUNCTION IF EXISTS cogmem._keyed_bios_id(text, regclass);")
+    execute("DROP SEQUENCE cogmem.bios_tenant_id_seq;")
