@@ -331,6 +331,15 @@ class Recall:
         return "\n".join(lines)
 
 
+def _tenant_first(tenant: str | None) -> str:
+    """The tenant's placeholder in a call that takes an id, when the caller names the tenant."""
+    return "%s::text, " if tenant is not None else ""
+
+
+def _tenant_arg(tenant: str | None) -> tuple[str, ...]:
+    return (tenant,) if tenant is not None else ()
+
+
 class Client:
     """cogmem-pg client. ``Client(dsn)``; use as a context manager or call :meth:`close`."""
 
@@ -549,11 +558,21 @@ class Client:
         return self._rows(conn, Conflict, "SELECT * FROM cogmem.open_conflicts(%s)", (tenant,))
 
     def resolve_conflict(
-        self, conflict_id: int, resolution: str, note: str | None = None, *, conn: psycopg.Connection | None = None
+        self,
+        conflict_id: int,
+        resolution: str,
+        note: str | None = None,
+        *,
+        tenant: str | None = None,
+        conn: psycopg.Connection | None = None,
     ) -> Resolution:
-        """resolution: paradigm_shift, exception or override."""
+        """resolution: paradigm_shift, exception or override. With ``tenant``, a conflict of another tenant
+        is refused as unknown (the form for a caller bound to one tenant)."""
         (resolved,) = self._rows(
-            conn, Resolution, "SELECT * FROM cogmem.resolve_conflict(%s, %s, %s)", (conflict_id, resolution, note)
+            conn,
+            Resolution,
+            "SELECT * FROM cogmem.resolve_conflict(" + _tenant_first(tenant) + "%s, %s, %s)",
+            (*_tenant_arg(tenant), conflict_id, resolution, note),
         )
         return resolved
 
@@ -618,13 +637,16 @@ class Client:
         phase: str | None = None,
         memory_ids: Sequence[int] = (),
         *,
+        tenant: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Episode:
+        """With ``tenant``, a session of another tenant is refused as unknown."""
         (episode,) = self._rows(
             conn,
             Episode,
-            "SELECT * FROM cogmem.end_session(%s, %s, %s, %s, %s, %s, %s, %s, %s::bigint[])",
+            f"SELECT * FROM cogmem.end_session({_tenant_first(tenant)}%s, %s, %s, %s, %s, %s, %s, %s, %s::bigint[])",
             (
+                *_tenant_arg(tenant),
                 session_id,
                 summary,
                 list(decisions),
@@ -672,14 +694,16 @@ class Client:
         outcome: float,
         used: Sequence[int] | None = None,
         *,
+        tenant: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> int:
-        """Records a cycle's outcome; ``used`` names the memories the answer relied on (default: all injected)."""
+        """Records a cycle's outcome; ``used`` names the memories the answer relied on (default: all injected).
+        With ``tenant``, a recall of another tenant is refused as unknown."""
         return int(
             self._scalar(
                 conn,
-                "SELECT cogmem.feedback(%s, %s::real, %s::bigint[])",
-                (recall_id, outcome, None if used is None else list(used)),
+                "SELECT cogmem.feedback(" + _tenant_first(tenant) + "%s, %s::real, %s::bigint[])",
+                (*_tenant_arg(tenant), recall_id, outcome, None if used is None else list(used)),
             )
         )
 

@@ -1,7 +1,9 @@
 """`cogmem mcp`: cogmem as MCP tools and resources, on the official Python SDK (`mcp` 2.x, MCPServer).
 
 The tenant is fixed when the server starts and is never a tool argument the model fills in; the database
-role is the DSN's, so row-level security and the API boundary apply as to any application. Tools are
+role is the DSN's, so row-level security and the API boundary apply as to any application. Every id a tool
+takes goes to the tenant-first form of its function, so an id of another tenant the login may also reach
+is refused by the database as a missing one. Tools are
 the loop that makes cogmem more than add-and-search: recall, remember, feedback; guard before acting and
 report after a mistake; sessions and the briefing; conflicts and trust. An SQL error becomes an MCP tool
 error with its message, SQLSTATE and HINT.
@@ -47,6 +49,14 @@ def _sql_errors() -> Iterator[None]:
         yield
     except psycopg.Error as exc:
         raise ToolError(_describe(exc)) from exc
+
+
+def _uuid(value: str, name: str) -> UUID:
+    """An id argument as a UUID, or the tool error a malformed one deserves (not a Python traceback)."""
+    try:
+        return UUID(value)
+    except (ValueError, TypeError, AttributeError):
+        raise ToolError(f"{name} must be a UUID, got {value!r} (22P02)") from None
 
 
 def _plain(value: Any) -> Any:
@@ -116,7 +126,7 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) ->
     @server.tool(annotations=WRITES)
     def feedback(recall_id: str, outcome: float, used: list[int] | None = None) -> dict[str, Any]:
         """The outcome of a recall (0 failure .. 1 success); USED names the memories the answer relied on."""
-        return {"credited": call(lambda: client.feedback(UUID(recall_id), outcome, used))}
+        return {"credited": call(lambda: client.feedback(_uuid(recall_id, "recall_id"), outcome, used, tenant=tenant))}
 
     @server.tool(annotations=READS)
     def search_memories(query: str, limit: int = 10) -> list[dict[str, Any]]:
@@ -178,7 +188,7 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, call) -> None:
     def resolve_conflict(conflict_id: int, resolution: str, note: str | None = None) -> dict[str, Any]:
         """RESOLUTION: paradigm_shift (the new one replaces the old), exception (kept beside it) or
         override (dropped)."""
-        return _plain(call(lambda: client.resolve_conflict(conflict_id, resolution, note)))
+        return _plain(call(lambda: client.resolve_conflict(conflict_id, resolution, note, tenant=tenant)))
 
     @server.tool(annotations=WRITES)
     def trust_event(kind: str, cause: str | None = None) -> dict[str, Any]:
@@ -211,7 +221,13 @@ def _session_tools(server: MCPServer, client: Client, tenant: str, project: str 
         return _plain(
             call(
                 lambda: client.end_session(
-                    UUID(session_id), summary, decisions or (), open_items or (), next_steps or (), facts or ()
+                    _uuid(session_id, "session_id"),
+                    summary,
+                    decisions or (),
+                    open_items or (),
+                    next_steps or (),
+                    facts or (),
+                    tenant=tenant,
                 )
             )
         )

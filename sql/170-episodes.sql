@@ -153,6 +153,41 @@ COMMENT ON FUNCTION cogmem.end_session(uuid, text, text[], text[], text[], text[
 'Ends a session and archives it as an immutable episode; facts and procedures become memories through '
 'remember(). Returns the episode id (the session id), the memories it touched and those it stored.';
 
+-- The same with the tenant named first: a caller bound to one tenant (the MCP server, a router) cannot end
+-- a session of another tenant its login may reach. Definer: the check reads cogmem.sessions.
+CREATE OR REPLACE FUNCTION cogmem.end_session(
+    tenant text,
+    session_id uuid,
+    summary text,
+    decisions text[] DEFAULT '{}',
+    open_items text[] DEFAULT '{}',
+    next_steps text[] DEFAULT '{}',
+    facts text[] DEFAULT '{}',
+    procedures text[] DEFAULT '{}',
+    phase text DEFAULT NULL,
+    memory_ids bigint[] DEFAULT '{}'
+)
+RETURNS TABLE (episode uuid, touched bigint[], remembered bigint[])
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM cogmem._reach(end_session.tenant);
+    IF NOT EXISTS (SELECT FROM cogmem.sessions AS s
+                   WHERE s.tenant = end_session.tenant AND s.session_id = end_session.session_id) THEN
+        RAISE EXCEPTION 'unknown session % in tenant "%"', coalesce(end_session.session_id::text, 'NULL'),
+            end_session.tenant
+            USING ERRCODE = 'no_data_found', HINT = 'Pass the id start_session() returned for this tenant.';
+    END IF;
+    RETURN QUERY SELECT * FROM cogmem.end_session(end_session.session_id, end_session.summary, end_session.decisions,
+                                                  end_session.open_items, end_session.next_steps, end_session.facts,
+                                                  end_session.procedures, end_session.phase, end_session.memory_ids);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.end_session(text, uuid, text, text[], text[], text[], text[], text[], text, bigint[]) IS
+'end_session(session_id, ...) for a session of the named tenant; another tenant''s session is unknown.';
+
 CREATE OR REPLACE FUNCTION cogmem.briefing(tenant text, project text DEFAULT NULL, budget integer DEFAULT 800)
 RETURNS TABLE (section text, content text, at timestamptz, tokens integer)
 LANGUAGE plpgsql STABLE SECURITY DEFINER

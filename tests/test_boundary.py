@@ -230,6 +230,10 @@ def id_calls(ids: dict) -> list[tuple[str, str]]:
         ("SELECT * FROM cogmem.recall('tn_own', 'nginx', conversation => 'c-{v}')", None),
         ("SELECT * FROM cogmem.resolve_conflict({v}, 'exception')", "conflict"),
         ("SELECT * FROM cogmem.end_session({v}, 'done')", "session"),
+        # The tenant-first forms (what the MCP server calls) with the caller's own tenant and another's id.
+        ("SELECT cogmem.feedback('tn_own', {v}, 1)", "recall"),
+        ("SELECT * FROM cogmem.resolve_conflict('tn_own', {v}, 'exception')", "conflict"),
+        ("SELECT * FROM cogmem.end_session('tn_own', {v}, 'done')", "session"),
         ("SELECT * FROM cogmem.acknowledge('tn_own', {v})", "learning"),
         ("SELECT * FROM cogmem.report_error('tn_own', 'nginx', 'Restarted it live', repeat_of => {v})", "learning"),
         ("SELECT * FROM cogmem.siblings('tn_own', {v})", "memory"),

@@ -196,3 +196,42 @@ def test_over_http_on_loopback(dsn, tenant):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_ids_of_another_tenant_the_login_reaches_are_unknown(dsn, db, login):
+    """A login granted two tenants runs tenant A's server: B's recall, conflict and session ids are refused
+    as missing ones, and B is left as it was."""
+    app = login("cogmem_app")
+    role = one(app, "SELECT current_user")
+    for name in ("alpha", "beta"):
+        db.execute("SELECT cogmem.create_tenant(%s)", (name,))
+        db.execute("SELECT cogmem.grant_tenant(%s, %s)", (role, name))
+    db.execute("SELECT * FROM cogmem.remember('beta', 'Never restart web servers at night.', 'dos_and_donts')")
+    recall_id = one(db, "SELECT recall_id FROM cogmem.recall('beta', 'restart the web servers?') LIMIT 1")
+    conflict_id = one(db, "SELECT conflict_id FROM cogmem.remember('beta', 'Restart the web servers tonight.')")
+    session_id = one(db, "SELECT cogmem.start_session('beta', 'web')")
+    assert conflict_id is not None
+    with Client(dsn.replace("user=postgres", f"user={role}"), embedder=False) as client:
+        server = build_server(client, "alpha")
+
+        async def calls(mcp):
+            return (
+                await mcp.call_tool("feedback", {"recall_id": str(recall_id), "outcome": 0.0}),
+                await mcp.call_tool("resolve_conflict", {"conflict_id": conflict_id, "resolution": "paradigm_shift"}),
+                await mcp.call_tool("end_session", {"session_id": str(session_id), "summary": "Stored into beta."}),
+                await mcp.call_tool("feedback", {"recall_id": "not-a-uuid", "outcome": 1.0}),
+            )
+
+        feedback, resolved, ended, malformed = talk(server, calls)
+    assert feedback.is_error and f'unknown recall {recall_id} in tenant "alpha" (P0002)' in feedback.content[0].text
+    assert resolved.is_error and f'unknown conflict {conflict_id} in tenant "alpha" (P0002)' in resolved.content[0].text
+    assert ended.is_error and f'unknown session {session_id} in tenant "alpha" (P0002)' in ended.content[0].text
+    assert malformed.is_error and "recall_id must be a UUID, got 'not-a-uuid' (22P02)" in malformed.content[0].text
+    untouched = db.execute(
+        """SELECT (SELECT outcome FROM cogmem.recalls WHERE recall_id = %s),
+                  (SELECT resolved_at IS NULL FROM cogmem.conflicts WHERE conflict_id = %s),
+                  (SELECT ended_at IS NULL FROM cogmem.sessions WHERE session_id = %s),
+                  (SELECT count(*) FROM cogmem.memories WHERE tenant = 'beta')""",
+        (recall_id, conflict_id, session_id),
+    ).fetchone()
+    assert untouched == (None, True, True, 1)
