@@ -33,6 +33,8 @@ class Statement:
     kind: str
     context: str
     split: str
+    # In a long turn (*-long.jsonl): the verbatim span that makes it a rule, an incident or steps.
+    sentence: str | None = None
 
     @property
     def instruction(self) -> bool:
