@@ -32,6 +32,7 @@ INLINED_EXPRESSIONS = {
     "cogmem.strength(interval,interval)",
     "cogmem._shared_words(tsvector,text[])",
     "cogmem._tenant_key(text)",
+    "cogmem._secret_hint()",
 }
 
 
