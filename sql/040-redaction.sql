@@ -221,6 +221,15 @@ COMMENT ON FUNCTION cogmem._clean_list(text[]) IS 'Redacted, trimmed entries of 
 -- ...}): its value is a secret whatever its type. The name's last word decides (camelCase splits words),
 -- so max_tokens, token_count or password_hint are not secrets; a short word (pass, cvv) must be a whole
 -- word, so bypass is not either.
+-- Every name cogmem._secret_name() accepts matches this (for ~*), once unmasked; callers asking about
+-- many names test it first (an inlined constant).
+CREATE OR REPLACE FUNCTION cogmem._secret_name_hint()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+RETURN 'pass|pwd|secret|token|key|authorization|credential|şifre|parola|cv[vc]';
+COMMENT ON FUNCTION cogmem._secret_name_hint() IS
+'A pattern (for ~*) that every name cogmem._secret_name() accepts matches, once unmasked.';
+
 CREATE OR REPLACE FUNCTION cogmem._secret_name(p_name text)
 RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER

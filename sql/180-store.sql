@@ -87,76 +87,95 @@ $$;
 COMMENT ON FUNCTION cogmem._store_path(text[], text, text) IS
 'A store namespace and key checked and redacted (cogmem.redact()), as the store keeps them.';
 
--- An object or array with every scalar under a member whose name says it is a secret replaced
--- (cogmem._secret_name()), and every key, other string and number (a card number sent as a JSON number)
--- through cogmem.redact(). One query per object or array builds it once: the cost is linear in the
--- value's size. secrets: the texts removed for their member's name, which the item's memory must not
--- hold either.
-CREATE OR REPLACE FUNCTION cogmem._redact_json(
-    p_value jsonb, p_secret boolean, p_depth integer, OUT value jsonb, OUT redactions text[], OUT secrets text[]
-)
+-- A JSON value redacted in one statement over all its nodes, so the cost grows with its size: every key,
+-- string and number through cogmem.redact() (a card sent as a JSON number is a card), and every scalar
+-- under a member whose name says secret (cogmem._secret_name()) replaced, whatever its type. The nodes,
+-- numbered by their path, are written back as JSON text in document order and parsed once (building
+-- jsonb member by member copies the value each time). secrets: the texts removed for their member's
+-- name, which the item's memory must not hold either.
+CREATE OR REPLACE FUNCTION cogmem._redact_json(p_value jsonb, OUT value jsonb, OUT redactions text[], OUT secrets text[])
 LANGUAGE plpgsql IMMUTABLE STRICT SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_object boolean := jsonb_typeof(p_value) = 'object';
-    v_clash  text;
+    v_text  text;
+    v_deep  boolean;
+    v_clash text;
 BEGIN
-    IF p_depth > 64 THEN
+    WITH RECURSIVE node (path, key, value, secret) AS (
+        SELECT '{}'::integer[], NULL::text, p_value, false
+        UNION ALL
+        SELECT n.path || c.n::integer, c.key, c.value,
+               -- A name that cannot be a secret's, by a quick test, is not asked about.
+               CASE WHEN n.secret THEN true
+                    WHEN c.key ~* cogmem._secret_name_hint() OR octet_length(c.key) <> length(c.key)
+                        THEN coalesce(cogmem._secret_name(c.key), false)
+                    ELSE false END
+        FROM node AS n
+        CROSS JOIN LATERAL (
+            SELECT o.key, o.value, o.n
+            FROM jsonb_each(CASE WHEN jsonb_typeof(n.value) = 'object' THEN n.value END) WITH ORDINALITY AS o (key, value, n)
+            UNION ALL
+            SELECT NULL, a.value, a.n
+            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(n.value) = 'array' THEN n.value END) WITH ORDINALITY AS a (value, n)
+        ) AS c
+        WHERE cardinality(n.path) < 64  -- the 65th level is seen, not opened
+    ),
+    part AS MATERIALIZED (
+        SELECT n.path, jsonb_typeof(n.value) AS kind, coalesce(k.redacted, n.key) AS key,
+               CASE WHEN jsonb_typeof(n.value) IN ('object', 'array') THEN NULL
+                    WHEN n.secret AND jsonb_typeof(n.value) <> 'null' THEN '"[REDACTED]"'
+                    WHEN cardinality(t.redactions) > 0 THEN to_json(t.redacted)::text
+                    ELSE n.value::text END AS scalar,
+               coalesce(k.redactions, '{}') || coalesce(t.redactions, '{}')
+               || CASE WHEN n.secret AND jsonb_typeof(n.value) IN ('string', 'number', 'boolean') THEN '{password}'::text[] END
+               AS redactions,
+               CASE WHEN n.secret AND jsonb_typeof(n.value) IN ('string', 'number') THEN n.value #>> '{}' END AS secret
+        FROM node AS n
+        -- A text redact() would return as it is (ASCII, no hint of a secret) is not passed to it (strict).
+        LEFT JOIN LATERAL cogmem.redact(
+            CASE WHEN n.key ~* cogmem._secret_hint() OR octet_length(n.key) <> length(n.key) THEN n.key END
+        ) AS k ON true
+        LEFT JOIN LATERAL cogmem.redact(
+            CASE WHEN NOT n.secret AND jsonb_typeof(n.value) IN ('string', 'number')
+                      AND (n.value #>> '{}' ~* cogmem._secret_hint() OR octet_length(n.value #>> '{}') <> length(n.value #>> '{}'))
+                 THEN n.value #>> '{}' END
+        ) AS t ON true
+    )
+    SELECT (SELECT bool_or(cardinality(p.path) = 64 AND p.kind IN ('object', 'array')) FROM part AS p),
+           (SELECT p.key FROM part AS p WHERE p.key IS NOT NULL
+            GROUP BY trim_array(p.path, 1), p.key HAVING count(*) > 1 ORDER BY p.key LIMIT 1),
+           -- Each node opens at its path || 0 (after a comma and its name, if it has them), a container
+           -- closes after all its members.
+           (SELECT string_agg(x.token, '' ORDER BY x.at) FROM (
+                SELECT p.path || 0 AS at,
+                       CASE WHEN p.path[cardinality(p.path)] > 1 THEN ',' ELSE '' END
+                       || CASE WHEN p.key IS NOT NULL THEN to_json(p.key)::text || ':' ELSE '' END
+                       || CASE p.kind WHEN 'object' THEN '{' WHEN 'array' THEN '[' ELSE p.scalar END AS token
+                FROM part AS p
+                UNION ALL
+                SELECT p.path || 2147483647, CASE p.kind WHEN 'object' THEN '}' ELSE ']' END
+                FROM part AS p WHERE p.kind IN ('object', 'array')
+            ) AS x),
+           ARRAY(SELECT DISTINCT r FROM part AS p CROSS JOIN unnest(p.redactions) AS r ORDER BY r),
+           ARRAY(SELECT p.secret FROM part AS p WHERE p.secret IS NOT NULL)
+    INTO v_deep, v_clash, v_text, redactions, secrets;
+    IF v_deep THEN
         RAISE EXCEPTION 'a store value nests more than 64 levels deep'
             USING ERRCODE = 'program_limit_exceeded', HINT = 'Flatten it: 64 levels of objects and arrays at most.';
     END IF;
-    WITH member AS MATERIALIZED (
-        SELECT o.key, o.value, NULL::bigint AS n, p_secret OR coalesce(cogmem._secret_name(o.key), false) AS secret
-        FROM jsonb_each(CASE WHEN v_object THEN p_value END) AS o
-        UNION ALL
-        SELECT NULL, a.value, a.n, p_secret
-        FROM jsonb_array_elements(CASE WHEN NOT v_object THEN p_value END) WITH ORDINALITY AS a (value, n)
-    ),
-    part AS MATERIALIZED (
-        SELECT m.n, coalesce(k.redacted, m.key) AS key,
-               CASE WHEN d.value IS NOT NULL THEN d.value
-                    WHEN m.secret AND jsonb_typeof(m.value) IN ('string', 'number', 'boolean') THEN '"[REDACTED]"'
-                    WHEN cardinality(t.redactions) > 0 THEN to_jsonb(t.redacted)
-                    ELSE m.value END AS value,
-               coalesce(k.redactions, '{}') || coalesce(t.redactions, '{}') || coalesce(d.redactions, '{}')
-               || CASE WHEN m.secret AND jsonb_typeof(m.value) IN ('string', 'number', 'boolean') THEN '{password}'::text[] END
-               AS redactions,
-               coalesce(d.secrets, '{}')
-               || CASE WHEN m.secret AND jsonb_typeof(m.value) IN ('string', 'number') THEN ARRAY[m.value #>> '{}'] END
-               AS secrets
-        FROM member AS m
-        -- Each is called only where its argument is not NULL (they are strict).
-        -- A text redact() would return as it is (ASCII, no hint of a secret) is not passed to it.
-        LEFT JOIN LATERAL cogmem.redact(
-            CASE WHEN m.key ~* cogmem._secret_hint() OR octet_length(m.key) <> length(m.key) THEN m.key END
-        ) AS k ON true
-        LEFT JOIN LATERAL cogmem.redact(
-            CASE WHEN NOT m.secret AND jsonb_typeof(m.value) IN ('string', 'number')
-                      AND (m.value #>> '{}' ~* cogmem._secret_hint() OR octet_length(m.value #>> '{}') <> length(m.value #>> '{}'))
-                 THEN m.value #>> '{}' END
-        ) AS t ON true
-        LEFT JOIN LATERAL cogmem._redact_json(
-            CASE WHEN jsonb_typeof(m.value) IN ('object', 'array') THEN m.value END, m.secret, p_depth + 1
-        ) AS d ON true
-    )
-    SELECT CASE WHEN v_object THEN (SELECT coalesce(jsonb_object_agg(p.key, p.value), '{}') FROM part AS p)
-                ELSE (SELECT coalesce(jsonb_agg(p.value ORDER BY p.n), '[]') FROM part AS p) END,
-           ARRAY(SELECT DISTINCT r FROM part AS p CROSS JOIN unnest(p.redactions) AS r ORDER BY r),
-           ARRAY(SELECT s FROM part AS p CROSS JOIN unnest(p.secrets) AS s),
-           (SELECT p.key FROM part AS p WHERE v_object GROUP BY p.key HAVING count(*) > 1 ORDER BY p.key LIMIT 1)
-    INTO value, redactions, secrets, v_clash;
     IF v_clash IS NOT NULL THEN
         RAISE EXCEPTION 'two keys of a store value read "%" once redacted', v_clash
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'A secret in a key is redacted, and keys that differ only in their secret would become one: '
                          || 'keep secrets out of keys.';
     END IF;
+    value := v_text::jsonb;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._redact_json(jsonb, boolean, integer) IS
-'An object or array with every key, string and number redacted, and every scalar under a secret''s name '
-'(or under P_SECRET); what was redacted; the texts removed for their name. Refuses keys redaction makes equal.';
+COMMENT ON FUNCTION cogmem._redact_json(jsonb) IS
+'A JSON value with every key, string and number redacted, and every scalar under a secret''s name; what '
+'was redacted; the texts removed for their name. Refuses keys redaction makes equal, and over 64 levels.';
 
 DROP FUNCTION IF EXISTS cogmem._redact_member(text, jsonb);  -- one pass over a value: _redact_json
 DROP FUNCTION IF EXISTS cogmem._redact_value(jsonb);
@@ -285,7 +304,7 @@ BEGIN
     PERFORM cogmem._store_sweep(store_put.tenant);
     SELECT * INTO v_old FROM cogmem.store_items AS i
     WHERE i.tenant = store_put.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key FOR UPDATE;
-    v_safe := cogmem._redact_json(store_put.value, false, 1);
+    v_safe := cogmem._redact_json(store_put.value);
     v_text := cogmem._store_scrub(t, store_put.index_text, v_safe.secrets);
     -- The same text again keeps its memory, and with it what recall and feedback taught.
     SELECT m.memory_id, 'unchanged' AS action, '{}'::text[] AS redactions, NULL::bigint AS conflict_id INTO v_mem

@@ -33,6 +33,7 @@ INLINED_EXPRESSIONS = {
     "cogmem._shared_words(tsvector,text[])",
     "cogmem._tenant_key(text)",
     "cogmem._secret_hint()",
+    "cogmem._secret_name_hint()",
 }
 
 

@@ -250,6 +250,20 @@ def test_store(hostile_db, tenant, namespace, key, value, text, ttl, limit):
         attempt(hostile_db, sql, params)
 
 
+@CHECK
+@given(value=st.dictionaries(HOSTILE_TEXT.filter(lambda s: s is not None and len(s) < 50), JSON_VALUE, max_size=6))
+def test_a_value_reads_back_exactly_as_put_unless_something_was_redacted(hostile_db, value):
+    """The store writes a value back as JSON text and parses it once: no escape, order, number or empty
+    container may change on the way."""
+    payload = json.dumps(value)
+    if len(payload) > 1_048_576:
+        return
+    redactions = one(hostile_db, "SELECT redactions FROM cogmem.store_put('acme', '{x}', 'k', %s::jsonb)", (payload,))
+    got = one(hostile_db, "SELECT value FROM cogmem.store_get('acme', '{x}', 'k')")
+    if redactions == []:
+        assert got == one(hostile_db, "SELECT %s::jsonb", (payload,))
+
+
 SEPARATORS = ["", " ", "-", ".", "\u00a0", "\u200b", "\u2060"]
 
 

@@ -365,6 +365,18 @@ def test_the_memory_holds_no_more_than_the_value(client, db, tenant):
     assert client.store_put(tenant, ["n"], "k", value, store_text(value)).action == "unchanged"
 
 
+def test_a_value_without_secrets_reads_back_exactly(store):
+    """Redaction writes the value back as JSON text: escapes, order, numbers and empty containers survive."""
+    value = {
+        'quo"te': 'a "b" \\ c\n\td\u0001',
+        "ünï 日本 😀": ["", [], {}, [[1, -2.5e-7, 2.5e10, 123456789012345678901234567890]], True, None],
+        "": {"nested": {"deeper": [{"a": [0, 0.0, -0.0]}]}},
+        "order": list(range(20)),
+    }
+    store.put(("exact",), "k", value, index=False)
+    assert store.get(("exact",), "k").value == value
+
+
 def test_keys_that_redaction_would_make_one_are_refused_and_nothing_is_stored(store, db):
     with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
         store.put(("a",), "k", {"x": {CARD: 1, grouped("5555555555554444", " "): 2}})
