@@ -186,10 +186,10 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.redact(text) IS
-'Removes card numbers (Luhn-valid PANs), IBANs, private keys, passwords in key=value form, bearer and API '
-'tokens, seen through disguises (full-width forms, zero-width characters, any separator between digit '
-'groups); returns the redacted text and the kinds removed (never the removed values). A text without a '
-'secret comes back exactly as written.';
+'Removes card numbers (Luhn-valid PANs), IBANs, private keys, passwords in key=value form, user:password '
+'credentials (alone or in a URL), bearer and API tokens, seen through disguises (full-width forms, '
+'zero-width characters, any separator between digit groups); returns the redacted text and the kinds '
+'removed (never the removed values). A text without a secret comes back exactly as written.';
 
 -- A person's text as kept: trimmed, redacted, NULL when empty.
 CREATE OR REPLACE FUNCTION cogmem._clean_text(p_text text)

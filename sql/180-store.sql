@@ -622,15 +622,17 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    -- Labels as they are kept ('*' stays '*').
-    v_prefix text[] := CASE WHEN store_namespaces.prefix IS NOT NULL THEN ARRAY(
-        SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.prefix) WITH ORDINALITY AS l (label, n) ORDER BY l.n
-    ) END;
-    v_suffix text[] := CASE WHEN store_namespaces.suffix IS NOT NULL THEN ARRAY(
-        SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.suffix) WITH ORDINALITY AS l (label, n) ORDER BY l.n
-    ) END;
+    v_prefix text[];
+    v_suffix text[];
 BEGIN
     PERFORM cogmem._reach(store_namespaces.tenant);
+    -- Patterns as labels are kept ('*' stays '*').
+    v_prefix := CASE WHEN store_namespaces.prefix IS NOT NULL THEN ARRAY(
+        SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.prefix) WITH ORDINALITY AS l (label, n) ORDER BY l.n
+    ) END;
+    v_suffix := CASE WHEN store_namespaces.suffix IS NOT NULL THEN ARRAY(
+        SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.suffix) WITH ORDINALITY AS l (label, n) ORDER BY l.n
+    ) END;
     IF store_namespaces.max_depth IS NOT NULL AND store_namespaces.max_depth < 1 THEN
         RAISE EXCEPTION 'max_depth must be at least 1'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass NULL for namespaces of any depth.';
