@@ -274,6 +274,13 @@ BEGIN
             p_text, '(^|[^[:alnum:]_])' || regexp_replace(v_secret, '([^[:alnum:][:space:]])', '\\\1', 'g') || '(?![[:alnum:]_])',
             '\1[REDACTED]', 'g');
     END LOOP;
+    -- A placeholder can be longer than what it replaces: say so, not remember() about a text never sent.
+    IF length(p_text) > t.max_content_chars THEN
+        RAISE EXCEPTION 'the text to remember has % characters once the value''s secrets are replaced, the limit for tenant "%" is %',
+            length(p_text), t.tenant, t.max_content_chars
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Remember a shorter text (index fields), or raise cogmem.tenants.max_content_chars.';
+    END IF;
     RETURN p_text;
 END;
 $$;

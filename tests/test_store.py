@@ -377,6 +377,19 @@ def test_a_value_without_secrets_reads_back_exactly(store):
     assert store.get(("exact",), "k").value == value
 
 
+def test_a_text_that_only_its_placeholders_lengthen_past_the_limit_is_refused_as_such(client, db, tenant):
+    with pytest.raises(psycopg.errors.StringDataRightTruncation) as err:
+        client.store_put(tenant, ["n"], "k", {"pass": "ab"}, "ab " * 2500)
+    assert err.value.diag.message_primary == (
+        'the text to remember has 27500 characters once the value\'s secrets are replaced, the limit for tenant "acme" '
+        "is 8000"
+    )
+    assert err.value.diag.message_hint == (
+        "Remember a shorter text (index fields), or raise cogmem.tenants.max_content_chars."
+    )
+    assert one(db, "SELECT count(*) FROM cogmem.store_items") == 0
+
+
 def test_keys_that_redaction_would_make_one_are_refused_and_nothing_is_stored(store, db):
     with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
         store.put(("a",), "k", {"x": {CARD: 1, grouped("5555555555554444", " "): 2}})
