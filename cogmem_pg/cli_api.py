@@ -228,8 +228,15 @@ def store() -> None:
     """The keyed store (LangGraph's BaseStore): NAMESPACE is dotted, e.g. memories.user-1."""
 
 
-def _namespace(dotted: str) -> list[str]:
-    return [label for label in dotted.split(".") if label] if dotted else []
+def _namespace(dotted: str, what: str = "NAMESPACE") -> list[str]:
+    """A dotted namespace as its labels ('' is none); an empty label is refused, not dropped, so that
+    a..b never names a.b."""
+    labels = dotted.split(".") if dotted else []
+    if "" in labels:
+        raise click.BadParameter(
+            f"{dotted!r} has an empty label (labels are joined by single periods)", param_hint=what
+        )
+    return labels
 
 
 def parse_json(text: str, what: str) -> Any:
@@ -335,7 +342,7 @@ def store_search(
     """Items under PREFIX (a dotted namespace; all when empty)."""
     with sql_errors():
         items = ctx.client().store_search(
-            tenant, _namespace(prefix), query, _json_object(filter_json, "--filter"), limit, offset
+            tenant, _namespace(prefix, "PREFIX"), query, _json_object(filter_json, "--filter"), limit, offset
         )
     _emit(
         items,
@@ -363,8 +370,8 @@ def store_ls(
     with sql_errors():
         names = ctx.client().store_namespaces(
             tenant,
-            None if prefix is None else _namespace(prefix),
-            None if suffix is None else _namespace(suffix),
+            None if prefix is None else _namespace(prefix, "--prefix"),
+            None if suffix is None else _namespace(suffix, "--suffix"),
             max_depth,
             limit,
         )

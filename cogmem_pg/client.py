@@ -955,6 +955,17 @@ class Client:
         return {kind: count for kind, count in rows}
 
     # -- the keyed store (sql/180-store.sql; LangGraph's BaseStore is cogmem_pg.langgraph) -------------
+    @staticmethod
+    def _store_path(namespace: Sequence[str] | None, *texts: str | None) -> list[str] | None:
+        """NAMESPACE as a list; a NUL in it or in TEXTS refused with a reason (PostgreSQL text cannot hold
+        one, and the driver refuses it without a SQLSTATE)."""
+        labels = None if namespace is None else list(namespace)
+        if any(isinstance(t, str) and "\x00" in t for t in [*(labels or []), *texts]):
+            raise ValueError(
+                "store namespace labels, keys, texts and queries cannot hold NUL (\\u0000): PostgreSQL text cannot"
+            )
+        return labels
+
     def store_put(
         self,
         tenant: str,
@@ -968,9 +979,10 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> StorePut:
         """Puts VALUE under NAMESPACE and KEY; INDEX_TEXT, when given, becomes the item's memory."""
+        labels = self._store_path(namespace, key, index_text)
         vector = None if not index_text else self._vector(index_text, embedding)
         query = "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b)"
-        params = (tenant, list(namespace), key, Jsonb(value), index_text, ttl_minutes, vector)
+        params = (tenant, labels, key, Jsonb(value), index_text, ttl_minutes, vector)
         return self._rows(conn, StorePut, query, params)[0]
 
     def store_get(
@@ -985,14 +997,15 @@ class Client:
         with self.connection(conn) as c:
             row = c.execute(
                 "SELECT value, created_at, updated_at, memory_id FROM cogmem.store_get(%s, %s, %s, %s)",
-                (tenant, list(namespace), key, refresh_ttl),
+                (tenant, self._store_path(namespace, key), key, refresh_ttl),
             ).fetchone()
         return None if row is None else StoredItem(tuple(namespace), key, *row)
 
     def store_delete(
         self, tenant: str, namespace: Sequence[str], key: str, *, conn: psycopg.Connection | None = None
     ) -> bool:
-        return bool(self._scalar(conn, "SELECT cogmem.store_delete(%s, %s, %s)", (tenant, list(namespace), key)))
+        labels = self._store_path(namespace, key)
+        return bool(self._scalar(conn, "SELECT cogmem.store_delete(%s, %s, %s)", (tenant, labels, key)))
 
     def store_search(
         self,
@@ -1008,13 +1021,14 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> list[StoredItem]:
         """Items under a prefix that pass FILTER; with QUERY, ranked with recall's signals."""
+        prefix = self._store_path(namespace_prefix, query)
         vector = None if not query else self._vector(query, embedding)
         with self.connection(conn) as c:
             rows = c.execute(
                 "SELECT * FROM cogmem.store_search(%s, %s, %s, %s, %s, %s, %b, %s)",
                 (
                     tenant,
-                    list(namespace_prefix),
+                    prefix,
                     query,
                     None if filter is None else Jsonb(filter),
                     limit,
@@ -1042,8 +1056,8 @@ class Client:
                 "SELECT * FROM cogmem.store_namespaces(%s, %s, %s, %s, %s, %s)",
                 (
                     tenant,
-                    None if prefix is None else list(prefix),
-                    None if suffix is None else list(suffix),
+                    self._store_path(prefix),
+                    self._store_path(suffix),
                     max_depth,
                     limit,
                     offset,

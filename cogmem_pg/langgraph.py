@@ -5,12 +5,16 @@ or, with ``tenant_label=i``, label ``i`` of every namespace names the tenant (``
 with ``tenant_label=0``), for one graph that serves many tenants. Either way the database role of the
 client's DSN decides what it may reach: row-level security and the API boundary apply.
 
-Values: ``get`` returns what ``put`` stored under the key, after redaction: a card number, a password
-field or a token in a value reads back as the placeholder a memory holds (``[REDACTED:PAN]``,
-``[REDACTED]``), and never reaches the database. The value's text (the fields of ``index``, or else all
-its strings as "field: text" lines, unless the only one is a content field) is also a memory, stored
-through ``remember`` (routed, deduplicated, checked for contradictions) and recalled, reinforced and
-decayed like any other; ``index=False`` stores a value without one.
+Values: ``get`` returns what ``put`` stored under the key, after redaction: a card number (as text, or
+as a JSON number), a password field (``pass``, ``pwd``, ``apiKey``, ... whatever its value's type), a
+user:password credential or a token in a value, in an object key, a namespace label or an item key
+reads back as the placeholder a memory holds (``[REDACTED:PAN]``, ``[REDACTED]``), and never reaches the
+database; searches and listings return labels and keys as kept. The value's text (the fields of
+``index``, or else all its strings as "field: text" lines, unless the only one is a content field) is
+also a memory, stored through ``remember`` (routed, deduplicated, checked for contradictions) and
+recalled, reinforced and decayed like any other; it never holds what the value's redaction removed;
+``index=False`` stores a value without one. A value is at most the tenant's ``max_store_value_bytes``
+(1 MB of JSON by default); a namespace 1,000 bytes and a key 500; NUL cannot be stored in a label or key.
 
 Search with a query ranks with cogmem's recall signals (full text, vector, topics, fused, times the
 memory's confidence and strength); ``filter`` works on the value's fields with LangGraph's operators.
@@ -215,11 +219,28 @@ class CogmemStore(BaseStore):
 
 def _validate(op: Op) -> None:
     validate_op_namespace(op)
+    # PostgreSQL text cannot hold NUL: refused here with a reason, not by the driver without one
+    # (recent LangGraph versions refuse it in labels themselves).
+    if any("\x00" in label for label in _labels(op)):
+        raise InvalidNamespaceError("a namespace label holds NUL (\\u0000), which PostgreSQL text cannot hold")
+    if isinstance(op, (GetOp, PutOp)) and "\x00" in op.key:
+        raise ValueError("a store key holds NUL (\\u0000), which PostgreSQL text cannot hold")
     if isinstance(op, PutOp) and op.value is not None:
         if not op.namespace:
             raise InvalidNamespaceError("Namespace cannot be empty.")
         if op.namespace[0] == "langgraph":
             raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
+
+
+def _labels(op: Op) -> list[str]:
+    """The namespace labels an operation names (a search's prefix, a listing's patterns)."""
+    if isinstance(op, (GetOp, PutOp)):
+        return list(op.namespace)
+    if isinstance(op, SearchOp):
+        return list(op.namespace_prefix)
+    if isinstance(op, ListNamespacesOp):
+        return [label for condition in op.match_conditions or () for label in condition.path]
+    return []
 
 
 def _item(found: StoredItem) -> Item:

@@ -101,6 +101,17 @@ $$;
 COMMENT ON FUNCTION cogmem._redact_numbers(text, text[]) IS
 'Replaces Luhn-valid card numbers and mod-97-valid IBANs, grouped or not, outside identifiers.';
 
+-- Anything a pattern of cogmem.redact() could match matches this one, case aside (it also fires on much
+-- harmless text): a text, with its disguises removed, that does not is returned as it is. Callers that
+-- redact many texts at once test it first (an inlined constant costs nothing). One literal: no operator
+-- to resolve in the caller's search_path.
+CREATE OR REPLACE FUNCTION cogmem._secret_hint()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+RETURN '[0-9](?:[ .-]?[0-9]){12}|[A-Z]{2}[0-9]{2} ?[A-Z0-9]{4}|private key|passw|pwd|passphrase|secret|api[_-]?key|access[_-]?key|token|şifre|parola|bearer|akia|gh[pousr]_|xox[abprs]-|sk-|://[^[:space:]/@]*@|[[:alpha:]][^[:space:]:]*:[^[:space:]:/\\]{8}';
+COMMENT ON FUNCTION cogmem._secret_hint() IS
+'A pattern (for ~*) that every text cogmem.redact() would change matches, once unmasked.';
+
 CREATE OR REPLACE FUNCTION cogmem.redact(content text, OUT redacted text, OUT redactions text[])
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -109,37 +120,58 @@ DECLARE
     v_seen   text := cogmem._unmasked(content);
     v_before text;
     v_rule   record;
+    -- What a password of user:password may and may not hold (a word's characters, its ends).
+    v_in     CONSTANT text := '[^[:space:]"''`<>(){}\[\],;/\\|:]';
+    v_out    CONSTANT text := '[[:space:]"''`<>(){}\[\],;/\\|:]';
 BEGIN
     redacted := v_seen;
     redactions := '{}';
     -- Most texts hold no secret: one test for anything any pattern below could match spares them the
     -- per-kind passes (it may fire on harmless text; the patterns then decide).
-    IF v_seen !~* ('[0-9](?:[ .-]?[0-9]){12}|[A-Z]{2}[0-9]{2} ?[A-Z0-9]{4}|private key|passw|pwd|passphrase|secret'
-                   || '|api[_-]?key|access[_-]?key|token|şifre|parola|bearer|akia|gh[pousr]_|xox[abprs]-|sk-') THEN
+    IF v_seen !~* cogmem._secret_hint() THEN
         redacted := content;  -- untouched: nothing a person wrote is changed without a secret in it
         RETURN;
     END IF;
     SELECT r.redacted, r.redactions INTO redacted, redactions FROM cogmem._redact_numbers(redacted, redactions) AS r;
 
-    -- Secrets by pattern: (kind, pattern, replacement, flags), applied in order.
+    -- Secrets by pattern: (kind, pattern, replacement, flags, a simpler pattern without which it cannot
+    -- match), applied in order.
     FOR v_rule IN
         SELECT * FROM (VALUES
             -- The first quantifier is non-greedy, which makes the whole expression non-greedy (ARE rule).
             ('private_key',
              '-----BEGIN [A-Z ]{0,40}?PRIVATE KEY-----.*?(-----END [A-Z ]{0,40}PRIVATE KEY-----|$)',
-             '[REDACTED:PRIVATE_KEY]', 'g'),
+             '[REDACTED:PRIVATE_KEY]', 'g', NULL),
             -- A quoted value, or a bare one up to a space, separator, quote or closing brace (ARE matches
             -- the longest alternative, so the bare form must not be able to swallow a quoted value).
             ('password',
              '((?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|'
              || 'auth[_-]?token|token|şifre|parola)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;"''}]+)',
-             '\1[REDACTED]', 'gi'),
-            ('bearer_token', '(\mbearer\s+)[A-Za-z0-9._~+/=-]{8,}', '\1[REDACTED]', 'gi'),
+             '\1[REDACTED]', 'gi', NULL),
+            ('bearer_token', '(\mbearer\s+)[A-Za-z0-9._~+/=-]{8,}', '\1[REDACTED]', 'gi', NULL),
+            -- A password in a URL's user information: scheme://user:password@host.
+            ('credential', '(\m[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]/?#@:]*:)[^[:space:]/?#@]+@', '\1[REDACTED]@', 'g',
+             '://[^[:space:]/@]*@'),
+            -- user:password on its own, precisely: the user starts a word with a letter and is not a URI
+            -- scheme or a hash's name; the password follows the colon at once, has 8 to 128 characters
+            -- with a digit, a letter and a capital or a symbol (not just . - _, as in versions and image
+            -- tags such as node:18-alpine), is not hex (an id) and ends its word (a final period ends the
+            -- sentence). Ratios, times, IPv6, "Note: text", host:port and paths (C:\, a/b) never match.
+            -- Case matters here: no 'i'.
+            ('credential',
+             '(^|[[:space:]"''`(\[{<=,;])'
+             || '(?!(?:https?|ftps?|mailto|tel|urn|file|data|sips?|xmpp|wss?|git|ssh|md5|sha[0-9-]*|blake[0-9a-z]*|crc[0-9]*|base64):)'
+             || '([A-Za-z][A-Za-z0-9._+@-]{0,63}):'
+             || '(?=' || v_in || '*[0-9])(?=' || v_in || '*[A-Za-z])(?=' || v_in || '*[A-Z!#$%&*+=?@^~])'
+             || '(?![0-9A-Fa-f-]+(?:' || v_out || '|\.|$))'
+             || v_in || '{7,127}(?!\.)' || v_in || '(?=\.*(?:' || v_out || '|$))',
+             '\1\2:[REDACTED]', 'g', ':[^[:space:]:/\\]{8}'),
             ('api_token',
              '\m(AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,})\M',
-             '[REDACTED:TOKEN]', 'g')
-        ) AS r (kind, pattern, replacement, flags)
+             '[REDACTED:TOKEN]', 'g', NULL)
+        ) AS r (kind, pattern, replacement, flags, needs)
     LOOP
+        CONTINUE WHEN redacted !~ v_rule.needs;
         v_before := redacted;
         redacted := regexp_replace(redacted, v_rule.pattern, v_rule.replacement, v_rule.flags);
         IF redacted <> v_before THEN
@@ -154,10 +186,10 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.redact(text) IS
-'Removes card numbers (Luhn-valid PANs), IBANs, private keys, passwords in key=value form, bearer and API '
-'tokens, seen through disguises (full-width forms, zero-width characters, any separator between digit '
-'groups); returns the redacted text and the kinds removed (never the removed values). A text without a '
-'secret comes back exactly as written.';
+'Removes card numbers (Luhn-valid PANs), IBANs, private keys, passwords in key=value form, user:password '
+'credentials (alone or in a URL), bearer and API tokens, seen through disguises (full-width forms, '
+'zero-width characters, any separator between digit groups); returns the redacted text and the kinds '
+'removed (never the removed values). A text without a secret comes back exactly as written.';
 
 -- A person's text as kept: trimmed, redacted, NULL when empty.
 CREATE OR REPLACE FUNCTION cogmem._clean_text(p_text text)
@@ -184,3 +216,34 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._clean_list(text[]) IS 'Redacted, trimmed entries of a list, without empty ones.';
+
+-- A JSON member whose name says it holds a secret ({"pass": 1234}, {"dbPassword": "..."}, {"x-api-key":
+-- ...}): its value is a secret whatever its type. The name's last word decides (camelCase splits words),
+-- so max_tokens, token_count or password_hint are not secrets; a short word (pass, cvv) must be a whole
+-- word, so bypass is not either.
+-- Every name cogmem._secret_name() accepts matches this (for ~*), once unmasked; callers asking about
+-- many names test it first (an inlined constant).
+CREATE OR REPLACE FUNCTION cogmem._secret_name_hint()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+RETURN 'pass|pwd|secret|token|key|authorization|credential|şifre|parola|cv[vc]';
+COMMENT ON FUNCTION cogmem._secret_name_hint() IS
+'A pattern (for ~*) that every name cogmem._secret_name() accepts matches, once unmasked.';
+
+CREATE OR REPLACE FUNCTION cogmem._secret_name(p_name text)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+AS $$
+DECLARE
+    v_words text := rtrim(lower(regexp_replace(cogmem._unmasked(p_name), '([[:lower:][:digit:]])([[:upper:]])', '\1 \2', 'g')),
+                          ' _-.:="''');
+BEGIN
+    RETURN v_words ~ '(password|passwords|passwd|passphrase|pwd|secret|secrets|token|apikey|authorization|credentials?|şifre|parola)$'
+        OR v_words ~ '(^|[^[:alnum:]])(pass|cvv2?|cvc2?)$'
+        OR v_words ~ '(api|access|secret|private|signing)[^[:alnum:]]*key$';
+END;
+$$;
+COMMENT ON FUNCTION cogmem._secret_name(text) IS
+'Whether a JSON member''s name says its value is a secret (pass, pwd, password, secret, token, api key, '
+'authorization, credentials, şifre, parola, cvv; as the name''s last word, camelCase or not).';

@@ -2,100 +2,183 @@
 -- memory that way (LangGraph's BaseStore, cogmem_pg/langgraph.py). A value's text, when indexed, is also
 -- a memory, stored through remember(): routed, redacted, deduplicated, checked for contradictions, and
 -- from then on recalled, reinforced and decayed like any other. The value itself is kept as it was put,
--- after redaction: a secret in it reads back as the placeholder a memory would hold.
+-- after redaction: a secret in it (in a string, a key, a number, or under a name such as "pass") reads
+-- back as the placeholder a memory would hold; namespace labels and keys are redacted the same way.
+-- Values are bounded by the tenant's max_store_value_bytes, labels and keys by the index they key.
 --
 -- Replacing or deleting an item erases the memory created for it (not a near-duplicate it was linked
 -- to, nor one another item shares); erasing that memory deletes the item (sql/130-erasure.sql); the
 -- night's forgetting only unlinks it (sql/090-consolidation.sql), so the value stays readable.
 
+-- A namespace and key key a btree index with the tenant, whose rows cannot pass 2,704 bytes: the limits
+-- are in bytes (a CJK label is three per character), with room left for a tenant of 200 characters.
 CREATE OR REPLACE FUNCTION cogmem._store_path_check(p_namespace text[], p_key text, p_role text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    v_bad   record;
+    v_bytes bigint;
 BEGIN
     IF p_namespace IS NULL OR (p_role = 'item' AND cardinality(p_namespace) = 0) THEN
         RAISE EXCEPTION 'a store % needs a namespace of at least one label', p_role
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass a path such as ARRAY[''memories'', ''user-1''].';
     END IF;
-    IF cardinality(p_namespace) > 32 OR EXISTS (
-        SELECT FROM unnest(p_namespace) AS l (label)
-        WHERE l.label IS NULL OR l.label = '' OR strpos(l.label, '.') > 0 OR length(l.label) > 200
-    ) THEN
-        RAISE EXCEPTION 'invalid namespace %', p_namespace
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'At most 32 labels, each 1 to 200 characters and without a period.';
+    IF cardinality(p_namespace) > 32 THEN
+        RAISE EXCEPTION 'invalid namespace: % labels, the limit is 32', cardinality(p_namespace)
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A namespace is a short path, such as (''memories'', ''user-1'').';
     END IF;
-    IF p_role = 'item' AND (p_key IS NULL OR p_key = '' OR length(p_key) > 1000) THEN
-        RAISE EXCEPTION 'a store key must be 1 to 1000 characters'
+    SELECT l.n, CASE WHEN coalesce(l.label, '') = '' THEN 'is empty' ELSE 'holds a period' END AS why INTO v_bad
+    FROM unnest(p_namespace) WITH ORDINALITY AS l (label, n)
+    WHERE coalesce(l.label, '') = '' OR strpos(l.label, '.') > 0 ORDER BY l.n LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'invalid namespace: label % %', v_bad.n, v_bad.why
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Labels are not empty and hold no period (a namespace is written a.b.c).';
+    END IF;
+    v_bytes := (SELECT sum(octet_length(l.label)) FROM unnest(p_namespace) AS l (label));
+    IF v_bytes > 1000 THEN
+        RAISE EXCEPTION 'a store namespace has % bytes, the limit is 1000', v_bytes
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Labels are names (ids), not content: at most 1,000 bytes of UTF-8 in all.';
+    END IF;
+    IF p_role = 'item' AND coalesce(p_key, '') = '' THEN
+        RAISE EXCEPTION 'a store key must not be empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Keys name an item within its namespace.';
+    END IF;
+    IF p_role = 'item' AND octet_length(p_key) > 500 THEN
+        RAISE EXCEPTION 'a store key has % bytes, the limit is 500', octet_length(p_key)
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Keys are names (ids), not content: at most 500 bytes of UTF-8; put content in the value.';
     END IF;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._store_path_check(text[], text, text) IS
-'Validates a store namespace (and, for an item, its key) with a clear error.';
+'Validates a store namespace (and, for an item, its key) with a clear error: at most 32 labels, none '
+'empty or with a period, 1,000 bytes in all; a key of 1 to 500 bytes.';
 
--- A string member is redacted as "name=value", so {"password": "hunter2"} is seen for what it is.
-CREATE OR REPLACE FUNCTION cogmem._redact_member(p_name text, p_value jsonb, OUT value jsonb, OUT redactions text[])
+-- Namespaces and keys are redacted like any text, so a secret typed into one is never kept, and a read
+-- that names it finds what the write stored. Redaction can lengthen a path: it is checked again.
+CREATE OR REPLACE FUNCTION cogmem._store_path(
+    p_namespace text[], p_key text, p_role text, OUT namespace text[], OUT key text, OUT redactions text[]
+)
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_named record;
+    v_kinds text[];
 BEGIN
-    IF jsonb_typeof(p_value) IS DISTINCT FROM 'string' THEN
-        SELECT r.value, r.redactions INTO value, redactions FROM cogmem._redact_value(p_value) AS r;
-        RETURN;
-    END IF;
-    v_named := cogmem.redact(p_name || '=' || (p_value #>> '{}'));
-    IF cardinality(v_named.redactions) = 0 THEN
-        value := p_value;
-        redactions := '{}';
-    ELSIF starts_with(v_named.redacted, p_name || '=') THEN
-        value := to_jsonb(substr(v_named.redacted, length(p_name) + 2));
-        redactions := v_named.redactions;
-    ELSE
-        SELECT r.value, r.redactions INTO value, redactions FROM cogmem._redact_value(p_value) AS r;
+    PERFORM cogmem._store_path_check(p_namespace, p_key, p_role);
+    SELECT r.redacted, r.redactions INTO key, v_kinds FROM cogmem.redact(p_key) AS r;  -- no row for no key
+    WITH label AS MATERIALIZED (
+        SELECT l.n, r.redacted, r.redactions
+        FROM unnest(p_namespace) WITH ORDINALITY AS l (label, n) CROSS JOIN LATERAL cogmem.redact(l.label) AS r
+    )
+    SELECT coalesce((SELECT array_agg(l.redacted ORDER BY l.n) FROM label AS l), '{}'),
+           ARRAY(SELECT DISTINCT k FROM (SELECT unnest(l.redactions) FROM label AS l
+                                         UNION ALL SELECT unnest(v_kinds)) AS x (k) ORDER BY k)
+    INTO namespace, redactions;
+    IF cardinality(redactions) > 0 THEN
+        PERFORM cogmem._store_path_check(namespace, key, p_role);
     END IF;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._redact_member(text, jsonb) IS
-'An object member''s value redacted, its name taken into account (a password field is a password).';
+COMMENT ON FUNCTION cogmem._store_path(text[], text, text) IS
+'A store namespace and key checked and redacted (cogmem.redact()), as the store keeps them.';
 
--- Every string in a value through cogmem.redact(); object keys are names, not content, and are kept.
-CREATE OR REPLACE FUNCTION cogmem._redact_value(p_value jsonb, OUT value jsonb, OUT redactions text[])
-LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+-- A JSON value redacted in one statement over all its nodes, so the cost grows with its size: every key,
+-- string and number through cogmem.redact() (a card sent as a JSON number is a card), and every scalar
+-- under a member whose name says secret (cogmem._secret_name()) replaced, whatever its type. The nodes,
+-- numbered by their path, are written back as JSON text in document order and parsed once (building
+-- jsonb member by member copies the value each time). secrets: the texts removed for their member's
+-- name, which the item's memory must not hold either.
+CREATE OR REPLACE FUNCTION cogmem._redact_json(p_value jsonb, OUT value jsonb, OUT redactions text[], OUT secrets text[])
+LANGUAGE plpgsql IMMUTABLE STRICT SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_part record;
-    v_done record;
+    v_text  text;
+    v_deep  boolean;
+    v_clash text;
 BEGIN
-    redactions := '{}';
-    CASE jsonb_typeof(p_value)
-    WHEN 'string' THEN
-        SELECT to_jsonb(r.redacted), r.redactions INTO value, redactions FROM cogmem.redact(p_value #>> '{}') AS r;
-    WHEN 'object' THEN
-        value := '{}';
-        FOR v_part IN SELECT e.key, e.value FROM jsonb_each(p_value) AS e LOOP
-            v_done := cogmem._redact_member(v_part.key, v_part.value);
-            value := value || jsonb_build_object(v_part.key, v_done.value);
-            redactions := redactions || v_done.redactions;
-        END LOOP;
-    WHEN 'array' THEN
-        value := '[]';
-        FOR v_part IN SELECT e.value FROM jsonb_array_elements(p_value) WITH ORDINALITY AS e (value, n) ORDER BY e.n LOOP
-            v_done := cogmem._redact_value(v_part.value);
-            value := value || jsonb_build_array(v_done.value);
-            redactions := redactions || v_done.redactions;
-        END LOOP;
-    ELSE
-        value := p_value;
-    END CASE;
+    WITH RECURSIVE node (path, key, value, secret) AS (
+        SELECT '{}'::integer[], NULL::text, p_value, false
+        UNION ALL
+        SELECT n.path || c.n::integer, c.key, c.value,
+               -- A name that cannot be a secret's, by a quick test, is not asked about.
+               CASE WHEN n.secret THEN true
+                    WHEN c.key ~* cogmem._secret_name_hint() OR octet_length(c.key) <> length(c.key)
+                        THEN coalesce(cogmem._secret_name(c.key), false)
+                    ELSE false END
+        FROM node AS n
+        CROSS JOIN LATERAL (
+            SELECT o.key, o.value, o.n
+            FROM jsonb_each(CASE WHEN jsonb_typeof(n.value) = 'object' THEN n.value END) WITH ORDINALITY AS o (key, value, n)
+            UNION ALL
+            SELECT NULL, a.value, a.n
+            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(n.value) = 'array' THEN n.value END) WITH ORDINALITY AS a (value, n)
+        ) AS c
+        WHERE cardinality(n.path) < 64  -- the 65th level is seen, not opened
+    ),
+    part AS MATERIALIZED (
+        SELECT n.path, jsonb_typeof(n.value) AS kind, coalesce(k.redacted, n.key) AS key,
+               CASE WHEN jsonb_typeof(n.value) IN ('object', 'array') THEN NULL
+                    WHEN n.secret AND jsonb_typeof(n.value) <> 'null' THEN '"[REDACTED]"'
+                    WHEN cardinality(t.redactions) > 0 THEN to_json(t.redacted)::text
+                    ELSE n.value::text END AS scalar,
+               coalesce(k.redactions, '{}') || coalesce(t.redactions, '{}')
+               || CASE WHEN n.secret AND jsonb_typeof(n.value) IN ('string', 'number', 'boolean') THEN '{password}'::text[] END
+               AS redactions,
+               CASE WHEN n.secret AND jsonb_typeof(n.value) IN ('string', 'number') THEN n.value #>> '{}' END AS secret
+        FROM node AS n
+        -- A text redact() would return as it is (ASCII, no hint of a secret) is not passed to it (strict).
+        LEFT JOIN LATERAL cogmem.redact(
+            CASE WHEN n.key ~* cogmem._secret_hint() OR octet_length(n.key) <> length(n.key) THEN n.key END
+        ) AS k ON true
+        LEFT JOIN LATERAL cogmem.redact(
+            CASE WHEN NOT n.secret AND jsonb_typeof(n.value) IN ('string', 'number')
+                      AND (n.value #>> '{}' ~* cogmem._secret_hint() OR octet_length(n.value #>> '{}') <> length(n.value #>> '{}'))
+                 THEN n.value #>> '{}' END
+        ) AS t ON true
+    )
+    SELECT (SELECT bool_or(cardinality(p.path) = 64 AND p.kind IN ('object', 'array')) FROM part AS p),
+           (SELECT p.key FROM part AS p WHERE p.key IS NOT NULL
+            GROUP BY trim_array(p.path, 1), p.key HAVING count(*) > 1 ORDER BY p.key LIMIT 1),
+           -- Each node opens at its path || 0 (after a comma and its name, if it has them), a container
+           -- closes after all its members.
+           (SELECT string_agg(x.token, '' ORDER BY x.at) FROM (
+                SELECT p.path || 0 AS at,
+                       CASE WHEN p.path[cardinality(p.path)] > 1 THEN ',' ELSE '' END
+                       || CASE WHEN p.key IS NOT NULL THEN to_json(p.key)::text || ':' ELSE '' END
+                       || CASE p.kind WHEN 'object' THEN '{' WHEN 'array' THEN '[' ELSE p.scalar END AS token
+                FROM part AS p
+                UNION ALL
+                SELECT p.path || 2147483647, CASE p.kind WHEN 'object' THEN '}' ELSE ']' END
+                FROM part AS p WHERE p.kind IN ('object', 'array')
+            ) AS x),
+           ARRAY(SELECT DISTINCT r FROM part AS p CROSS JOIN unnest(p.redactions) AS r ORDER BY r),
+           ARRAY(SELECT p.secret FROM part AS p WHERE p.secret IS NOT NULL)
+    INTO v_deep, v_clash, v_text, redactions, secrets;
+    IF v_deep THEN
+        RAISE EXCEPTION 'a store value nests more than 64 levels deep'
+            USING ERRCODE = 'program_limit_exceeded', HINT = 'Flatten it: 64 levels of objects and arrays at most.';
+    END IF;
+    IF v_clash IS NOT NULL THEN
+        RAISE EXCEPTION 'two keys of a store value read "%" once redacted', v_clash
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A secret in a key is redacted, and keys that differ only in their secret would become one: '
+                         || 'keep secrets out of keys.';
+    END IF;
+    value := v_text::jsonb;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._redact_value(jsonb) IS
-'A JSON value with every string redacted (cogmem.redact()), and what was redacted.';
+COMMENT ON FUNCTION cogmem._redact_json(jsonb) IS
+'A JSON value with every key, string and number redacted, and every scalar under a secret''s name; what '
+'was redacted; the texts removed for their name. Refuses keys redaction makes equal, and over 64 levels.';
+
+DROP FUNCTION IF EXISTS cogmem._redact_member(text, jsonb);  -- one pass over a value: _redact_json
+DROP FUNCTION IF EXISTS cogmem._redact_value(jsonb);
 
 -- The memory an item created goes with the item, unless another item came to share it.
 CREATE OR REPLACE FUNCTION cogmem._store_release(p_tenant text, p_memory_id bigint, p_owned boolean, p_reason text)
@@ -137,6 +220,73 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._store_sweep(text) IS 'Deletes the tenant''s expired store items and their memories.';
 
+-- What a put must be, before any work: a JSON object within the tenant's size (bytes of its JSON text,
+-- refused whole, never cut), and a time to live that is a finite number of minutes (NaN passes "> 0").
+CREATE OR REPLACE FUNCTION cogmem._store_put_check(t cogmem.tenants, p_value jsonb, p_ttl_minutes double precision)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_bytes integer;
+BEGIN
+    IF jsonb_typeof(p_value) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'a store value must be a JSON object'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Wrap it: {"content": ...}. To remove an item, use cogmem.store_delete().';
+    END IF;
+    v_bytes := octet_length(p_value::text);
+    IF v_bytes > t.max_store_value_bytes THEN
+        RAISE EXCEPTION 'a store value has % bytes, the limit for tenant "%" is %', v_bytes, t.tenant, t.max_store_value_bytes
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Keep large content elsewhere and store a reference to it; or raise '
+                         || 'cogmem.tenants.max_store_value_bytes (configure_tenant).';
+    END IF;
+    IF p_ttl_minutes IS NOT NULL AND (p_ttl_minutes = 'NaN' OR NOT p_ttl_minutes > 0 OR p_ttl_minutes > 52560000) THEN
+        RAISE EXCEPTION 'ttl_minutes must be above 0 and at most 52560000 (100 years), got %', p_ttl_minutes
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass NULL for an item that does not expire.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_put_check(cogmem.tenants, jsonb, double precision) IS
+'Refuses a store value that is not an object or is over the tenant''s max_store_value_bytes, and a '
+'time to live that is not a number of minutes above 0 and up to 100 years.';
+
+-- The texts a value's redaction removed for their member's name ({"pass": "hunter5"}) leave the text
+-- remembered for it too, wherever they stand as words in it: an item's memory holds no more than its
+-- value. A text over the tenant's limit is left as it is, for remember() to refuse.
+CREATE OR REPLACE FUNCTION cogmem._store_scrub(t cogmem.tenants, p_text text, p_secrets text[])
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_secret text;
+BEGIN
+    IF p_text IS NULL OR length(p_text) > t.max_content_chars THEN
+        RETURN p_text;
+    END IF;
+    -- Longest first, so that a secret holding another goes whole.
+    FOR v_secret IN
+        SELECT DISTINCT s, length(s) FROM unnest(p_secrets) AS s WHERE s <> '' AND strpos(p_text, s) > 0 ORDER BY length(s) DESC, s
+    LOOP
+        -- As a word: not inside a longer one. Every character but letters, digits and spaces is escaped.
+        p_text := regexp_replace(
+            p_text, '(^|[^[:alnum:]_])' || regexp_replace(v_secret, '([^[:alnum:][:space:]])', '\\\1', 'g') || '(?![[:alnum:]_])',
+            '\1[REDACTED]', 'g');
+    END LOOP;
+    -- A placeholder can be longer than what it replaces: say so, not remember() about a text never sent.
+    IF length(p_text) > t.max_content_chars THEN
+        RAISE EXCEPTION 'the text to remember has % characters once the value''s secrets are replaced, the limit for tenant "%" is %',
+            length(p_text), t.tenant, t.max_content_chars
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Remember a shorter text (index fields), or raise cogmem.tenants.max_content_chars.';
+    END IF;
+    RETURN p_text;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_scrub(cogmem.tenants, text, text[]) IS
+'A text with the given secrets replaced wherever they stand as words: what a store item remembers.';
+
 CREATE OR REPLACE FUNCTION cogmem.store_put(
     tenant text, namespace text[], key text, value jsonb, index_text text DEFAULT NULL,
     ttl_minutes double precision DEFAULT NULL, embedding public.vector DEFAULT NULL
@@ -147,47 +297,45 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
+    t      cogmem.tenants;
+    v_path record;
     v_old  cogmem.store_items;
     v_safe record;
+    v_text text;
     v_mem  record;
 BEGIN
     PERFORM cogmem._reach(store_put.tenant);
-    PERFORM cogmem._store_path_check(store_put.namespace, store_put.key, 'item');
-    IF jsonb_typeof(store_put.value) IS DISTINCT FROM 'object' THEN
-        RAISE EXCEPTION 'a store value must be a JSON object'
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Wrap it: {"content": ...}. To remove an item, use cogmem.store_delete().';
-    END IF;
-    IF store_put.ttl_minutes IS NOT NULL AND NOT store_put.ttl_minutes > 0 THEN
-        RAISE EXCEPTION 'ttl_minutes must be positive'
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass NULL for an item that does not expire.';
-    END IF;
+    v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item');
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = store_put.tenant;
+    PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
     PERFORM cogmem._store_sweep(store_put.tenant);
     SELECT * INTO v_old FROM cogmem.store_items AS i
-    WHERE i.tenant = store_put.tenant AND i.namespace = store_put.namespace AND i.key = store_put.key FOR UPDATE;
-    v_safe := cogmem._redact_value(store_put.value);
+    WHERE i.tenant = store_put.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key FOR UPDATE;
+    v_safe := cogmem._redact_json(store_put.value);
+    v_text := cogmem._store_scrub(t, store_put.index_text, v_safe.secrets);
     -- The same text again keeps its memory, and with it what recall and feedback taught.
     SELECT m.memory_id, 'unchanged' AS action, '{}'::text[] AS redactions, NULL::bigint AS conflict_id INTO v_mem
     FROM cogmem.memories AS m
     WHERE m.tenant = store_put.tenant AND m.memory_id = v_old.memory_id
-      AND m.content = (cogmem.redact(store_put.index_text)).redacted
+      AND m.content = (cogmem.redact(v_text)).redacted
       AND (store_put.ttl_minutes IS NULL) = (v_old.ttl_minutes IS NULL);
     IF v_mem.memory_id IS NULL THEN
         -- The key's previous memory is superseded by the key, not contradicted: it goes before the new
         -- text is checked against what else the tenant knows.
         UPDATE cogmem.store_items AS i SET memory_id = NULL
-        WHERE i.tenant = store_put.tenant AND i.namespace = store_put.namespace AND i.key = store_put.key;
+        WHERE i.tenant = store_put.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key;
         PERFORM cogmem._store_release(store_put.tenant, v_old.memory_id, v_old.owns_memory, 'store item replaced');
     END IF;
-    IF v_mem.memory_id IS NULL AND nullif(btrim(store_put.index_text), '') IS NOT NULL THEN
+    IF v_mem.memory_id IS NULL AND nullif(btrim(v_text), '') IS NOT NULL THEN
         SELECT r.memory_id, r.action, r.redactions, r.conflict_id INTO v_mem
-        FROM cogmem._remember(store_put.tenant, store_put.index_text,
+        FROM cogmem._remember(store_put.tenant, v_text,
                               CASE WHEN store_put.ttl_minutes IS NOT NULL THEN 'fresh' END, NULL, store_put.embedding,
-                              jsonb_build_object('store', jsonb_build_object('namespace', store_put.namespace,
-                                                                             'key', store_put.key)), NULL) AS r;
+                              jsonb_build_object('store', jsonb_build_object('namespace', v_path.namespace,
+                                                                             'key', v_path.key)), NULL) AS r;
     END IF;
     INSERT INTO cogmem.store_items AS i (tenant, namespace, key, value, memory_id, owns_memory, conflict_id,
                                          ttl_minutes, expires_at)
-    VALUES (store_put.tenant, store_put.namespace, store_put.key, v_safe.value, v_mem.memory_id,
+    VALUES (store_put.tenant, v_path.namespace, v_path.key, v_safe.value, v_mem.memory_id,
             CASE WHEN v_mem.action = 'unchanged' THEN v_old.owns_memory ELSE coalesce(v_mem.action = 'created', false) END,
             v_mem.conflict_id, store_put.ttl_minutes,
             now() + make_interval(secs => store_put.ttl_minutes * 60))
@@ -196,13 +344,15 @@ BEGIN
         conflict_id = excluded.conflict_id, ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at,
         updated_at = now();
     RETURN QUERY SELECT v_mem.memory_id, coalesce(v_mem.action, 'stored'),
-                        ARRAY(SELECT DISTINCT r FROM unnest(v_safe.redactions || v_mem.redactions) AS r ORDER BY r);
+                        ARRAY(SELECT DISTINCT r FROM unnest(v_path.redactions || v_safe.redactions || v_mem.redactions) AS r
+                              ORDER BY r);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector) IS
-'Puts a value (a JSON object, redacted) under a namespace and key. index_text, when given, is remembered '
-'as the item''s memory (ring fresh when ttl_minutes is set, else routed); it replaces the memory the key '
-'had. Returns the memory, remember''s action (''stored'' for a value without text) and what was redacted.';
+'Puts a value (a JSON object, redacted: keys, strings, numbers, secret-named fields) under a namespace and '
+'key (redacted too). index_text, when given, is remembered as the item''s memory (ring fresh when '
+'ttl_minutes is set, else routed), without what the value''s redaction removed; it replaces the memory the '
+'key had. Returns the memory, remember''s action (''stored'' for a value without text) and what was redacted.';
 
 CREATE OR REPLACE FUNCTION cogmem.store_delete(tenant text, namespace text[], key text)
 RETURNS boolean
@@ -211,12 +361,13 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
+    v_path record;
     v_gone record;
 BEGIN
     PERFORM cogmem._reach(store_delete.tenant);
-    PERFORM cogmem._store_path_check(store_delete.namespace, store_delete.key, 'item');
+    v_path := cogmem._store_path(store_delete.namespace, store_delete.key, 'item');
     DELETE FROM cogmem.store_items AS i
-    WHERE i.tenant = store_delete.tenant AND i.namespace = store_delete.namespace AND i.key = store_delete.key
+    WHERE i.tenant = store_delete.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
     RETURNING i.memory_id, i.owns_memory INTO v_gone;
     IF NOT FOUND THEN
         RETURN false;
@@ -226,7 +377,8 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.store_delete(text, text[], text) IS
-'Deletes a store item, and erases the memory it created; false if there was none.';
+'Deletes a store item (its namespace and key read as redacted), and erases the memory it created; false '
+'if there was none.';
 
 CREATE OR REPLACE FUNCTION cogmem.store_get(tenant text, namespace text[], key text, refresh_ttl boolean DEFAULT TRUE)
 RETURNS TABLE (value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint, expires_at timestamptz)
@@ -234,24 +386,27 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
+DECLARE
+    v_path record;
 BEGIN
     PERFORM cogmem._reach(store_get.tenant);
-    PERFORM cogmem._store_path_check(store_get.namespace, store_get.key, 'item');
+    v_path := cogmem._store_path(store_get.namespace, store_get.key, 'item');
     -- Only an item with a time to live is written: a read of any other stays a read.
     IF store_get.refresh_ttl THEN
         UPDATE cogmem.store_items AS i SET expires_at = now() + make_interval(secs => i.ttl_minutes * 60)
-        WHERE i.tenant = store_get.tenant AND i.namespace = store_get.namespace AND i.key = store_get.key
+        WHERE i.tenant = store_get.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
           AND i.ttl_minutes IS NOT NULL AND i.expires_at > now();
     END IF;
     RETURN QUERY
     SELECT i.value, i.created_at, i.updated_at, i.memory_id, i.expires_at
     FROM cogmem.store_items AS i
-    WHERE i.tenant = store_get.tenant AND i.namespace = store_get.namespace AND i.key = store_get.key
+    WHERE i.tenant = store_get.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
       AND (i.expires_at IS NULL OR i.expires_at > now());
 END;
 $$;
 COMMENT ON FUNCTION cogmem.store_get(text, text[], text, boolean) IS
-'The item under a namespace and key (no row if none or expired); refresh_ttl restarts its time to live.';
+'The item under a namespace and key, read as redacted (no row if none or expired); refresh_ttl restarts '
+'its time to live.';
 
 CREATE OR REPLACE FUNCTION cogmem._store_bad_operator(p_operator text)
 RETURNS boolean
@@ -346,7 +501,10 @@ BEGIN
     RETURN QUERY
     -- Materialized: inlined, the query's words and topics would be computed again for every item.
     WITH q AS MATERIALIZED (
-        SELECT nullif(replace(plainto_tsquery(t.language, p_query)::text, ' & ', ' | '), '')::tsquery AS words,
+        -- Any of the query's first 256 distinct words: a longer query is a document, and a tsquery of
+        -- thousands of terms exhausts the stack when it is matched.
+        SELECT cogmem._or_query(ARRAY(SELECT w.lexeme FROM unnest(to_tsvector(t.language, p_query)) AS w
+                                      ORDER BY w.positions[1], w.lexeme LIMIT 256)) AS words,
                coalesce(cogmem._detect_topics(t.tenant, p_query, t.language), '{}') AS topics
     ),
     hits AS (
@@ -403,9 +561,10 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_tenant cogmem.tenants;
+    v_prefix text[];
 BEGIN
     PERFORM cogmem._reach(store_search.tenant);
-    PERFORM cogmem._store_path_check(store_search.namespace_prefix, NULL, 'prefix');
+    v_prefix := (cogmem._store_path(store_search.namespace_prefix, NULL, 'prefix')).namespace;
     IF store_search."limit" IS NULL OR store_search."limit" < 0 OR store_search."offset" IS NULL OR store_search."offset" < 0 THEN
         RAISE EXCEPTION 'limit and offset must be zero or more'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The defaults are limit 10, offset 0.';
@@ -417,7 +576,7 @@ BEGIN
     SELECT * INTO v_tenant FROM cogmem.tenants AS t WHERE t.tenant = store_search.tenant;
     RETURN QUERY
     WITH page AS (
-        SELECT r.* FROM cogmem._store_ranked(v_tenant, store_search.namespace_prefix, store_search.query,
+        SELECT r.* FROM cogmem._store_ranked(v_tenant, v_prefix, store_search.query,
                                              store_search.filter,
                                              coalesce(store_search.embedding, cogmem.embed(store_search.query))) AS r
         -- Without a query, a stable order: by namespace, then key.
@@ -469,8 +628,18 @@ RETURNS SETOF text[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+DECLARE
+    v_prefix text[];
+    v_suffix text[];
 BEGIN
     PERFORM cogmem._reach(store_namespaces.tenant);
+    -- Patterns as labels are kept ('*' stays '*').
+    v_prefix := CASE WHEN store_namespaces.prefix IS NOT NULL THEN ARRAY(
+        SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.prefix) WITH ORDINALITY AS l (label, n) ORDER BY l.n
+    ) END;
+    v_suffix := CASE WHEN store_namespaces.suffix IS NOT NULL THEN ARRAY(
+        SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.suffix) WITH ORDINALITY AS l (label, n) ORDER BY l.n
+    ) END;
     IF store_namespaces.max_depth IS NOT NULL AND store_namespaces.max_depth < 1 THEN
         RAISE EXCEPTION 'max_depth must be at least 1'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass NULL for namespaces of any depth.';
@@ -479,8 +648,8 @@ BEGIN
     SELECT DISTINCT i.namespace[1:coalesce(store_namespaces.max_depth, cardinality(i.namespace))] AS ns
     FROM cogmem.store_items AS i
     WHERE i.tenant = store_namespaces.tenant AND (i.expires_at IS NULL OR i.expires_at > now())
-      AND cogmem._store_path_matches(i.namespace, store_namespaces.prefix, false)
-      AND cogmem._store_path_matches(i.namespace, store_namespaces.suffix, true)
+      AND cogmem._store_path_matches(i.namespace, v_prefix, false)
+      AND cogmem._store_path_matches(i.namespace, v_suffix, true)
     ORDER BY ns
     LIMIT greatest(store_namespaces."limit", 0) OFFSET greatest(store_namespaces."offset", 0);
 END;

@@ -56,6 +56,10 @@ def world(db) -> dict:
             "learning": one(db, "SELECT learning_id FROM cogmem.report_error(%s, 'nginx', 'Restarted it live')", (t,)),
         }
         db.execute("SELECT cogmem.vault_put(%s, 'db/password', 'hunter2')", (t,))
+        db.execute(
+            "SELECT cogmem.store_put(%s, '{zq,card 4111111111111111}', 'k', %s, %s)",
+            (t, json.dumps({"content": f"zq{t} keeps a store note", "pass": 1234}), f"zq{t} keeps a store note"),
+        )
     assert all(ids[t]["conflict"] is not None for t in ids)
     return ids
 
@@ -219,6 +223,14 @@ def tenant_calls() -> list[str]:
         "SELECT cogmem.add_bios_rule('server', 'zq a rule', tenant => {t})",
         "SELECT cogmem.grant_tenant('cogmem_app', {t})",
         "SELECT cogmem.revoke_tenant('cogmem_app', {t})",
+        "SELECT * FROM cogmem.store_put({t}, '{{zq,notes}}', 'k', '{{\"content\": \"zq a note\"}}', 'zq a note')",
+        # Reach is checked before anything the call was given: over every limit, the answer is the same.
+        "SELECT * FROM cogmem.store_put({t}, ARRAY[repeat('l', 2000)], repeat('k', 600), '{{}}', ttl_minutes => 'NaN')",
+        "SELECT * FROM cogmem.store_get({t}, '{{zq,notes}}', 'k')",
+        "SELECT * FROM cogmem.store_get({t}, '{{zq,card 4111111111111111}}', 'k')",
+        "SELECT cogmem.store_delete({t}, '{{zq,notes}}', 'k')",
+        "SELECT * FROM cogmem.store_search({t}, '{{zq}}', 'note')",
+        "SELECT * FROM cogmem.store_namespaces({t})",
     ]
 
 

@@ -32,6 +32,8 @@ INLINED_EXPRESSIONS = {
     "cogmem.strength(interval,interval)",
     "cogmem._shared_words(tsvector,text[])",
     "cogmem._tenant_key(text)",
+    "cogmem._secret_hint()",
+    "cogmem._secret_name_hint()",
 }
 
 

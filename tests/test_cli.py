@@ -285,6 +285,13 @@ def test_store_commands_put_get_search_list_and_remove(dsn):
     assert result.exit_code == 2 and "must be a JSON object" in result.output
     result = CliRunner().invoke(main, ["--dsn", dsn, "store", "search", "acme", "--filter", '{"n": {"$re": 1}}'])
     assert result.exit_code == 1 and "unsupported filter operator" in result.output and "(22023)" in result.output
+    for dotted in ("a..b", ".a", "a."):  # an empty label is refused, not dropped: a..b never names a.b
+        result = CliRunner().invoke(main, ["--dsn", dsn, "store", "put", "acme", dotted, "k", '{"x": 1}'])
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for NAMESPACE: {dotted!r} has an empty label" in result.output
+    result = CliRunner().invoke(main, ["--dsn", dsn, "store", "ls", "acme", "--prefix", "notes..home"])
+    assert result.exit_code == 2 and "Invalid value for --prefix" in result.output
+    assert run("--dsn", dsn, "store", "ls", "acme") == "notes.home\n"
 
 
 def test_feedback_reads_attention_and_administrative_commands(dsn, tmp_path):

@@ -1,7 +1,11 @@
 """Hostile input over the public API (hypothesis): every call ends in a result or a clear error with a
 specific SQLSTATE, a refused call writes nothing, and the audit chain still verifies afterwards."""
 
+import json
 import math
+import random
+import re
+import unicodedata
 
 import numpy as np
 import psycopg
@@ -9,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.redaction_corpus import FULL_WIDTH, grouped, luhn_card
 from tests.conftest import one
 
 # Specific, documented outcomes. Never XX000 (internal error), P0001 (an error without a code) or
@@ -62,7 +67,8 @@ def state(db):
         """SELECT (SELECT count(*) FROM cogmem.memories), (SELECT count(*) FROM cogmem.memory_stats),
                   (SELECT count(*) FROM cogmem.recalls), (SELECT count(*) FROM cogmem.vault_items),
                   (SELECT count(*) FROM cogmem.sensory_turns), (SELECT count(*) FROM cogmem.tenants),
-                  (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_overview)"""
+                  (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_overview),
+                  (SELECT count(*) FROM cogmem.store_items)"""
     ).fetchone()
 
 
@@ -200,6 +206,108 @@ def test_metacognition_episodes_and_identity(hostile_db, a, b, c, lists, embeddi
     ]
     for sql, params in calls:
         attempt(hostile_db, sql, params)
+
+
+JSON_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    HOSTILE_TEXT.filter(lambda s: s is not None and len(s) < 300),
+)
+JSON_VALUE = st.recursive(
+    JSON_LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(HOSTILE_TEXT.filter(lambda s: s is not None and len(s) < 50), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@CHECK
+@given(
+    tenant=st.one_of(st.just("acme"), HOSTILE_TEXT),
+    namespace=TEXT_ARRAY,
+    key=HOSTILE_TEXT,
+    value=st.one_of(st.none(), JSON_VALUE, st.dictionaries(st.text(max_size=20), JSON_VALUE, max_size=5)),
+    text=HOSTILE_TEXT,
+    ttl=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
+    limit=BUDGET,
+)
+def test_store(hostile_db, tenant, namespace, key, value, text, ttl, limit):
+    """The keyed store (sql/180-store.sql): any path, value, text, time to live or filter."""
+    payload = None if value is None else json.dumps(value)
+    calls = [
+        ("SELECT * FROM cogmem.store_put(%s, %s, %s, %s::jsonb, %s, %s)", (tenant, namespace, key, payload, text, ttl)),
+        ("SELECT * FROM cogmem.store_get(%s, %s, %s)", (tenant, namespace, key)),
+        ("SELECT * FROM cogmem.store_search(%s, %s, %s, %s::jsonb, %s)", (tenant, namespace, text, payload, limit)),
+        ("SELECT * FROM cogmem.store_search('acme', '{}', %s)", (text,)),
+        ("SELECT * FROM cogmem.store_namespaces(%s, %s, %s, %s)", (tenant, namespace, namespace, limit)),
+        ("SELECT cogmem.store_delete(%s, %s, %s)", (tenant, namespace, key)),
+    ]
+    for sql, params in calls:
+        attempt(hostile_db, sql, params)
+
+
+@CHECK
+@given(value=st.dictionaries(HOSTILE_TEXT.filter(lambda s: s is not None and len(s) < 50), JSON_VALUE, max_size=6))
+def test_a_value_reads_back_exactly_as_put_unless_something_was_redacted(hostile_db, value):
+    """The store writes a value back as JSON text and parses it once: no escape, order, number or empty
+    container may change on the way."""
+    payload = json.dumps(value)
+    if len(payload) > 1_048_576:
+        return
+    redactions = one(hostile_db, "SELECT redactions FROM cogmem.store_put('acme', '{x}', 'k', %s::jsonb)", (payload,))
+    got = one(hostile_db, "SELECT value FROM cogmem.store_get('acme', '{x}', 'k')")
+    if redactions == []:
+        assert got == one(hostile_db, "SELECT %s::jsonb", (payload,))
+
+
+SEPARATORS = ["", " ", "-", ".", "\u00a0", "\u200b", "\u2060"]
+
+
+@CHECK
+@given(
+    digits=st.integers(min_value=13, max_value=19),
+    separator=st.sampled_from(SEPARATORS),
+    full_width=st.booleans(),
+    seed=st.integers(min_value=0, max_value=2**32),
+    where=st.sampled_from(["string", "object key", "number", "label", "item key", "secret-named field"]),
+)
+def test_a_card_in_any_disguise_anywhere_in_the_store_is_never_kept(
+    hostile_db, digits, separator, full_width, seed, where
+):
+    rng = random.Random(seed)
+    number = luhn_card(rng, digits, rng.choice("23456"))
+    shown = grouped(number, separator, rng.randrange(3, 7))
+    if full_width:
+        shown = shown.translate(FULL_WIDTH)
+    label = shown.replace(".", "-")  # a label cannot hold a period
+    namespace, key, value = ["cards", "x"], "k", {"note": "nothing"}
+    if where == "string":
+        value = {"note": f"card {shown} end", "list": [f"({shown})"]}
+    elif where == "object key":
+        value = {f"card {shown}": True}
+    elif where == "number":
+        value = {"card": int(number)}
+    elif where == "label":
+        namespace = ["cards", f"card {label}"]
+    elif where == "item key":
+        key = f"card {shown}"
+    else:
+        value = {"card_pwd": number}
+    hostile_db.execute(
+        "SELECT * FROM cogmem.store_put('acme', %s, %s, %s::jsonb, %s)", (namespace, key, json.dumps(value), shown)
+    )
+    kept = one(
+        hostile_db,
+        "SELECT string_agg(x, ' ') FROM (SELECT i.namespace::text || i.key || i.value::text"
+        " FROM cogmem.store_items AS i UNION ALL"
+        " SELECT m.content || m.source::text FROM cogmem.memories AS m) AS d (x)",
+    )
+    assert number not in re.sub(r"\D", "", unicodedata.normalize("NFKC", kept))
+    hostile_db.execute("SELECT cogmem.store_delete('acme', %s, %s)", (namespace, key))
 
 
 @pytest.mark.parametrize("magnitude", [0.0, 1e-30, 1e30], ids=["zero", "tiny", "huge"])

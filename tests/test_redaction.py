@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.redaction_corpus import FULL_WIDTH, benign, grouped, luhn_card, secrets
+from bench.redaction_corpus import FULL_WIDTH, benign, grouped, leaked, luhn_card, secrets
 from tests.conftest import one
 
 
@@ -30,6 +30,37 @@ from tests.conftest import one
             ["private_key"],
         ),
         ("nothing secret here", "nothing secret here", []),
+        # user:password, on its own and in a URL's user information.
+        ("login admin:Sup3rS3cret now", "login admin:[REDACTED] now", ["credential"]),
+        ('{"c": "admin:Sup3rS3cret"}', '{"c": "admin:[REDACTED]"}', ["credential"]),
+        ("ayse@example.com:P@ssw0rd.", "ayse@example.com:[REDACTED].", ["credential"]),
+        ("ｒｏｏｔ:Ｓｕｐ３ｒ", "ｒｏｏｔ:Ｓｕｐ３ｒ", []),  # 5 characters: too short to be a password
+        ("ｒｏｏｔ:Ｓｕｐ３ｒＳ３ｃｒｅｔ", "root:[REDACTED]", ["credential"]),  # full-width: seen as ASCII
+        ("root:Sup3r\u200bS3cret", "root:[REDACTED]", ["credential"]),
+        (
+            "postgres://app:hunter2@db.example.com:5432/app?sslmode=require",
+            "postgres://app:[REDACTED]@db.example.com:5432/app?sslmode=require",
+            ["credential"],
+        ),
+        ("redis://:s3cr3t@cache:6379/0", "redis://:[REDACTED]@cache:6379/0", ["credential"]),
+        # Colons that are not credentials stay as written.
+        ("mix them at a ratio of 3:2", "mix them at a ratio of 3:2", []),
+        ("Note: Something changed", "Note: Something changed", []),
+        ("meet at 10:30:15, logged 2026-12-01T10:00:00Z", "meet at 10:30:15, logged 2026-12-01T10:00:00Z", []),
+        (
+            "route fe80::1ff:fe23:4567:890a via 2001:db8::ff00:42:8329",
+            "route fe80::1ff:fe23:4567:890a via 2001:db8::ff00:42:8329",
+            [],
+        ),
+        ("status: Degraded2 since noon", "status: Degraded2 since noon", []),
+        ("open https://web-1.example.com:8080/health", "open https://web-1.example.com:8080/health", []),
+        ("image node:18-alpine, then nginx:1.25.3", "image node:18-alpine, then nginx:1.25.3", []),
+        ("db at localhost:5432", "db at localhost:5432", []),
+        ("C:\\Users\\Admin2\\Documents", "C:\\Users\\Admin2\\Documents", []),
+        ("mailto:Ayse.Yilmaz2@example.com", "mailto:Ayse.Yilmaz2@example.com", []),
+        ("ID:3F2504E0-4F89-11D3-9A0C-0305E82C3301", "ID:3F2504E0-4F89-11D3-9A0C-0305E82C3301", []),
+        ("git@github.com:acme/Service2.git", "git@github.com:acme/Service2.git", []),
+        ("admin:hunter22", "admin:hunter22", []),  # no capital, no symbol: not told from an id
     ],
 )
 def test_redact(db, text, redacted, kinds):
@@ -44,20 +75,18 @@ def test_luhn(db):
 
 
 def test_the_redaction_corpus_every_secret_caught_and_benign_texts_untouched(db):
-    """bench/redaction_corpus.py: 560 secrets in 28 disguises, all caught; 100,000 texts full of digits
-    and hex that are not secrets, at most 0.01% altered."""
+    """bench/redaction_corpus.py: 680 secrets in 34 disguises, all caught; 100,000 texts full of digits,
+    hex and colons that are not secrets, at most 0.01% altered."""
     cases = list(secrets())
-    assert len(cases) >= 500 and len({d for d, _, _ in cases}) >= 20
+    assert len(cases) >= 680 and len({d for d, _, _ in cases}) >= 34
     rows = db.execute(
         "SELECT (cogmem.redact(t)).redacted FROM unnest(%s::text[]) WITH ORDINALITY AS x (t, n) ORDER BY n",
         ([text for _, text, _ in cases],),
     ).fetchall()
-    leaked = [
-        disguise
-        for (disguise, _, secret), (redacted,) in zip(cases, rows, strict=True)
-        if secret in redacted or secret in re.sub(r"[\s.\-\u200b\u2060]", "", redacted)
+    missed = [
+        disguise for (disguise, _, secret), (redacted,) in zip(cases, rows, strict=True) if leaked(secret, redacted)
     ]
-    assert leaked == []
+    assert missed == []
     texts = list(benign())
     assert len(texts) >= 100_000
     altered = db.execute(
@@ -86,3 +115,18 @@ def test_a_card_in_any_disguise_never_survives(db, digits, separator, group, bef
     redacted, kinds = db.execute("SELECT * FROM cogmem.redact(%s)", (text,)).fetchone()
     assert number not in re.sub(r"[^0-9]", "", redacted) and kinds == ["pan"]
     assert db.execute("SELECT (cogmem.redact(%s)).redacted", (redacted,)).fetchone()[0] == redacted
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("pass", True), ("pwd", True), ("password", True), ("dbPassword", True), ("db_pass", True),
+        ("x-api-key", True), ("apiKey", True), ("APIKey", True), ("access_token", True), ("client_secret", True),
+        ("secret_key", True), ("Authorization", True), ("credentials", True), ("ŞİFRE", True), ("cvv", True),
+        ("pass\u200bword", True), ("ｐａｓｓ", True),
+        ("bypass", False), ("max_tokens", False), ("token_count", False), ("password_hint", False),
+        ("monkey", False), ("key", False), ("passkey", False), ("tokens", False),
+    ],
+)  # fmt: skip
+def test_a_member_name_that_says_secret(db, name, secret):
+    assert one(db, "SELECT cogmem._secret_name(%s)", (name,)) is secret

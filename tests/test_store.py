@@ -9,7 +9,11 @@ and gives feedback through the store.
 from __future__ import annotations
 
 import asyncio
+import math
 import operator
+import random
+import re
+import unicodedata
 from typing import Annotated, TypedDict
 
 import psycopg
@@ -20,7 +24,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from cogmem_pg.client import Client
+from bench.redaction_corpus import FULL_WIDTH, NBSP, WJ, ZWSP, grouped
+from cogmem_pg.client import Client, store_text
 from cogmem_pg.langgraph import CogmemStore
 from tests.conftest import one
 
@@ -178,7 +183,7 @@ def test_invalid_namespaces_are_refused_through_every_path(store, namespace):
 def test_the_database_refuses_what_the_store_would(client, tenant):
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="invalid namespace"):
         client.store_put(tenant, ["a.b"], "k", {"x": 1})
-    with pytest.raises(psycopg.errors.InvalidParameterValue, match="key must be"):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="key must not be empty"):
         client.store_put(tenant, ["a"], "", {"x": 1})
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="JSON object"):
         client._scalar(None, "SELECT memory_id FROM cogmem.store_put(%s, '{a}', 'k', '[1]')", (tenant,))
@@ -251,6 +256,309 @@ def test_secrets_in_a_value_read_back_redacted_and_never_reach_the_database(stor
     )
     for secret in ("4111", "hunter22", "ghp_abc"):
         assert secret not in dumped
+
+
+# -- secrets and bounds (issue 37) ---------------------------------------------------------------------
+
+CARD = "4111111111111111"
+# The disguises of tests/test_redaction.py and bench/redaction_corpus.py, for a card in values, keys and labels.
+CARDS = {
+    "plain": CARD,
+    "spaces": grouped(CARD, " "),
+    "dashes": grouped(CARD, "-"),
+    "dots": grouped(CARD, "."),
+    "no-break spaces": grouped(CARD, NBSP),
+    "zero-width spaces": grouped(CARD, ZWSP),
+    "word joiners in the digits": WJ.join(CARD),
+    "full-width digits": CARD.translate(FULL_WIDTH),
+}
+
+
+def everything_stored(db) -> str:
+    """The store's and the memories' texts, as redaction reads them (NFKC), digits only."""
+    dump = one(
+        db,
+        "SELECT string_agg(x, ' ') FROM (SELECT i.namespace::text || i.key || i.value::text"
+        " FROM cogmem.store_items AS i UNION ALL"
+        " SELECT m.content || m.source::text FROM cogmem.memories AS m) AS d (x)",
+    )
+    return re.sub(r"\D", "", unicodedata.normalize("NFKC", dump or ""))
+
+
+@pytest.mark.parametrize("disguise", CARDS)
+def test_a_card_in_a_value_an_object_key_a_label_or_an_item_key_is_kept_redacted(store, db, disguise):
+    shown = CARDS[disguise]
+    # A label cannot hold a period at all: dotted, the card goes in with dashes there.
+    namespace, key = ("billing", f"card {shown.replace('.', '-')}"), f"card {shown}"
+    store.put(namespace, key, {"note": f"pay with {shown}", shown: "on file", "nested": [{"k": f"x {shown}"}]})
+    [item] = store.search(("billing",))
+    assert (item.namespace, item.key) == (("billing", "card [REDACTED:PAN]"), "card [REDACTED:PAN]")
+    assert item.value == {
+        "note": "pay with [REDACTED:PAN]",
+        "[REDACTED:PAN]": "on file",
+        "nested": [{"k": "x [REDACTED:PAN]"}],
+    }
+    assert store.get(namespace, key).value == item.value  # a read by the name it was put under finds it
+    assert store.list_namespaces() == [("billing", "card [REDACTED:PAN]")]
+    assert one(db, "SELECT source FROM cogmem.memories") == {
+        "store": {"namespace": ["billing", "card [REDACTED:PAN]"], "key": "card [REDACTED:PAN]"}
+    }
+    assert CARD not in everything_stored(db)
+    assert store.delete(namespace, key) is None and store.search(("billing",)) == []
+
+
+def test_numbers_keys_and_fields_named_for_secrets_are_redacted_whatever_their_type(client, store, db, tenant):
+    value = {
+        "card": 4111111111111111,
+        "4111111111111111": "on file",
+        "password=hunter5": True,
+        "pass": 1234,
+        "pwd": True,
+        "secret": "s3",
+        "apiKey": "abc",
+        "token": 5.5,
+        "db": {"dbPassword": ["hunter6", 7]},
+        "login": "admin:Sup3rS3cret",
+        "url": "postgres://app:hunter7@db:5432/app",
+        "n": 12,
+        "ok": None,
+        "max_tokens": 1024,
+        "bypass": False,
+    }
+    done = client.store_put(tenant, ["vault"], "k", value, store_text(value))
+    assert done.redactions == ["credential", "pan", "password"]
+    assert store.get(("vault",), "k").value == {
+        "card": "[REDACTED:PAN]",
+        "[REDACTED:PAN]": "on file",
+        "password=[REDACTED]": True,
+        "pass": "[REDACTED]",
+        "pwd": "[REDACTED]",
+        "secret": "[REDACTED]",
+        "apiKey": "[REDACTED]",
+        "token": "[REDACTED]",
+        "db": {"dbPassword": ["[REDACTED]", "[REDACTED]"]},
+        "login": "admin:[REDACTED]",
+        "url": "postgres://app:[REDACTED]@db:5432/app",
+        "n": 12,
+        "ok": None,
+        "max_tokens": 1024,
+        "bypass": False,
+    }
+    assert one(db, "SELECT content FROM cogmem.memories WHERE memory_id = %s", (done.memory_id,)) == (
+        "[REDACTED:PAN]: on file\nsecret: [REDACTED]\napiKey: [REDACTED]\ndb.dbPassword[0]: [REDACTED]\n"
+        "login: admin:[REDACTED]\nurl: postgres://app:[REDACTED]@db:5432/app"
+    )
+    stored = one(
+        db, "SELECT value::text || (SELECT string_agg(content, ' ') FROM cogmem.memories) FROM cogmem.store_items"
+    )
+    for secret in ("4111", "hunter5", "1234", "s3", "abc", "5.5", "hunter6", "Sup3rS3cret", "hunter7"):
+        assert secret not in stored
+
+
+def test_the_memory_holds_no_more_than_the_value(client, db, tenant):
+    value = {"pass": "hunter5", "note": "the db pass is hunter5, not hunter55"}
+    done = client.store_put(tenant, ["n"], "k", value, store_text(value))
+    assert one(db, "SELECT content FROM cogmem.memories WHERE memory_id = %s", (done.memory_id,)) == (
+        "pass: [REDACTED]\nnote: the db pass is [REDACTED], not hunter55"
+    )
+    # The same text again keeps its memory: it is compared as it would be stored.
+    assert client.store_put(tenant, ["n"], "k", value, store_text(value)).action == "unchanged"
+
+
+def test_a_value_without_secrets_reads_back_exactly(store):
+    """Redaction writes the value back as JSON text: escapes, order, numbers and empty containers survive."""
+    value = {
+        'quo"te': 'a "b" \\ c\n\td\u0001',
+        "ünï 日本 😀": ["", [], {}, [[1, -2.5e-7, 2.5e10, 123456789012345678901234567890]], True, None],
+        "": {"nested": {"deeper": [{"a": [0, 0.0, -0.0]}]}},
+        "order": list(range(20)),
+    }
+    store.put(("exact",), "k", value, index=False)
+    assert store.get(("exact",), "k").value == value
+
+
+def test_a_text_that_only_its_placeholders_lengthen_past_the_limit_is_refused_as_such(client, db, tenant):
+    with pytest.raises(psycopg.errors.StringDataRightTruncation) as err:
+        client.store_put(tenant, ["n"], "k", {"pass": "ab"}, "ab " * 2500)
+    assert err.value.diag.message_primary == (
+        'the text to remember has 27500 characters once the value\'s secrets are replaced, the limit for tenant "acme" '
+        "is 8000"
+    )
+    assert err.value.diag.message_hint == (
+        "Remember a shorter text (index fields), or raise cogmem.tenants.max_content_chars."
+    )
+    assert one(db, "SELECT count(*) FROM cogmem.store_items") == 0
+
+
+def test_keys_that_redaction_would_make_one_are_refused_and_nothing_is_stored(store, db):
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+        store.put(("a",), "k", {"x": {CARD: 1, grouped("5555555555554444", " "): 2}})
+    assert err.value.diag.message_primary == 'two keys of a store value read "[REDACTED:PAN]" once redacted'
+    assert err.value.diag.message_hint == (
+        "A secret in a key is redacted, and keys that differ only in their secret would become one: "
+        "keep secrets out of keys."
+    )
+    assert one(db, "SELECT count(*) FROM cogmem.store_items") == 0
+
+
+def test_item_keys_that_differ_only_in_a_secret_name_one_item(client, store, tenant):
+    assert client.store_put(tenant, ["p"], f"card {CARD}", {"v": 1}).redactions == ["pan"]
+    client.store_put(tenant, ["p"], "card 5555 5555 5555 4444", {"v": 2})
+    assert store.get(("p",), f"card {CARD}").value == {"v": 2}
+    assert [(i.key, i.value) for i in store.search(("p",))] == [("card [REDACTED:PAN]", {"v": 2})]
+
+
+def test_a_value_over_the_tenants_limit_is_refused_whole_never_cut(client, db, tenant):
+    at_limit = {"blob": "x" * (1048576 - 12)}  # {"blob": "..."} as JSON text: 12 bytes besides the x's
+    client.store_put(tenant, ["big"], "k", at_limit)
+    assert client.store_get(tenant, ["big"], "k").value == at_limit
+    over = {"blob": "x" * (1048576 - 11)}
+    with pytest.raises(psycopg.errors.StringDataRightTruncation) as err:
+        client.store_put(tenant, ["big"], "k", over)
+    assert err.value.diag.message_primary == 'a store value has 1048577 bytes, the limit for tenant "acme" is 1048576'
+    assert err.value.diag.message_hint == (
+        "Keep large content elsewhere and store a reference to it; or raise "
+        "cogmem.tenants.max_store_value_bytes (configure_tenant)."
+    )
+    assert client.store_get(tenant, ["big"], "k").value == at_limit
+    db.execute("SELECT cogmem.configure_tenant(%s, '{\"max_store_value_bytes\": 2097152}')", (tenant,))
+    client.store_put(tenant, ["big"], "k", over)
+    assert client.store_get(tenant, ["big"], "k").value == over
+
+
+def test_a_value_of_thirty_two_thousand_strings_is_redacted_whole(client, tenant):
+    """The value that held a backend for 25 s (one concatenation per string); bench/store.py times it."""
+    strings = [f"note {n} about the deploy" for n in range(32_000)]
+    strings[17_000] = f"card {grouped(CARD, ' ')}"
+    client.store_put(tenant, ["big"], "many", {"items": strings})
+    got = client.store_get(tenant, ["big"], "many").value["items"]
+    assert len(got) == 32_000 and got[17_000] == "card [REDACTED:PAN]"
+    assert got[:17_000] == strings[:17_000] and got[17_001:] == strings[17_001:]
+
+
+@pytest.mark.parametrize(("depth", "stored"), [(64, True), (65, False)])
+def test_values_nest_at_most_64_levels(client, tenant, depth, stored):
+    value: dict = {"a": 1}
+    for _ in range(depth - 1):
+        value = {"x": value}
+    if stored:
+        client.store_put(tenant, ["deep"], "k", value)
+        assert client.store_get(tenant, ["deep"], "k").value == value
+        return
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded) as err:
+        client.store_put(tenant, ["deep"], "k", value)
+    assert err.value.diag.message_primary == "a store value nests more than 64 levels deep"
+    assert err.value.diag.message_hint == "Flatten it: 64 levels of objects and arrays at most."
+
+
+@pytest.mark.parametrize(
+    ("namespace", "key", "message"),
+    [
+        (["日本語" * 112], "k", "a store namespace has 1008 bytes, the limit is 1000"),
+        # Four labels of 200 characters: taken before, then refused by the index (54000).
+        (["漢" * 200] * 4, "k", "a store namespace has 2400 bytes, the limit is 1000"),
+        (["a"], "鍵" * 167, "a store key has 501 bytes, the limit is 500"),
+        (["a"], "k" * 1000, "a store key has 1000 bytes, the limit is 500"),
+    ],
+    ids=["cjk label", "four long labels", "cjk key", "long key"],
+)
+def test_labels_and_keys_are_limited_in_bytes(client, db, tenant, namespace, key, message):
+    with pytest.raises(psycopg.errors.StringDataRightTruncation) as err:
+        client.store_put(tenant, namespace, key, {"x": 1})
+    assert err.value.diag.message_primary == message
+    assert err.value.diag.message_hint.startswith("Labels are names (ids), not content" if "namespace" in message
+                                                  else "Keys are names (ids), not content")  # fmt: skip
+    with pytest.raises(psycopg.errors.StringDataRightTruncation):
+        client.store_get(tenant, namespace, key)
+    assert one(db, "SELECT count(*) FROM cogmem.store_items") == 0
+
+
+def test_the_longest_path_fits_the_index_with_the_longest_tenant(client, db):
+    tenant = "🚀" * 200  # 800 bytes: the longest tenant name
+    db.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+    # 32 labels of 1,000 bytes in all, each but one padded to 4 bytes in the array (29 + 3).
+    namespace = ["ü" * 14 + "x"] * 31 + ["x" * 101]
+    assert sum(len(label.encode()) for label in namespace) == 1000
+    key = "鍵" * 166 + "kk"  # 500 bytes
+    client.store_put(tenant, namespace, key, {"x": 1})
+    assert client.store_get(tenant, namespace, key).value == {"x": 1}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "message"),
+    [
+        (["a", "", "b"], "invalid namespace: label 2 is empty"),
+        (["a", None], "invalid namespace: label 2 is empty"),
+        (["a.b"], "invalid namespace: label 1 holds a period"),
+        ([f"l{n}" for n in range(33)], "invalid namespace: 33 labels, the limit is 32"),
+    ],
+)
+def test_an_empty_label_is_refused_not_collapsed(client, tenant, namespace, message):
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+        client.store_put(tenant, namespace, "k", {"x": 1})
+    assert err.value.diag.message_primary == message
+
+
+def test_nul_in_a_label_or_key_is_refused_before_it_is_sent(store, client, tenant):
+    with pytest.raises(InvalidNamespaceError, match="NUL"):  # LangGraph's own check, or ours before it had one
+        store.put(("a\x00b",), "k", {"x": 1})
+    with pytest.raises(InvalidNamespaceError, match="NUL"):
+        store.batch([PutOp(("a\x00b",), "k", {"x": 1})])
+    with pytest.raises(InvalidNamespaceError, match="NUL"):
+        store.search(("a\x00",))
+    with pytest.raises(ValueError, match=r"a store key holds NUL \(\\u0000\)"):
+        store.get(("a",), "k\x00")
+    for call in (
+        lambda: client.store_put(tenant, ["a"], "k\x00", {"x": 1}),
+        lambda: client.store_get(tenant, ["a\x00"], "k"),
+        lambda: client.store_delete(tenant, ["a"], "\x00"),
+        lambda: client.store_search(tenant, ["a"], "what\x00"),
+        lambda: client.store_namespaces(tenant, ["a\x00"]),
+    ):
+        with pytest.raises(ValueError, match="cannot hold NUL"):
+            call()
+    with pytest.raises(ValueError, match="cannot hold NUL"):
+        store.put(("a",), "k", {"x": "a\x00b"})  # the text it would be remembered by holds it
+    # In a value alone, JSON carries it as \u0000; the server refuses what text cannot hold, with its SQLSTATE.
+    with pytest.raises(psycopg.errors.UntranslatableCharacter) as err:
+        store.put(("a",), "k", {"x": "a\x00b"}, index=False)
+    assert err.value.sqlstate == "22P05"
+
+
+def test_a_query_of_seventeen_thousand_words_ranks_by_its_first(store):
+    store.put(("notes",), "deploy", {"content": "Production deploys go out on Tuesday mornings."})
+    store.put(("notes",), "tea", {"content": "Selin drinks green tea in the afternoon."})
+    rng = random.Random(37)
+    filler = " ".join("".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7)) for _ in range(17_000))
+    hits = store.search(("notes",), query="production deploys " + filler)
+    assert hits[0].key == "deploy" and len(hits) == 2
+
+
+@pytest.mark.parametrize(
+    ("ttl", "shown"),
+    [
+        (math.nan, "NaN"),
+        (math.inf, "Infinity"),
+        (-math.inf, "-Infinity"),
+        (0.0, "0"),
+        (-1.0, "-1"),
+        (52560001.0, "52560001"),
+    ],
+)
+def test_a_time_to_live_is_a_finite_number_of_minutes(store, client, db, tenant, ttl, shown):
+    for put in (
+        lambda: client.store_put(tenant, ["s"], "k", {"x": 1}, ttl_minutes=ttl),
+        lambda: store.put(("s",), "k", {"x": 1}, ttl=ttl),
+    ):
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+            put()
+        assert (
+            err.value.diag.message_primary
+            == f"ttl_minutes must be above 0 and at most 52560000 (100 years), got {shown}"
+        )
+        assert err.value.diag.message_hint == "Pass NULL for an item that does not expire."
+    assert one(db, "SELECT count(*) FROM cogmem.store_items") == 0
+    client.store_put(tenant, ["s"], "k", {"x": 1}, ttl_minutes=52560000)
 
 
 def test_a_time_to_live_files_the_memory_as_fresh_and_expires(store, db):
