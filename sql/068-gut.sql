@@ -619,7 +619,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_state    jsonb;
-    v_budget   double precision := (SELECT s.epsilon_per_period FROM cogmem.gut_settings AS s);
+    v_budget   double precision;
     v_release  cogmem.gut_releases;
     v_missing  bigint;
     v_new      integer := 0;
@@ -629,6 +629,7 @@ BEGIN
     PERFORM cogmem._reach_gut();
     v_state := cogmem._gut_verified('release', gut_import.state);
     PERFORM pg_advisory_xact_lock(hashtext('cogmem.gut_release'));
+    v_budget := (SELECT s.epsilon_per_period FROM cogmem.gut_settings AS s);
     CREATE TEMP TABLE IF NOT EXISTS gut_state_releases (LIKE cogmem.gut_releases) ON COMMIT DROP;
     TRUNCATE gut_state_releases;
     INSERT INTO gut_state_releases

@@ -62,7 +62,8 @@ def state(db):
         """SELECT (SELECT count(*) FROM cogmem.memories), (SELECT count(*) FROM cogmem.memory_stats),
                   (SELECT count(*) FROM cogmem.recalls), (SELECT count(*) FROM cogmem.vault_items),
                   (SELECT count(*) FROM cogmem.sensory_turns), (SELECT count(*) FROM cogmem.tenants),
-                  (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_overview)"""
+                  (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_overview),
+                  (SELECT count(*) FROM cogmem.gut_releases), (SELECT count(*) FROM cogmem.gut_patterns)"""
     ).fetchone()
 
 
@@ -200,6 +201,53 @@ def test_metacognition_episodes_and_identity(hostile_db, a, b, c, lists, embeddi
     ]
     for sql, params in calls:
         attempt(hostile_db, sql, params)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | HOSTILE_TEXT,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=12,
+)
+
+
+def _gut_shaped(draw_release: dict, signature: str) -> dict:
+    return {"releases": [draw_release], "patterns": [], "signature": signature}
+
+
+GUT_STATE = st.one_of(
+    JSON,
+    st.builds(
+        _gut_shaped,
+        st.fixed_dictionaries(
+            {
+                "release_id": st.integers(),
+                "epsilon": FLOATS.filter(math.isfinite),
+                "period_start": HOSTILE_TEXT,
+                "released_by": HOSTILE_TEXT,
+            }
+        ),
+        st.text(alphabet="0123456789abcdef", min_size=0, max_size=64),
+    ),
+)
+
+
+@CHECK
+@given(
+    state=GUT_STATE,
+    epsilon=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([1e-300, 1e300])),
+    keyed=st.booleans(),
+)
+def test_gut_import_and_release_take_nothing_they_did_not_draw(hostile_db, state, epsilon, keyed):
+    """Issue 37: whatever the Gut's role sends, a release or gathered rows are imported only when a node
+    of the cluster signed them, and an epsilon is drawn only within its range: otherwise a clear error."""
+    from psycopg.types.json import Jsonb
+
+    hostile_db.execute("DELETE FROM cogmem.gut_shard_key")
+    if keyed:
+        hostile_db.execute("INSERT INTO cogmem.gut_shard_key (shard_key) VALUES (%s)", (bytes(32),))
+    assert not attempt(hostile_db, "SELECT cogmem.gut_import(%s)", (Jsonb(state),))
+    assert not attempt(hostile_db, "SELECT * FROM cogmem.gut_release(1.0, gathered => %s)", (Jsonb([state]),))
+    attempt(hostile_db, "SELECT * FROM cogmem.gut_release(%s::double precision)", (epsilon,))
 
 
 @pytest.mark.parametrize("magnitude", [0.0, 1e-30, 1e30], ids=["zero", "tiny", "huge"])
