@@ -126,15 +126,13 @@ def test_deidentify_leaves_placeholders_for_what_names_a_tenants_world(db, text,
             "sunucu <host> yeniden başlatılır, <host> adlı sunucu da",
         ),
         ("The customer acme-industries and müşteri acme-sanayi", "The customer <customer> and müşteri <customer>"),
-        # Ordinary lessons keep their words: one at a time, the host key, Can and Ben at a sentence's start.
-        ("Restart the nodes one at a time; check the host key first.", None),
-        ("Ben nöbetteyken alarmları bana yönlendirin. Can sıkıcı uyarıları susturmayın.", None),
     ],
 )
 def test_deidentify_sees_through_disguises(db, text, expected):
     """Issue 37: numbers and addresses in words, names without a title, hosts without digits, customers in
-    lower case passed to the contributions (and one tenant's address in words to a pattern)."""
-    assert one(db, "SELECT cogmem.gut_deidentify(%s)", (text,)) == (expected or text)
+    lower case passed to the contributions (and one tenant's address in words to a pattern). Ordinary
+    lessons keep their words: the corpus test below."""
+    assert one(db, "SELECT cogmem.gut_deidentify(%s)", (text,)) == expected
 
 
 def test_the_deidentify_corpus_every_disguise_caught_but_two_and_benign_lessons_unchanged(db):
