@@ -17,6 +17,7 @@ import argparse
 import difflib
 import json
 import re
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -47,10 +48,10 @@ def caught(record: dict[str, Any], out: str) -> bool:
     return record["identifier"].lower() not in out.lower() and record["placeholder"] in out
 
 
-def evaluate(conn: psycopg.Connection) -> dict[str, Any]:
+def evaluate(conn: psycopg.Connection, function: str = "cogmem.gut_deidentify") -> dict[str, Any]:
     """Per disguise and language, how many identifiers are caught; the benign lessons changed."""
     records = load()
-    outs = deidentify(conn, [r["text"] for r in records])
+    outs = deidentify(conn, [r["text"] for r in records], function)
     per_kind: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     missed, changed, benign = [], [], 0
     for record, out in zip(records, outs, strict=True):
@@ -78,8 +79,12 @@ def existing_corpora(conn: psycopg.Connection, before: str | None = None) -> dic
     truths = [w.format(**values) for t in SHARED_TRUTHS for w in (*t.english, *t.turkish)]
     report: dict[str, Any] = {}
     for name, texts in (("inbound", inbound), ("truths", truths)):
+        started = time.perf_counter()
         outs = deidentify(conn, texts)
+        seconds = time.perf_counter() - started
+        started = time.perf_counter()
         olds = deidentify(conn, texts, before) if before else texts
+        seconds_before = time.perf_counter() - started if before else None
         taken: Counter[str] = Counter()
         for old, new in zip(olds, outs, strict=True):
             a, b = old.split(), new.split()
@@ -87,14 +92,16 @@ def existing_corpora(conn: psycopg.Connection, before: str | None = None) -> dic
                 if op != "equal" and any(PLACEHOLDER.search(x) for x in b[j1:j2]):
                     taken[" ".join(a[i1:i2])] += 1
         changed = sum(o != n for o, n in zip(olds, outs, strict=True))
-        report[name] = {"texts": len(texts), "changed": changed, "taken": taken}
+        report[name] = {"texts": len(texts), "changed": changed, "taken": taken, "seconds": seconds,
+                        "seconds_before": seconds_before}  # fmt: skip
     return report
 
 
-def section(result: dict[str, Any], corpora: dict[str, Any]) -> list[str]:
+def section(result: dict[str, Any], corpora: dict[str, Any], before: dict[str, Any] | None = None) -> list[str]:
     rows = sorted(result["per_kind"].items())
     total = sum(n for _, (_, n) in rows)
     hit = sum(c for _, (c, _) in rows)
+    caught_before = sum(c for c, _ in before["per_kind"].values()) if before else None
     lines = [
         "## De-identification of the Gut",
         "",
@@ -107,7 +114,8 @@ def section(result: dict[str, Any], corpora: dict[str, Any]) -> list[str]:
         *(f"| {kind} | {lang} | {c} of {n} |" for (kind, lang), (c, n) in rows),
         f"| **all** | | **{hit} of {total}** |",
         "",
-        f"Benign lessons changed: {len(result['changed'])} of {result['benign']}.",
+        f"Benign lessons changed: {len(result['changed'])} of {result['benign']}."
+        + (f" Before these rules (issue 37), {caught_before} of {total} identifiers were caught." if before else ""),
     ]
     for name in ("inbound", "truths"):
         r = corpora[name]
@@ -117,6 +125,10 @@ def section(result: dict[str, Any], corpora: dict[str, Any]) -> list[str]:
             f"On the {label}: the rules added by issue 37 change {r['changed']} of {r['texts']} texts, replacing "
             f"{sum(r['taken'].values())} words or names, {wrong} of which name nobody (read by hand)."
         )
+    r = corpora["inbound"]
+    per_text = 1000 * r["seconds"] / r["texts"]
+    before_text = f" ({1000 * r['seconds_before'] / r['texts']:.2f} ms before)" if r["seconds_before"] else ""
+    lines.append(f"It takes {per_text:.2f} ms a text on the inbound corpus{before_text}, at each night's collection.")
     return lines
 
 
@@ -136,6 +148,7 @@ def main() -> None:
     args = parser.parse_args()
     with psycopg.connect(args.dsn, autocommit=True) as conn:
         result = evaluate(conn)
+        before = evaluate(conn, args.before) if args.before else None
         corpora = existing_corpora(conn, args.before)
     for text, out in result["missed"]:
         print("MISSED ", text, "\n     ->", out)
@@ -143,7 +156,7 @@ def main() -> None:
         print("CHANGED", text, "\n     ->", out)
     for name, r in corpora.items():
         print(name, r["changed"], "of", r["texts"], "changed;", r["taken"].most_common())
-    lines = section(result, corpora)
+    lines = section(result, corpora, before)
     print("\n".join(lines))
     if args.results:
         replace_section(args.results, lines)

@@ -107,7 +107,7 @@ BEGIN
     v := regexp_replace(v, '\m(\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})\M', '<date>', 'g');
     v := regexp_replace(v, '\m(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık)[[:alpha:]]*\.?\s+\d{1,2}\M|\m\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık)[[:alpha:]]*',
                         '<date>', 'gi');
-    -- Customers: a capitalised name, or a lower-case or hyphenated one (customer acme-industries).
+    -- Customers: a capitalised name, or a hyphenated one in lower case (customer acme-industries).
     v := regexp_replace(v, '\m([Cc]ustomer|[Cc]lient|[Aa]ccount|[Mm]üşteri|[Ff]irma)\s+(?!' || c_not_people || ')(?!(?:PII|PHI|GDPR|KVKK|SLAs?|IDs?|API|UI|UX|VIP|NPS|CSAT|KYC)\M)[[:upper:]][[:alnum:]&-]*',
                         '\1 <customer>', 'g');
     v := regexp_replace(v, '\m(customer|client|account|müşteri|firma)\s+(?!' || c_compound || ')(?!<)[[:alpha:]][[:alnum:]&]*(-[[:alnum:]]+)+',
