@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -110,17 +111,82 @@ def words_of(text: str) -> set[str]:
     return {t.lower() for t in _TOKEN.findall(text) if t[0].isalpha()}
 
 
+_SENTENCE = frozenset(",.;:!?")
+
+
+def _runs(text: str, kept: set[str] | None = None) -> list[list[tuple[str, str]]]:
+    """A text's words and placeholders as (token, lower case), in runs between punctuation; with KEPT,
+    only the words in it (placeholders always), so that a word few tenants use does not part two others."""
+    runs: list[list[tuple[str, str]]] = [[]]
+    for token in _TOKEN.findall(text):
+        if token[0].isalpha() or token[0] == "<":
+            if kept is None or token[0] == "<" or token.lower() in kept:
+                runs[-1].append((token, token.lower()))
+        else:
+            runs[-1].append((token, ""))  # the punctuation that ends the run
+            runs.append([])
+    return runs
+
+
+def _chain(run: list[tuple[str, str]], pairs: set[tuple[str, str]]) -> list[int]:
+    """The positions of the longest subsequence of a run's words in which every two neighbours are a
+    shared pair (the earliest of equals); nothing when no pair is."""
+    length: list[int] = []
+    back: list[int | None] = []
+    for i, (_, word) in enumerate(run):
+        before = [j for j in range(i) if (run[j][1], word) in pairs]
+        j = max(before, key=lambda n: length[n]) if before else None
+        length.append(1 if j is None else length[j] + 1)
+        back.append(j)
+    if not length or max(length) < 2:
+        return []
+    chain: list[int] = []
+    at: int | None = length.index(max(length))
+    while at is not None:
+        chain.append(at)
+        at = back[at]
+    return chain[::-1]
+
+
+def _chains(run: list[tuple[str, str]], pairs: set[tuple[str, str]]) -> list[list[str]]:
+    """The longest chain of a run, then the longest of what stands before it and after it, in order."""
+    chain = _chain(run, pairs)
+    if not chain:
+        return []
+    middle = [run[i][0] for i in chain]
+    return [*_chains(run[: chain[0]], pairs), middle, *_chains(run[chain[-1] + 1 :], pairs)]
+
+
 def shared_text(representative: str, texts_by_tenant: dict[str, list[str]], k: int) -> str:
-    """The representative's text with only the words (and placeholders) at least k of the tenants use."""
+    """The representative's text with only what at least k of the tenants wrote: words (and
+    placeholders) they use, and of those only chains in which every two neighbouring words are
+    neighbours (among the words k tenants use) in texts of at least k tenants; " … " parts two chains.
+    No sequence one tenant wrote survives on the strength of its words alone (ten dot seven dot one dot
+    zero)."""
     users: dict[str, int] = defaultdict(int)
     for texts in texts_by_tenant.values():
         for word in set().union(*(words_of(t) for t in texts)):
             users[word] += 1
-    kept = [t for t in _TOKEN.findall(representative) if not t[0].isalpha() or users[t.lower()] >= k]
-    text = " ".join(kept)
+    kept = {w for w, n in users.items() if n >= k}
+    pair_users: dict[tuple[str, str], int] = defaultdict(int)
+    for texts in texts_by_tenant.values():
+        pairs = {
+            (a[1], b[1]) for t in texts for run in _runs(t, kept) for a, b in itertools.pairwise(run) if a[1] and b[1]
+        }
+        for pair in pairs:
+            pair_users[pair] += 1
+    shared = {p for p, n in pair_users.items() if n >= k}
+    out: list[str] = []
+    for run in _runs(representative, kept):
+        words = [(token, lower) for token, lower in run if lower]
+        chains = _chains(words, shared)
+        out += " … ".join(" ".join(chain) for chain in chains).split(" ") if chains else []
+        if chains and not run[-1][1] and run[-1][0] in _SENTENCE:
+            out.append(run[-1][0])
+    text = " ".join(out)
     text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
     text = re.sub(r"([(])\s+", r"\1", text)
-    text = re.sub(r"^[\s,.;:!?)-]+|(?<=[,;:])\s*(?=[,;:.])", "", text)
+    text = re.sub(r"^[\s,.;:!?)-]+|(?<=[,;:])\s*(?=[,;:.])|[\s,;:]+$", "", text)
     return re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text).strip()
 
 
@@ -141,8 +207,24 @@ def _opendp() -> Any:
     )
 
 
-@functools.lru_cache(maxsize=32)
+class OutOfRange(ValueError):
+    """The release's parameters put the threshold beyond what OpenDP counts (a 32-bit integer)."""
+
+
 def _threshold_measurement(epsilon: float, delta: float, limit: int, k: int) -> tuple[Any, int, float, float]:
+    try:
+        return _threshold_search(epsilon, delta, limit, k)
+    except ValueError as error:
+        if "representable" not in str(error):
+            raise
+        raise OutOfRange(
+            f"a release of epsilon {epsilon:g} for selection with delta {delta:g} and {limit} patterns per tenant "
+            "needs a threshold beyond what OpenDP counts"
+        ) from error
+
+
+@functools.lru_cache(maxsize=32)
+def _threshold_search(epsilon: float, delta: float, limit: int, k: int) -> tuple[Any, int, float, float]:
     """OpenDP's Laplace threshold for distinct-tenant counts (L0 = limit, Linf = 1), with the smallest
     threshold (at least k) whose privacy loss stays within (epsilon, delta)."""
     dp = _opendp()

@@ -14,7 +14,8 @@ Where a call goes:
   consolidate, seal_audit, apply_rehearsals) runs on every shard, once per node; with a tenant, on
   its shard.
 - the Gut's release gathers every shard's contributions, draws once, and writes the release on every
-  shard.
+  shard; exports and releases are signed with a key the nodes share (share_gut_key), so a shard takes
+  nothing the cluster did not draw.
 - a single BIOS rule: a global one is added and retired on every shard (its id is the same on each), a
   tenant's own on the tenant's shard (its id carries the tenant's key, cogmem._keyed_bios_id).
 What the router does not route keeps its signature and answers feature_not_supported with a HINT.
@@ -28,6 +29,7 @@ servers, ``router_sql`` takes the partitions' connection strings (PL/Proxy's SQL
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,10 +304,12 @@ def _retire_bios_rule(function: ApiFunction) -> list[sql.Composed]:
 
 
 def _gut_release(function: ApiFunction) -> list[sql.Composed]:
-    """The Gut's release over every shard's tenants: gather each shard's de-identified contributions,
-    draw once on the first partition (k and epsilon apply to all of them together), then write that
-    release, with its ids, on every shard. A shard that fails the last step gets it from the next
-    release's import (gut_import is idempotent)."""
+    """The Gut's release over every shard's tenants: gather each shard's de-identified contributions
+    (each export signed by its node with the shard key), draw once on the first partition (k and
+    epsilon apply to all of them together; it takes only signed, fresh exports), then write that
+    release, signed by the node that drew it, on every shard, where it is charged to the ledger and
+    audited. A shard that fails the last step gets it from the next release's import (a state holds
+    every release, and what a node has already changes nothing)."""
     helpers = [
         ("gut_export__everywhere", "", "SETOF jsonb", "RUN ON ALL;", "gut_export"),
         ("gut_release__first", function.arguments, function.result, "RUN ON 0;", "gut_release"),
@@ -313,14 +317,9 @@ def _gut_release(function: ApiFunction) -> list[sql.Composed]:
         ("gut_import__everywhere", "state jsonb", "SETOF integer", "RUN ON ALL;", "gut_import"),
     ]
     made = [_plproxy(*helper) for helper in helpers]
-    declare = "    v_exports jsonb[];\n    v_gathered jsonb;\n"
+    declare = "    v_gathered jsonb;\n"
     statements = (
-        "    v_exports := ARRAY(SELECT cogmem_router.gut_export__everywhere());\n"
-        "    v_gathered := jsonb_build_object(\n"
-        "        'contributions', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
-        "                                   jsonb_array_elements(e -> 'contributions') AS x), '[]'),\n"
-        "        'feedback', coalesce((SELECT jsonb_agg(x) FROM unnest(v_exports) AS e,\n"
-        "                              jsonb_array_elements(e -> 'feedback') AS x), '[]'));\n"
+        "    v_gathered := coalesce((SELECT jsonb_agg(e) FROM cogmem_router.gut_export__everywhere() AS e), '[]');\n"
         "    RETURN QUERY SELECT * FROM cogmem_router.gut_release__first($1, coalesce($2, v_gathered));\n"
         "    PERFORM cogmem_router.gut_import__everywhere(cogmem_router.gut_state__first());\n"
     )
@@ -502,10 +501,36 @@ class LocalShards:
         return [self.node(int(name[4:])) for name in found]
 
 
+def share_gut_key(partitions: Sequence[str], admin: str = "user=postgres") -> int:
+    """Writes one Gut shard key onto every node of PARTITIONS (each node once), keeping the one they all
+    hold already, and returns how many nodes hold it. With it, a release one node draws is imported on
+    the others and a node's exported contributions are released on another; without it, nothing is
+    (sql/068-gut.sql). ADMIN is added to the connection strings: the installer's role, which owns the
+    key's table (no application role reads it, not even cogmem_gut)."""
+    nodes = list(dict.fromkeys(partitions))
+    held: set[bytes | None] = set()
+    for node in nodes:
+        with psycopg.connect(f"{node} {admin}", autocommit=True) as conn:
+            row = conn.execute("SELECT shard_key FROM cogmem.gut_shard_key").fetchone()
+            held.add(bytes(row[0]) if row else None)
+    shared = next(iter(held)) if len(held) == 1 else None
+    key = shared or secrets.token_bytes(32)
+    for node in nodes:
+        with psycopg.connect(f"{node} {admin}", autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO cogmem.gut_shard_key (shard_key) VALUES (%s) ON CONFLICT (only_row) DO UPDATE "
+                "SET shard_key = excluded.shard_key, shared_at = now() "
+                "WHERE gut_shard_key.shard_key IS DISTINCT FROM excluded.shard_key",
+                (key,),
+            )
+    return len(nodes)
+
+
 def init_local(default: Cluster, nodes: int, partitions: int = 4) -> tuple[LocalShards, list[str], int]:
-    """Starts NODES shard clusters with cogmem installed and makes the router in DEFAULT; PARTITIONS are
-    spread over the nodes in turn. Returns the layout, the partitions' connection strings and the
-    number of routed functions. Running it again keeps the shards' data and rebuilds the router."""
+    """Starts NODES shard clusters with cogmem installed, one Gut shard key on all of them, and makes the
+    router in DEFAULT; PARTITIONS are spread over the nodes in turn. Returns the layout, the partitions'
+    connection strings and the number of routed functions. Running it again keeps the shards' data (and
+    their key) and rebuilds the router."""
     if partitions < 1 or partitions & (partitions - 1):
         raise ValueError(f"PL/Proxy needs a power of two of partitions, not {partitions}")
     layout = LocalShards.beside(default)
@@ -518,6 +543,7 @@ def init_local(default: Cluster, nodes: int, partitions: int = 4) -> tuple[Local
     default.ensure_database(ROUTER_DATABASE)
     # No user=: PL/Proxy connects as the calling role.
     dsns = [clusters[p % nodes].dsn().replace("user=postgres ", "") for p in range(partitions)]
+    share_gut_key(dsns)
     routed = install_router(default.dsn(ROUTER_DATABASE), dsns, clusters[0].dsn())
     return layout, dsns, routed
 

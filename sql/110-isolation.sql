@@ -8,7 +8,8 @@
 -- tenant one may not see answers exactly like a tenant that does not exist.
 --
 -- Global tables (no tenant column) hold no tenant data: default_topics, bios_rule_events,
--- consolidation_runs, audit_seal_state, alembic_version. vault_keys is readable by no role at all.
+-- consolidation_runs, audit_seal_state, alembic_version. vault_keys and gut_shard_key are readable by no
+-- role at all.
 
 -- The helpers the policies use (reaches_every_tenant, reachable_tenants, may_use_vault) are in
 -- sql/000-helpers.sql: views in earlier files use them too.
@@ -66,9 +67,13 @@ USING ((SELECT pg_has_role(cogmem.caller(), 'cogmem_gut', 'USAGE')));
 DROP POLICY IF EXISTS gut_release_log ON cogmem.audit_log;
 CREATE POLICY gut_release_log ON cogmem.audit_log FOR INSERT
 WITH CHECK (
-    tenant = '*' AND level = 'governance' AND event = 'gut_released'
+    tenant = '*' AND level = 'governance' AND event IN ('gut_released', 'gut_imported')
     AND (SELECT pg_has_role(cogmem.caller(), 'cogmem_gut', 'USAGE'))
 );
+-- The shard key that signs Gut releases and exports: read only inside the API's definer functions
+-- (never by a role that could carry it off to sign a release of its own), written only by its owner.
+DROP POLICY IF EXISTS definer_reads ON cogmem.gut_shard_key;
+CREATE POLICY definer_reads ON cogmem.gut_shard_key FOR SELECT USING (current_user = 'cogmem_owner');
 
 -- The vault needs a grant of its own: reaching a tenant's memories is not enough.
 ALTER TABLE cogmem.vault_items ENABLE ROW LEVEL SECURITY;

@@ -86,6 +86,8 @@ $partitions$;
 -- Episodes and identity versions are deleted only by erasure (sql/130-erasure.sql), never changed.
 REVOKE UPDATE, DELETE ON cogmem.audit_log, cogmem.audit_chain, cogmem.bios_rule_events FROM cogmem_owner;
 REVOKE UPDATE ON cogmem.episodes, cogmem.core_identity FROM cogmem_owner;
+-- The Gut's shard key is written by its owner alone (cogmem_pg.shards.share_gut_key), read by definers.
+REVOKE INSERT, UPDATE, DELETE ON cogmem.gut_shard_key FROM cogmem_owner;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA cogmem TO cogmem_owner;
 -- gut_import (sql/068-gut.sql) continues the ids a release on another shard made.
 GRANT UPDATE ON SEQUENCE cogmem.gut_releases_release_id_seq, cogmem.gut_patterns_pattern_id_seq TO cogmem_owner;
@@ -183,7 +185,7 @@ GRANT SELECT ON cogmem.audit_daily, cogmem.memory_census, cogmem.tenant_access T
 -- needs the tables' owner (partitions, retention, pg_cron schedules, the nightly procedure, which
 -- commits and so cannot be a definer) stays with the schema owner and pg_cron.
 GRANT SELECT ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
-REVOKE SELECT ON cogmem.vault_keys FROM cogmem_admin;
+REVOKE SELECT ON cogmem.vault_keys, cogmem.gut_shard_key FROM cogmem_admin;
 GRANT EXECUTE ON FUNCTION
 cogmem.create_tenant(text, text),
 cogmem.configure_tenant(text, jsonb, text),

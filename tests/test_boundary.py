@@ -185,6 +185,40 @@ def test_no_audit_row_can_be_forged_or_altered(db, caller):
         assert actors == [(caller.name,)]
 
 
+def test_no_role_reads_the_gut_shard_key_and_the_owner_only_reads_it(db, login):
+    """The key that signs Gut releases and exports (issue 37): a role that could read it could sign a
+    release of its own, so none reads it, not cogmem_gut, not cogmem_admin; the definers read it, and
+    only its owner (the installer) writes it."""
+    db.execute("INSERT INTO cogmem.gut_shard_key (shard_key) VALUES (%s)", (bytes(32),))
+    for role in [*APP_ROLES, "cogmem_gut"]:
+        conn = login(role)
+        for sql in ("SELECT * FROM cogmem.gut_shard_key", "SELECT cogmem._gut_key()",
+                    "SELECT cogmem._gut_sign('release', '{}')"):  # fmt: skip
+            assert refused(conn, sql).sqlstate == "42501", (role, sql)
+    for privilege in ("INSERT", "UPDATE", "DELETE"):
+        assert not one(db, "SELECT has_table_privilege('cogmem_owner', 'cogmem.gut_shard_key', %s)", (privilege,))
+    assert one(db, "SELECT has_table_privilege('cogmem_owner', 'cogmem.gut_shard_key', 'SELECT')")
+
+
+def test_the_gut_role_publishes_only_what_the_database_drew(db, login):
+    """Issue 37: cogmem_gut could publish anything, through gut_import or invented gathered rows."""
+    from psycopg.types.json import Jsonb
+
+    from tests.test_gut import forged_state, invented_rows
+
+    releaser = login("cogmem_gut")
+    import_forged = ("SELECT cogmem.gut_import(%s)", (Jsonb(forged_state()),))
+    invented = invented_rows() | {"exported_at": one(db, "SELECT to_jsonb(now())")}
+    release_invented = ("SELECT * FROM cogmem.gut_release(1.0, gathered => %s)", (Jsonb([invented]),))
+    assert refused(releaser, *import_forged).sqlstate == "55000"  # a single node imports nothing
+    assert refused(releaser, *release_invented).sqlstate == "55000"
+    db.execute("INSERT INTO cogmem.gut_shard_key (shard_key) VALUES (%s)", (bytes(32),))
+    assert refused(releaser, *import_forged).sqlstate == "42501"
+    assert refused(releaser, *release_invented).sqlstate == "42501"
+    assert one(db, "SELECT count(*) FROM cogmem.gut_patterns") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.gut_releases") == 0
+
+
 # -- an unreachable tenant is a missing one ---------------------------------------------------------
 
 

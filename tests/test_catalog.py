@@ -11,6 +11,7 @@ GLOBAL_TABLES = {
     "gut_releases",
     "gut_patterns",
     "gut_runs",
+    "gut_shard_key",  # the same on every node of a cluster (cogmem_pg.shards.share_gut_key)
     "default_topics",
     "bios_rules",
     "bios_rule_events",

@@ -68,7 +68,8 @@ def state(db):
                   (SELECT count(*) FROM cogmem.recalls), (SELECT count(*) FROM cogmem.vault_items),
                   (SELECT count(*) FROM cogmem.sensory_turns), (SELECT count(*) FROM cogmem.tenants),
                   (SELECT coalesce(sum(outcome_count), 0) FROM cogmem.memory_overview),
-                  (SELECT count(*) FROM cogmem.store_items)"""
+                  (SELECT count(*) FROM cogmem.store_items),
+                  (SELECT count(*) FROM cogmem.gut_releases), (SELECT count(*) FROM cogmem.gut_patterns)"""
     ).fetchone()
 
 
@@ -267,6 +268,27 @@ def test_a_value_reads_back_exactly_as_put_unless_something_was_redacted(hostile
 SEPARATORS = ["", " ", "-", ".", "\u00a0", "\u200b", "\u2060"]
 
 
+def _gut_shaped(draw_release: dict, signature: str) -> dict:
+    return {"releases": [draw_release], "patterns": [], "signature": signature}
+
+
+GUT_STATE = st.one_of(
+    JSON_VALUE,
+    st.builds(
+        _gut_shaped,
+        st.fixed_dictionaries(
+            {
+                "release_id": st.integers(),
+                "epsilon": FLOATS.filter(math.isfinite),
+                "period_start": HOSTILE_TEXT,
+                "released_by": HOSTILE_TEXT,
+            }
+        ),
+        st.text(alphabet="0123456789abcdef", min_size=0, max_size=64),
+    ),
+)
+
+
 @CHECK
 @given(
     digits=st.integers(min_value=13, max_value=19),
@@ -308,6 +330,23 @@ def test_a_card_in_any_disguise_anywhere_in_the_store_is_never_kept(
     )
     assert number not in re.sub(r"\D", "", unicodedata.normalize("NFKC", kept))
     hostile_db.execute("SELECT cogmem.store_delete('acme', %s, %s)", (namespace, key))
+
+
+    state=GUT_STATE,
+    epsilon=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([1e-300, 1e300])),
+    keyed=st.booleans(),
+)
+def test_gut_import_and_release_take_nothing_they_did_not_draw(hostile_db, state, epsilon, keyed):
+    """Issue 37: whatever the Gut's role sends, a release or gathered rows are imported only when a node
+    of the cluster signed them, and an epsilon is drawn only within its range: otherwise a clear error."""
+    from psycopg.types.json import Jsonb
+
+    hostile_db.execute("DELETE FROM cogmem.gut_shard_key")
+    if keyed:
+        hostile_db.execute("INSERT INTO cogmem.gut_shard_key (shard_key) VALUES (%s)", (bytes(32),))
+    assert not attempt(hostile_db, "SELECT cogmem.gut_import(%s)", (Jsonb(state),))
+    assert not attempt(hostile_db, "SELECT * FROM cogmem.gut_release(1.0, gathered => %s)", (Jsonb([state]),))
+    attempt(hostile_db, "SELECT * FROM cogmem.gut_release(%s::double precision)", (epsilon,))
 
 
 @pytest.mark.parametrize("magnitude", [0.0, 1e-30, 1e30], ids=["zero", "tiny", "huge"])

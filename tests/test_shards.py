@@ -463,8 +463,13 @@ def test_a_tenant_moves_with_its_chain_and_an_interrupted_move_finishes_when_run
 
 
 def test_the_gut_releases_from_every_shards_tenants_together(sharded):
+    import copy
+
+    from psycopg.types.json import Jsonb
+
+    from cogmem_pg.shards import partitions_of, share_gut_key
     from tests.conftest import blend, unit_vector
-    from tests.test_gut import BACKUP, BACKUP_TEXTS
+    from tests.test_gut import BACKUP, BACKUP_TEXTS, CARD, invented_rows
 
     router, nodes = sharded["router"], sharded["nodes"]
     for node in nodes:  # the same settings everywhere; a budget that lets six tenants publish
@@ -493,6 +498,34 @@ def test_the_gut_releases_from_every_shards_tenants_together(sharded):
     ]
     assert published[0] and published[0] == published[1] and ledgers[0] == ledgers[1]
     assert any("backup" in content for _, content, _, withdrawn in published[0] if withdrawn is None)
+    # Issue 37: one key on every node signs what each exports and what the release says; the node that
+    # drew the release audited it, the other imported it, charged to its ledger, and audited that.
+    keys = {rows(node, "SELECT shard_key FROM cogmem.gut_shard_key")[0][0] for node in nodes}
+    assert len(keys) == 1 and share_gut_key(partitions_of(router)) == NODES
+    assert {rows(node, "SELECT shard_key FROM cogmem.gut_shard_key")[0][0] for node in nodes} == keys  # kept
+    assert [rows(node, "SELECT cogmem.gut_export() ? 'signature'") for node in nodes] == [[(True,)]] * NODES
+    audited = "SELECT (detail ->> 'release_id')::bigint FROM cogmem.audit_log WHERE event = %s ORDER BY 1"
+    ids = [release_id for release_id, _, _ in ledgers[0]]
+    assert [r for (r,) in rows(nodes[0], audited, ("gut_released",))] == ids
+    assert [r for (r,) in rows(nodes[1], audited, ("gut_imported",))] == ids
+    assert rows(nodes[1], "SELECT spent FROM cogmem.gut_ledger") == rows(
+        nodes[0], "SELECT spent FROM cogmem.gut_ledger"
+    )
+    # The same state again changes nothing; a forged one, or rows of invented tenants, are refused.
+    state = rows(nodes[0], "SELECT cogmem.gut_state()")[0][0]
+    assert rows(nodes[1], "SELECT cogmem.gut_import(%s)", (Jsonb(state),)) == [(0,)]
+    forged = copy.deepcopy(state)
+    forged["patterns"][0] |= {"content": CARD, "support": 4000}
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="not signed by a node of this cluster"):
+        rows(nodes[1], "SELECT cogmem.gut_import(%s)", (Jsonb(forged),))
+    invented = invented_rows() | {"exported_at": rows(router, "SELECT to_jsonb(now())")[0][0]}
+    with pytest.raises(psycopg.errors.InsufficientPrivilege) as raised:
+        rows(router, "SELECT * FROM cogmem.gut_release(1.0, gathered => %s)", (Jsonb([invented]),))
+    assert raised.value.diag.message_primary == "a Gut export not signed by a node of this cluster is refused"
+    assert [
+        rows(node, "SELECT release_id, epsilon, published FROM cogmem.gut_releases ORDER BY 1") for node in nodes
+    ] == [ledgers[0]] * NODES
+    assert "paste" not in json.dumps(rows(nodes[1], "SELECT content FROM cogmem.gut_patterns")).lower()
 
 
 def test_the_gut_is_scheduled_to_collect_on_every_shard_then_release_through_the_router(sharded):
