@@ -65,6 +65,24 @@ def test_cli_reports_bad_input_without_a_traceback(dsn):
     assert 'Error: no BIOS preset "sox" is loaded (P0002)\nHINT: Load it first' in result.output
 
 
+@pytest.mark.parametrize(
+    ("dsn", "error"),
+    [
+        (
+            "host=/nonexistent-cogmem dbname=x",
+            'connection is bad: connection to server on socket "/nonexistent-cogmem/.s.PGSQL.5432" failed: '
+            "No such file or directory",
+        ),
+        ("not-a-dsn", 'missing "=" after "not-a-dsn" in connection info string'),
+    ],
+)
+def test_status_with_an_unusable_dsn_fails_and_says_why(dsn, error):
+    for args in (["status"], ["status", "--json"]):
+        result = CliRunner().invoke(main, ["--dsn", dsn, *args])
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+        assert f"Error: cannot use the database of --dsn (or DATABASE_URL): {error}" in result.output
+
+
 @pytest.mark.skipif(os.geteuid() == 0 and not Path("/usr/sbin/runuser").exists(), reason="needs runuser as root")
 def test_embedded_cluster_up_status_down():
     home = Path(tempfile.mkdtemp(prefix="cogmem-cli-"))
