@@ -46,7 +46,8 @@ VECTOR = st.one_of(
     st.lists(st.sampled_from([0.1, math.nan, math.inf, -math.inf, 1e38]), min_size=384, max_size=384),
     st.just([0.0] * 384),  # a zero vector has no direction
 )
-BUDGET = st.one_of(st.none(), st.integers(min_value=-(2**31), max_value=2**31 - 1))
+# Drivers send what fits: int2, int4, or int8 past 2^31 (and numeric past 2^63, which no API takes).
+BUDGET = st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.sampled_from([2**31, 2**40]))
 
 CHECK = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
@@ -262,3 +263,32 @@ def test_tenant_names_are_one_spelling_without_control_characters(db):
     for name in ("tab\there", "new\nline", "nul\x07bell"):
         with pytest.raises(psycopg.errors.InvalidParameterValue):
             db.execute("SELECT cogmem.create_tenant(%s)", (name,))
+
+
+@pytest.mark.parametrize(
+    ("sql", "value", "sqlstate", "message"),
+    [
+        ("SELECT * FROM cogmem.related('acme', 'nginx', NULL, %s)", 2**40, "22023",
+         "limit must be between 1 and 100, got 1099511627776"),
+        ("SELECT * FROM cogmem.briefing('acme', NULL, %s)", -(2**40), "22023",
+         "budget must be a positive number of tokens, got -1099511627776"),
+        ("SELECT cogmem.briefing_text('acme', NULL, %s)", -(2**40), "22023",
+         "budget must be a positive number of tokens, got -1099511627776"),
+        ("SELECT cogmem.seal_audit(%s)", 2**40, "22023",
+         "max_rows must be between 1 and 1000000000, got 1099511627776"),
+        ("SELECT cogmem.seal_audit(%s)", 2**63 - 1, "22023",
+         "max_rows must be between 1 and 1000000000, got 9223372036854775807"),
+    ],
+)  # fmt: skip
+def test_a_number_a_driver_sends_as_bigint_gets_a_range_error(db, tenant, sql, value, sqlstate, message):
+    """Past 2^31 drivers send bigint, which PostgreSQL does not narrow to integer when it picks a function:
+    the API takes bigint and answers with its range (before: 42883, function does not exist)."""
+    with pytest.raises(psycopg.Error) as err:
+        db.execute(sql, (value,))
+    assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
+    assert err.value.diag.message_hint
+
+
+def test_a_large_briefing_budget_is_a_budget(db, tenant):
+    db.execute("SELECT cogmem.set_core_identity(%s, 'Ops assistant')", (tenant,))
+    assert [r[0] for r in db.execute("SELECT section FROM cogmem.briefing(%s, NULL, %s)", (tenant, 2**40))] == ["core"]
