@@ -163,7 +163,7 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
     # The audit's cost on the hot path: the same function with its one audit INSERT cut out (bench only;
     # same name in pg_temp, so its body's recall.parameter references still resolve).
     definition = conn.execute(
-        "SELECT pg_get_functiondef('cogmem.recall(text, text, vector, text[], integer, text)'::regprocedure)"
+        "SELECT pg_get_functiondef('cogmem.recall(text, text, vector, text[], bigint, text)'::regprocedure)"
     ).fetchone()[0]  # type: ignore[index]
     unaudited, cuts = re.subn(
         r"INSERT INTO cogmem\.audit_log \(tenant, level, event, recall_id, detail\)[^;]*;",  # to its end

@@ -142,9 +142,11 @@ def status(ctx: Context, as_json: bool) -> None:
     info["head"] = head_revision()
     if as_json:
         click.echo(json.dumps(info, default=str))
-        return
-    for key, value in info.items():
-        click.echo(f"{key:18} {value}")
+    else:
+        for key, value in info.items():
+            click.echo(f"{key:18} {value}")
+    if "error" in info:  # a status that cannot reach its database is a failure, for scripts too
+        raise click.ClickException(f"cannot use the database of --dsn (or DATABASE_URL): {info['error']}")
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

@@ -32,58 +32,192 @@ RETURN md5(p_definition::text);
 COMMENT ON FUNCTION cogmem._bios_rule_digest(jsonb) IS
 'The fingerprint of a normalised rule definition: the same rule in two preset versions has the same one.';
 
+-- The schema of a rule and a preset (docs/bios.md). cogmem_pg/bios.py checks a file against the same
+-- limits before it gets here (tests/test_bios.py holds the two equal); a caller may also pass JSON
+-- directly, so every value is checked here too. Rules are immutable: what gets in stays.
+CREATE OR REPLACE FUNCTION cogmem._bios_limits()
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+-- A rule's text, in any language, is at most 1,200 characters: 300 tokens at four characters a token,
+-- the bios layer's default allocation, so that no one rule takes more than the whole layer is given.
+RETURN jsonb_build_object(
+    'rules', 1000, 'topics', 32, 'name', 64, 'title', 200, 'version', 40, 'sha256', 64, 'requirement', 200,
+    'rationale', 500, 'rule', 1200, 'translation', 1200,
+    'name_pattern', '^[a-z0-9][a-z0-9._-]{0,63}$',
+    'version_pattern', '^([0-9]{1,9}(\.[0-9]{1,9}){0,3}|[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)$',
+    'language_pattern', '^[a-z_][a-z0-9_]{0,62}$'
+);
+COMMENT ON FUNCTION cogmem._bios_limits() IS
+'The limits of a BIOS rule and preset: lengths in characters, counts, and the patterns of names and versions.';
+
+CREATE OR REPLACE FUNCTION cogmem._bios_text(p_what text, p_value jsonb, p_limit text, p_prose boolean DEFAULT FALSE)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_limit integer := (cogmem._bios_limits() ->> p_limit)::integer;
+    v_text  text;
+    v_bad   text;
+BEGIN
+    IF p_value IS NULL OR jsonb_typeof(p_value) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(p_value) <> 'string' THEN
+        RAISE EXCEPTION '% must be a string, got % %', p_what, jsonb_typeof(p_value), left(p_value::text, 40)
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Give it as text, e.g. "Run a config test before restart."';
+    END IF;
+    v_text := btrim(p_value #>> '{}');
+    -- C0 and C1 controls and DEL; prose may hold newlines and tabs.
+    v_bad := substring(v_text FROM CASE WHEN p_prose THEN '[\u0001-\u0008\u000b-\u001f\u007f-\u009f]'
+                                        ELSE '[\u0001-\u001f\u007f-\u009f]' END);
+    IF v_bad IS NOT NULL THEN
+        RAISE EXCEPTION '% holds control character U+%', p_what, upper(lpad(to_hex(ascii(v_bad)), 4, '0'))
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = CASE WHEN p_prose THEN 'Prose (rule, rationale, translations) may hold newlines and tabs, no other control character.'
+                              ELSE 'Names, requirements, titles and versions are one line without control characters.' END;
+    END IF;
+    IF length(v_text) > v_limit THEN
+        RAISE EXCEPTION '% has % characters, the limit is %', p_what, length(v_text), v_limit
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = format('Shorten it to at most %s characters; docs/bios.md lists the limits of a preset.', v_limit);
+    END IF;
+    RETURN v_text;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._bios_text(text, jsonb, text, boolean) IS
+'A text value of a BIOS rule or preset, trimmed (NULL for none); refuses another JSON type, control '
+'characters (prose: all but newline and tab) and a length over its limit, naming p_what.';
+
+CREATE OR REPLACE FUNCTION cogmem._bios_name(p_what text, p_name text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF p_name IS NULL OR p_name = '' THEN
+        RAISE EXCEPTION '% must not be NULL or empty', p_what
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Use a name such as ''server'' or ''pci-dss-4.0''.';
+    END IF;
+    IF p_name !~ (cogmem._bios_limits() ->> 'name_pattern') THEN
+        RAISE EXCEPTION '% % is not a name of lower-case letters, digits, ".", "_" and "-"', p_what, to_jsonb(p_name)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Start with a letter or digit, e.g. ''server'' or ''pci-dss-4.0''; at most 64 characters.';
+    END IF;
+    RETURN p_name;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._bios_name(text, text) IS
+'Refuses a preset name, category or topic that is not lower-case letters, digits, ".", "_" and "-".';
+
+CREATE OR REPLACE FUNCTION cogmem._bios_topics(p_where text, p_topics jsonb)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_topics jsonb := coalesce(nullif(p_topics, 'null'), '[]');
+    v_limit  integer := (cogmem._bios_limits() ->> 'topics')::integer;
+BEGIN
+    IF jsonb_typeof(v_topics) <> 'array' THEN
+        RAISE EXCEPTION '%BIOS rule topics must be an array of topic names, got %', p_where, jsonb_typeof(v_topics)
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'E.g. ["payments", "access"]: the category first.';
+    END IF;
+    IF jsonb_array_length(v_topics) > v_limit THEN
+        RAISE EXCEPTION '%BIOS rule has % topics, the limit is %', p_where, jsonb_array_length(v_topics), v_limit
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Name the category and the few other topics it is needed for.';
+    END IF;
+    RETURN coalesce(cogmem._normalize_topics(ARRAY(
+        SELECT cogmem._bios_name(format('%sBIOS rule topics[%s]', p_where, t.n),
+                                 lower(cogmem._bios_text(format('%sBIOS rule topics[%s]', p_where, t.n), t.topic, 'name')))
+        FROM jsonb_array_elements(v_topics) WITH ORDINALITY AS t (topic, n) ORDER BY t.n)), '{}');
+END;
+$$;
+COMMENT ON FUNCTION cogmem._bios_topics(text, jsonb) IS
+'A rule''s topics checked (each a name, at most the limit of them) and normalised (lower-case, sorted, once each).';
+
+CREATE OR REPLACE FUNCTION cogmem._bios_translations(p_where text, p_translations jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_languages jsonb := coalesce(nullif(p_translations, 'null'), '{}');
+    v_bad       text;
+BEGIN
+    IF jsonb_typeof(v_languages) <> 'object' THEN
+        RAISE EXCEPTION '%BIOS rule translations must be an object of language: text', p_where
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'E.g. {"turkish": "Yeniden başlatmadan önce yapılandırmayı test edin."}';
+    END IF;
+    SELECT l.key INTO v_bad FROM jsonb_each(v_languages) AS l
+    WHERE jsonb_typeof(l.value) <> 'string' OR btrim(l.value #>> '{}') = ''
+       OR l.key !~ (cogmem._bios_limits() ->> 'language_pattern')
+       OR NOT EXISTS (SELECT FROM pg_catalog.pg_ts_config AS c WHERE c.cfgname = l.key)
+    LIMIT 1;
+    IF v_bad IS NOT NULL THEN
+        RAISE EXCEPTION '%BIOS rule translation % is not a text in a known language', p_where, to_jsonb(v_bad)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Keys are text search configurations (SELECT cfgname FROM pg_ts_config), values non-empty text.';
+    END IF;
+    RETURN (SELECT coalesce(jsonb_object_agg(l.key, cogmem._bios_text(format('%sBIOS rule translations.%s', p_where, l.key),
+                                                                      l.value, 'translation', true)), '{}')
+            FROM jsonb_each(v_languages) AS l);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._bios_translations(text, jsonb) IS
+'A rule''s translations checked (known languages, texts within the rule''s limits) and trimmed.';
+
 CREATE OR REPLACE FUNCTION cogmem._bios_rule_definition(p_rule jsonb, p_where text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_where     text := coalesce(p_where || ': ', '');
-    v_category  text := lower(btrim(p_rule ->> 'category'));
-    v_text      text := btrim(p_rule ->> 'rule');
-    v_severity  text := coalesce(p_rule ->> 'severity', 'must');
-    v_languages jsonb := coalesce(nullif(p_rule -> 'translations', 'null'), '{}');
-    v_bad       text;
+    v_where    text := coalesce(p_where || ': ', '');
+    v_keys     text[] := '{requirement,category,severity,topics,always_on,rationale,rule,translations}';
+    v_bad      text;
+    v_text     text;
+    v_severity text;
 BEGIN
-    IF v_category IS NULL OR v_category = '' THEN
-        RAISE EXCEPTION '%BIOS rule category must not be NULL or empty', v_where
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Use a topic name such as ''server'' or ''payments''.';
+    IF p_rule IS NULL OR jsonb_typeof(p_rule) <> 'object' THEN
+        RAISE EXCEPTION '%a BIOS rule must be an object, got %', v_where, coalesce(jsonb_typeof(p_rule), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'E.g. {"category": "server", "rule": "Run a config test before restart."}';
     END IF;
+    v_bad := (SELECT string_agg(k, ', ' ORDER BY k) FROM jsonb_object_keys(p_rule) AS k WHERE NOT k = ANY (v_keys));
+    IF v_bad IS NOT NULL THEN
+        RAISE EXCEPTION '%BIOS rule has unknown keys %', v_where, v_bad
+            USING ERRCODE = 'invalid_parameter_value', HINT = format('Keys: %s.', array_to_string(v_keys, ', '));
+    END IF;
+    v_text := cogmem._bios_text(v_where || 'BIOS rule text', p_rule -> 'rule', 'rule', true);
     IF v_text IS NULL OR v_text = '' THEN
         RAISE EXCEPTION '%BIOS rule text must not be NULL or empty', v_where
             USING ERRCODE = 'invalid_parameter_value', HINT = 'State the rule, e.g. ''Run a config test before restart.''';
     END IF;
+    v_severity := coalesce(cogmem._bios_text(v_where || 'BIOS rule severity', p_rule -> 'severity', 'name'), 'must');
     IF NOT v_severity = ANY (enum_range(NULL::cogmem.severity)::text[]) THEN
         RAISE EXCEPTION '%unknown BIOS severity "%"', v_where, v_severity
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Use one of: must, should, may.';
     END IF;
-    IF jsonb_typeof(v_languages) <> 'object' THEN
-        RAISE EXCEPTION '%BIOS rule translations must be an object of language: text', v_where
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'E.g. {"turkish": "Yeniden başlatmadan önce yapılandırmayı test edin."}';
-    END IF;
-    SELECT l.key INTO v_bad FROM jsonb_each(v_languages) AS l
-    WHERE jsonb_typeof(l.value) <> 'string' OR btrim(l.value #>> '{}') = ''
-       OR NOT EXISTS (SELECT FROM pg_catalog.pg_ts_config AS c WHERE c.cfgname = l.key)
-    LIMIT 1;
-    IF v_bad IS NOT NULL THEN
-        RAISE EXCEPTION '%BIOS rule translation "%" is not a text in a known language', v_where, v_bad
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Keys are text search configurations (SELECT cfgname FROM pg_ts_config), values non-empty text.';
+    IF jsonb_typeof(coalesce(p_rule -> 'always_on', 'null')) NOT IN ('boolean', 'null') THEN
+        RAISE EXCEPTION '%BIOS rule always_on must be true or false, got % %', v_where,
+            jsonb_typeof(p_rule -> 'always_on'), left((p_rule -> 'always_on')::text, 40)
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'true: injected in every recall of the tenants that take it.';
     END IF;
     RETURN jsonb_build_object(
-        'category', v_category, 'rule', v_text, 'severity', v_severity,
-        'requirement', nullif(btrim(p_rule ->> 'requirement'), ''),
-        'topics', to_jsonb(coalesce(cogmem._normalize_topics(ARRAY(SELECT jsonb_array_elements_text(
-                               coalesce(nullif(p_rule -> 'topics', 'null'), '[]')))), '{}')),
+        'category', cogmem._bios_name(v_where || 'BIOS rule category',
+                                      lower(cogmem._bios_text(v_where || 'BIOS rule category', p_rule -> 'category', 'name'))),
+        'rule', v_text, 'severity', v_severity,
+        'requirement', nullif(cogmem._bios_text(v_where || 'BIOS rule requirement', p_rule -> 'requirement', 'requirement'), ''),
+        'topics', to_jsonb(cogmem._bios_topics(v_where, p_rule -> 'topics')),
         'always_on', coalesce((p_rule ->> 'always_on')::boolean, false),
-        'rationale', nullif(btrim(p_rule ->> 'rationale'), ''),
-        'translations', (SELECT coalesce(jsonb_object_agg(l.key, btrim(l.value #>> '{}')), '{}')
-                         FROM jsonb_each(v_languages) AS l));
+        'rationale', nullif(cogmem._bios_text(v_where || 'BIOS rule rationale', p_rule -> 'rationale', 'rationale', true), ''),
+        'translations', cogmem._bios_translations(v_where, p_rule -> 'translations'));
 END;
 $$;
 COMMENT ON FUNCTION cogmem._bios_rule_definition(jsonb, text) IS
-'A rule definition checked and normalised (category lower-case, texts trimmed, topics sorted); raises '
-'invalid_parameter_value naming where the rule came from.';
+'A rule definition checked against the schema (types, lengths, control characters, names) and normalised '
+'(category lower-case, texts trimmed, topics sorted); raises naming where the rule came from.';
 
 -- A tenant's own rule or preset load lives on the tenant's shard only: its id carries the tenant's
 -- routing key (the router reads it back) in a range of its own, so that global rules and loads (their
@@ -99,6 +233,15 @@ END;
 COMMENT ON FUNCTION cogmem._keyed_bios_id(text, regclass) IS
 'A new id for a BIOS rule or load: of the table''s identity for every tenant''s, else 2^62, the tenant''s '
 'routing key, then a number of this database.';
+
+CREATE OR REPLACE FUNCTION cogmem._bios_preset_name(p_preset text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Strict: NULL stays NULL (a rule of no preset); a name is checked as a value of a file would be.
+RETURN cogmem._bios_name('preset name', cogmem._bios_text('preset name', to_jsonb(p_preset), 'name'));
+COMMENT ON FUNCTION cogmem._bios_preset_name(text) IS
+'A preset''s name checked (one line, at most 64 characters, lower-case letters, digits, ".", "_" and "-").';
 
 CREATE OR REPLACE FUNCTION cogmem._bios_insert(p_tenant text, p_preset text, p_definition jsonb)
 RETURNS bigint
@@ -149,7 +292,7 @@ AS $$
 BEGIN
     PERFORM cogmem._reach_every(add_bios_rule.tenant);
     RETURN cogmem._bios_insert(
-        add_bios_rule.tenant, nullif(btrim(add_bios_rule.preset), ''),
+        add_bios_rule.tenant, cogmem._bios_preset_name(nullif(btrim(add_bios_rule.preset), '')),
         cogmem._bios_rule_definition(jsonb_build_object(
             'category', add_bios_rule.category, 'rule', add_bios_rule.rule,
             'severity', coalesce(add_bios_rule.severity, 'NULL'), 'requirement', add_bios_rule.requirement,
@@ -256,7 +399,9 @@ CREATE OR REPLACE FUNCTION cogmem._bios_version_key(p_version text)
 RETURNS integer[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
--- Numbers in order ("4.0.1" > "4.0", "2026-12" > "2026-3"); anything else in a version is a separator.
+-- A version of the grammar (_bios_limits: dotted numbers or a date) compares number by number
+-- ("4.0.1" > "4.0", "2026-12" > "2026-03"), never as text; versions loaded before the grammar keep
+-- the numbers they hold.
 RETURN array(SELECT m[1]::integer FROM regexp_matches(p_version, '([0-9]{1,9})', 'g') AS m);
 COMMENT ON FUNCTION cogmem._bios_version_key(text) IS 'A preset version as comparable numbers.';
 
@@ -266,9 +411,15 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
+    PERFORM cogmem._bios_name('preset name', cogmem._bios_preset_name(p_preset));
     IF p_rules IS NULL OR jsonb_typeof(p_rules) <> 'array' OR jsonb_array_length(p_rules) = 0 THEN
         RAISE EXCEPTION 'preset "%" must bring a non-empty array of rules', p_preset
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Read it from its TOML file: cogmem bios load PRESET.';
+    END IF;
+    IF jsonb_array_length(p_rules) > (cogmem._bios_limits() ->> 'rules')::integer THEN
+        RAISE EXCEPTION 'preset "%" brings % rules, the limit is %', p_preset, jsonb_array_length(p_rules),
+            cogmem._bios_limits() ->> 'rules'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Split it into presets a tenant can take one by one.';
     END IF;
     RETURN QUERY
     WITH wanted AS (
@@ -327,9 +478,10 @@ AS $$
 DECLARE
     v_last cogmem.bios_preset_loads;
 BEGIN
-    IF p_version IS NULL OR cardinality(cogmem._bios_version_key(p_version)) = 0 THEN
-        RAISE EXCEPTION 'preset "%" needs a version with a number, got %', p_preset, coalesce(quote_literal(p_version), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'E.g. version = "2.0" in the preset file.';
+    IF p_version IS NULL OR p_version !~ (cogmem._bios_limits() ->> 'version_pattern') THEN
+        RAISE EXCEPTION 'preset "%" version % is not dotted numbers or a date', p_preset, coalesce(to_jsonb(left(p_version, 40))::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'E.g. version = "2.0", "4.0.1" or "2026-03-15" in the preset file; versions compare number by number.';
     END IF;
     SELECT l.* INTO v_last FROM cogmem.bios_preset_loads AS l
     WHERE l.preset = p_preset AND l.tenant IS NOT DISTINCT FROM p_tenant ORDER BY l.load_id DESC LIMIT 1;
@@ -394,6 +546,8 @@ BEGIN
         RAISE EXCEPTION 'preset must be named'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Load presets with cogmem bios load <preset>.';
     END IF;
+    PERFORM cogmem._bios_preset_name(v_preset), cogmem._bios_text('preset title', to_jsonb(load_bios_preset.title), 'title'),
+            cogmem._bios_text('preset checksum', to_jsonb(load_bios_preset.sha256), 'sha256');
     -- One load of a preset at a time: two would both add what neither saw.
     PERFORM pg_advisory_xact_lock(hashtext('cogmem.bios_preset'), hashtext(v_preset));
     v_again := cogmem._bios_check_version(v_preset, v_tenant, load_bios_preset.version, load_bios_preset.sha256,

@@ -316,6 +316,10 @@ COMMENT ON FUNCTION cogmem._recall_candidates(
 'The memories and BIOS rules a recall may inject, scored and explained, with their layer''s budget share: '
 'one array per field, in injection order.';
 
+-- budget was integer before 0027: drivers send a large integer as bigint, which PostgreSQL will not
+-- narrow to integer when it picks a function (42883). A bigint overload beside it would make every call
+-- that leaves budget to its default ambiguous, so the parameter itself is bigint, range-checked below.
+DROP FUNCTION IF EXISTS cogmem.recall(text, text, public.vector, text[], integer, text);
 -- Longer than a screen for its declarations: a cycle is carried as arrays, one per field, from the
 -- candidates (_recall_candidates) through the fill (_fill_budget) and the notes to the log (_log_recall).
 CREATE OR REPLACE FUNCTION cogmem.recall(
@@ -323,7 +327,7 @@ CREATE OR REPLACE FUNCTION cogmem.recall(
     message text,
     embedding public.vector DEFAULT NULL,
     topics text[] DEFAULT NULL,
-    budget integer DEFAULT 3200,
+    budget bigint DEFAULT 3200,
     conversation text DEFAULT NULL
 )
 RETURNS TABLE (
@@ -344,7 +348,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_tenant      text := recall.tenant;
-    v_budget      integer := recall.budget;
+    v_budget      integer;  -- recall.budget once it is known to fit
     v_recall_id   uuid;
     v_language    regconfig;
     t             cogmem.tenants;
@@ -392,10 +396,11 @@ BEGIN
         RAISE EXCEPTION 'message must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass what was said; '''' recalls by topics only.';
     END IF;
-    IF v_budget IS NULL OR v_budget <= 0 OR v_budget > 1000000 THEN
-        RAISE EXCEPTION 'budget must be between 1 and 1000000 tokens, got %', coalesce(v_budget::text, 'NULL')
+    IF recall.budget IS NULL OR recall.budget <= 0 OR recall.budget > 1000000 THEN
+        RAISE EXCEPTION 'budget must be between 1 and 1000000 tokens, got %', coalesce(recall.budget::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The default is 3200 tokens.';
     END IF;
+    v_budget := recall.budget;
     PERFORM cogmem._check_embedding(recall.embedding);
 
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
@@ -472,7 +477,7 @@ BEGIN
                                v_reasons, v_audit_reasons);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], integer, text) IS
+COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], bigint, text) IS
 'Budgeted, ring-structured, topic-filtered recall. Returns what to inject, with layer, tokens, score and '
 'reason; logs the cycle under recall_id for cogmem.feedback() and audit.';
 

@@ -81,7 +81,9 @@ COMMENT ON FUNCTION cogmem.audit_partitions_ensure(integer) IS
 
 SELECT cogmem.audit_partitions_ensure();
 
-CREATE OR REPLACE FUNCTION cogmem.seal_audit(max_rows integer DEFAULT 1000000)
+-- max_rows was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
+DROP FUNCTION IF EXISTS cogmem.seal_audit(integer);
+CREATE OR REPLACE FUNCTION cogmem.seal_audit(max_rows bigint DEFAULT 1000000)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -101,8 +103,8 @@ DECLARE
     v_hashes  bytea[] := '{}';
 BEGIN
     PERFORM cogmem._reach_every();
-    IF max_rows IS NULL OR max_rows < 1 THEN
-        RAISE EXCEPTION 'max_rows must be positive, got %', coalesce(max_rows::text, 'NULL')
+    IF max_rows IS NULL OR max_rows < 1 OR max_rows > 1000000000 THEN
+        RAISE EXCEPTION 'max_rows must be between 1 and 1000000000, got %', coalesce(max_rows::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The default, 1000000, seals a busy minute at once.';
     END IF;
     IF pg_is_in_recovery() THEN
@@ -148,7 +150,7 @@ BEGIN
     RETURN least(v_count, max_rows);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.seal_audit(integer) IS
+COMMENT ON FUNCTION cogmem.seal_audit(bigint) IS
 'Appends new audit rows (at most max_rows) to their tenants'' hash chains; returns how many. Safe to run '
 'concurrently with writers and with itself (sealers queue).';
 

@@ -136,8 +136,10 @@ COMMENT ON FUNCTION cogmem.resolve_conflict(text, bigint, text, text) IS
 -- What a text could contradict: the established memories closest to it (by meaning when there is an
 -- embedding, else by the words they share). For a judge on the caller's side (an LLM), whose verdict
 -- goes back as remember's contradicts argument: the Python client's classifier receives these.
+-- "limit" was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
+DROP FUNCTION IF EXISTS cogmem.related(text, text, public.vector, integer);
 CREATE OR REPLACE FUNCTION cogmem.related(
-    tenant text, statement text, embedding public.vector DEFAULT NULL, "limit" integer DEFAULT 5
+    tenant text, statement text, embedding public.vector DEFAULT NULL, "limit" bigint DEFAULT 5
 )
 RETURNS TABLE (memory_id bigint, ring text, content text, similarity real)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -178,6 +180,6 @@ BEGIN
     LIMIT related."limit";
 END;
 $$;
-COMMENT ON FUNCTION cogmem.related(text, text, public.vector, integer) IS
+COMMENT ON FUNCTION cogmem.related(text, text, public.vector, bigint) IS
 'The established memories (rules, long-term facts, habits, procedures) closest to a text: by cosine with '
 'an embedding, else by the share of its words they hold. For a caller-side judge of contradictions.';

@@ -188,7 +188,10 @@ $$;
 COMMENT ON FUNCTION cogmem.end_session(text, uuid, text, text[], text[], text[], text[], text[], text, bigint[]) IS
 'end_session(session_id, ...) for a session of the named tenant; another tenant''s session is unknown.';
 
-CREATE OR REPLACE FUNCTION cogmem.briefing(tenant text, project text DEFAULT NULL, budget integer DEFAULT 800)
+-- budget was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
+DROP FUNCTION IF EXISTS cogmem.briefing_text(text, text, integer);
+DROP FUNCTION IF EXISTS cogmem.briefing(text, text, integer);
+CREATE OR REPLACE FUNCTION cogmem.briefing(tenant text, project text DEFAULT NULL, budget bigint DEFAULT 800)
 RETURNS TABLE (section text, content text, at timestamptz, tokens integer)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -266,11 +269,11 @@ BEGIN
     END LOOP;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.briefing(text, text, integer) IS
+COMMENT ON FUNCTION cogmem.briefing(text, text, bigint) IS
 'The reload protocol: core identity, last session, phase, open items, next steps, key decisions (last '
 'five sessions), applicable procedures and sessions left open, in that order, within a token budget.';
 
-CREATE OR REPLACE FUNCTION cogmem.briefing_text(tenant text, project text DEFAULT NULL, budget integer DEFAULT 800)
+CREATE OR REPLACE FUNCTION cogmem.briefing_text(tenant text, project text DEFAULT NULL, budget bigint DEFAULT 800)
 RETURNS text
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -299,7 +302,7 @@ BEGIN
     );
 END;
 $$;
-COMMENT ON FUNCTION cogmem.briefing_text(text, text, integer) IS
+COMMENT ON FUNCTION cogmem.briefing_text(text, text, bigint) IS
 'cogmem.briefing() as one Markdown block for a prompt (NULL when there is nothing to brief).';
 
 CREATE OR REPLACE FUNCTION cogmem.analyze(

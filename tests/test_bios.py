@@ -10,7 +10,20 @@ import psycopg
 import pytest
 import tomli_w
 
-from cogmem_pg.bios import available_presets, counts, diff_preset, load_preset, read_preset, subscribe, unsubscribe
+from cogmem_pg.bios import (
+    LANGUAGE_PATTERN,
+    LIMITS,
+    NAME_PATTERN,
+    VERSION_PATTERN,
+    PresetError,
+    available_presets,
+    counts,
+    diff_preset,
+    load_preset,
+    read_preset,
+    subscribe,
+    unsubscribe,
+)
 from tests.conftest import one
 
 
@@ -228,6 +241,140 @@ def test_a_version_names_one_text(db, tmp_path):
     assert err.value.diag.message_primary == 'preset "operations" version 2.0 is loaded already, with other content'
     assert err.value.diag.message_hint.startswith("A version names one text")
     assert one(db, "SELECT count(*) FROM cogmem.bios_preset_loads") == 1
+
+
+def _acme(tmp_path, edit, file: str = "acme.toml") -> Path:
+    """The operations preset as a file of its own, edited by edit(data) first."""
+    data = tomllib.loads(read_preset("operations").path.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / file
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    return path
+
+
+def _set(key, value, rule: int | None = 3):
+    """An edit that sets key (of the rule counted from 1, or of the file when rule is None)."""
+
+    def edit(data):
+        (data if rule is None else data["rules"][rule - 1])[key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "reason"),
+    [
+        (_set("rule", 123), "rules[3].rule", "must be a string, got integer 123"),
+        (_set("topics", [1, 2]), "rules[3].topics[1]", "must be a string, got integer 1"),
+        (_set("always_on", "yes"), "rules[3].always_on", 'must be true or false, got string "yes"'),
+        (_set("version", [1, 2], None), "version", 'must be a string such as "2.0" (in quotes), got array [1, 2]'),
+        (_set("version", 2.0, None), "version", 'must be a string such as "2.0" (in quotes), got float 2.0'),
+        (
+            _set("version", "v2.1", None),
+            "version",
+            'must be dotted numbers ("2.0", "4.0.1") or a date ("2026-03-15"), got string "v2.1"',
+        ),
+        (
+            _set("name", "acme\x07ops", None),
+            "name",
+            "holds control character U+0007; it must be one line of text",
+        ),
+        (_set("rule", "x" * 200_000), "rules[3].rule", "has 200000 characters, the limit is 1200"),
+        (_set("rules", "abc", None), "rules", 'must be a non-empty array of tables ([[rules]]), got string "abc"'),
+        (_set("rules", ["abc"], None), "rules[1]", 'must be a table ([[rules]]), got string "abc"'),
+        (
+            _set("category", "Access Control"),
+            "rules[3].category",
+            "\"Access Control\" is not a name: lower-case letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit",
+        ),
+        (_set("topics", ["server", "x" * 65]), "rules[3].topics[2]", "has 65 characters, the limit is 64"),
+        (_set("topics", [f"t{i}" for i in range(33)]), "rules[3].topics", "has 33 topics, the limit is 32"),
+        (_set("severity", "optional"), "rules[3].severity", 'must be one of must, should, may, got string "optional"'),
+        (
+            _set("requirement", "OPS-1\nOPS-2"),
+            "rules[3].requirement",
+            "holds control character U+000A; it must be one line of text",
+        ),
+        (_set("rationale", "x" * 501), "rules[3].rationale", "has 501 characters, the limit is 500"),
+        (
+            _set("translations", {"turkish": "bir\x1bkural"}),
+            "rules[3].translations.turkish",
+            "holds control character U+001B; only newline and tab are allowed in prose",
+        ),
+        (
+            _set("translations", {"turkish": "y" * 1201}),
+            "rules[3].translations.turkish",
+            "has 1201 characters, the limit is 1200",
+        ),
+        (
+            _set("translations", "turkish"),
+            "rules[3].translations",
+            'must be a table of language = text, got string "turkish"',
+        ),
+        (
+            _set("colour", "red"),
+            "rules[3]",
+            "has unknown keys colour; keys: requirement, category, severity, topics, "
+            "always_on, rationale, rule, translations",
+        ),
+        (_set("rule", "   "), "rules[3].rule", "must not be empty"),
+        (lambda data: data.pop("title"), None, "lacks title"),
+        (
+            _set("rules", [{"category": "server", "requirement": "R", "rule": "x"}] * 1001, None),
+            "rules",
+            "has 1001 rules, the limit is 1000",
+        ),
+    ],
+)
+def test_a_bad_preset_file_names_file_field_and_reason_and_writes_nothing(db, tmp_path, edit, field, reason):
+    path = _acme(tmp_path, edit)
+    with pytest.raises(PresetError) as err:
+        load_preset(db, path)
+    assert (err.value.file, err.value.field, err.value.reason) == ("acme.toml", field, reason)
+    assert str(err.value) == ": ".join(p for p in ("acme.toml", field, reason) if p)
+    assert one(db, "SELECT count(*) FROM cogmem.bios_rules") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.bios_preset_loads") == 0
+
+
+def test_a_file_at_every_limit_loads_and_a_later_date_is_a_newer_version(db, tmp_path):
+    """The longest texts, the most topics, prose over lines, a date as the version: accepted by the file
+    schema and by SQL alike; a later date then upgrades it, an earlier one needs --downgrade."""
+    rule = {
+        "requirement": "R" * LIMITS["requirement"],
+        "category": "a" * LIMITS["name"],
+        "severity": "may",
+        "topics": ["a" * LIMITS["name"]] + [f"topic-{i}.x_y" for i in range(LIMITS["topics"] - 1)],
+        "always_on": True,
+        "rationale": "w\t" * (LIMITS["rationale"] // 2),
+        "rule": ("Line one.\n" + "z" * LIMITS["rule"])[: LIMITS["rule"]],
+        "translations": {"turkish": "ç" * LIMITS["translation"]},
+    }
+    path = _acme(tmp_path, lambda d: d.update(name="acme.ops-1", version="2026-03-15", rules=[rule]))
+    preset, changes = load_preset(db, path)
+    assert (preset.name, preset.version, counts(changes)["add"]) == ("acme.ops-1", "2026-03-15", 1)
+    stored = db.execute("SELECT length(rule), cardinality(topics), always_on FROM cogmem.bios_rules").fetchone()
+    assert stored == (LIMITS["rule"], LIMITS["topics"], True)
+    later = _acme(
+        tmp_path, lambda d: d.update(name="acme.ops-1", version="2026-12", rules=[{**rule, "rule": "x"}]), "2.toml"
+    )
+    assert counts(load_preset(db, later)[1]) == {"retire": 1, "add": 1, "reinstate": 0, "keep": 0}
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+        load_preset(db, path)
+    assert (
+        err.value.diag.message_primary
+        == 'preset "acme.ops-1" version 2026-03-15 is older than the loaded version 2026-12'
+    )
+
+
+def test_the_file_schema_and_sql_share_their_limits(db):
+    """cogmem_pg.bios checks a file, cogmem._bios_limits() what a caller passes as JSON: the same schema."""
+    assert one(db, "SELECT cogmem._bios_limits()") == {
+        **LIMITS,
+        "name_pattern": NAME_PATTERN,
+        "version_pattern": VERSION_PATTERN,
+        "language_pattern": LANGUAGE_PATTERN,
+    }
 
 
 @pytest.mark.parametrize(

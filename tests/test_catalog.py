@@ -178,3 +178,24 @@ def test_every_view_applies_the_readers_row_level_security(db):
         if name in AGGREGATE_VIEWS:
             assert not invoker and "reachable_tenants()" in definition and "reaches_every_tenant()" in definition
             assert "GROUP BY" in definition, f"{name} is not an aggregate"
+
+
+# The store's paging parameters (sql/180-store.sql) are the store's own change (issue 37).
+STORE_PAGING = {
+    "cogmem.store_search(text,text[],text,jsonb,integer,integer,vector,boolean)",
+    "cogmem.store_namespaces(text,text[],text[],integer,integer,integer)",
+}
+
+
+def test_no_api_function_takes_a_narrower_integer_than_drivers_send(db):
+    """Drivers send a number past 2^31 as bigint, which PostgreSQL will not narrow to integer when it
+    picks a function: an integer parameter turns such a call into 42883 (function does not exist) instead
+    of an answer. Functions an application role may call take bigint and check their range."""
+    rows = db.execute(
+        """SELECT p.oid::regprocedure::text FROM pg_proc AS p
+           WHERE p.pronamespace = 'cogmem'::regnamespace
+             AND p.proargtypes::oid[] && ARRAY['int2', 'int4', 'int2[]', 'int4[]']::regtype[]::oid[]
+             AND EXISTS (SELECT FROM unnest(ARRAY['cogmem_app', 'cogmem_admin', 'cogmem_auditor', 'cogmem_gut']) AS r
+                         WHERE has_function_privilege(r, p.oid, 'EXECUTE'))"""
+    ).fetchall()
+    assert {r[0] for r in rows} - STORE_PAGING == set()

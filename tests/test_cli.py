@@ -65,6 +65,36 @@ def test_cli_reports_bad_input_without_a_traceback(dsn):
     assert 'Error: no BIOS preset "sox" is loaded (P0002)\nHINT: Load it first' in result.output
 
 
+@pytest.mark.parametrize(
+    ("dsn", "error"),
+    [
+        (
+            "host=/nonexistent-cogmem dbname=x",
+            'connection is bad: connection to server on socket "/nonexistent-cogmem/.s.PGSQL.5432" failed: '
+            "No such file or directory",
+        ),
+        ("not-a-dsn", 'missing "=" after "not-a-dsn" in connection info string'),
+    ],
+)
+def test_status_with_an_unusable_dsn_fails_and_says_why(dsn, error):
+    for args in (["status"], ["status", "--json"]):
+        result = CliRunner().invoke(main, ["--dsn", dsn, *args])
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+        assert f"Error: cannot use the database of --dsn (or DATABASE_URL): {error}" in result.output
+
+
+def test_a_bad_preset_file_is_refused_without_a_traceback(dsn, tmp_path):
+    path = tmp_path / "acme.toml"
+    path.write_text('name = "acme"\ntitle = "ACME"\nversion = "1.0"\nrules = "abc"\n', encoding="utf-8")
+    for command in ("load", "diff"):
+        result = CliRunner().invoke(main, ["--dsn", dsn, "bios", command, str(path)])
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+        assert (
+            result.output
+            == 'Error: acme.toml: rules: must be a non-empty array of tables ([[rules]]), got string "abc"\n'
+        )
+
+
 @pytest.mark.skipif(os.geteuid() == 0 and not Path("/usr/sbin/runuser").exists(), reason="needs runuser as root")
 def test_embedded_cluster_up_status_down():
     home = Path(tempfile.mkdtemp(prefix="cogmem-cli-"))

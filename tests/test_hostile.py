@@ -51,7 +51,8 @@ VECTOR = st.one_of(
     st.lists(st.sampled_from([0.1, math.nan, math.inf, -math.inf, 1e38]), min_size=384, max_size=384),
     st.just([0.0] * 384),  # a zero vector has no direction
 )
-BUDGET = st.one_of(st.none(), st.integers(min_value=-(2**31), max_value=2**31 - 1))
+# Drivers send what fits: int2, int4, or int8 past 2^31 (and numeric past 2^63, which no API takes).
+BUDGET = st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.sampled_from([2**31, 2**40]))
 
 CHECK = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
@@ -409,3 +410,219 @@ def test_tenant_names_are_one_spelling_without_control_characters(db):
     for name in ("tab\there", "new\nline", "nul\x07bell"):
         with pytest.raises(psycopg.errors.InvalidParameterValue):
             db.execute("SELECT cogmem.create_tenant(%s)", (name,))
+
+
+def bios_state(db):
+    return db.execute(
+        "SELECT (SELECT count(*) FROM cogmem.bios_rules), (SELECT count(*) FROM cogmem.bios_rule_events),"
+        " (SELECT count(*) FROM cogmem.bios_preset_loads)"
+    ).fetchone()
+
+
+RULE = {"category": "server", "rule": "Run a configuration test before any restart.", "requirement": "OPS-1"}
+
+
+@pytest.mark.parametrize(
+    ("rules", "version", "preset", "title", "sqlstate", "message"),
+    [
+        ([{**RULE, "rule": 123}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule text must be a string, got number 123'),
+        ([{**RULE, "topics": [1, 2]}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule topics[1] must be a string, got number 1'),
+        ([{**RULE, "topics": ["server", None]}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule topics[2] must not be NULL or empty'),
+        ([{**RULE, "topics": ["server", "a b"]}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule topics[2] "a b" is not a name of lower-case letters, digits, ".", "_" '
+         'and "-"'),
+        ([{**RULE, "topics": [f"t{i}" for i in range(33)]}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule has 33 topics, the limit is 32'),
+        ([{**RULE, "topics": "server"}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule topics must be an array of topic names, got string'),
+        ([{**RULE, "always_on": "yes"}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule always_on must be true or false, got string "yes"'),
+        ([{**RULE, "always_on": 1}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule always_on must be true or false, got number 1'),
+        ([{**RULE, "rule": "x" * 200_000}], "1", "own", "Own", "22001",
+         'rule 1 of preset "own": BIOS rule text has 200000 characters, the limit is 1200'),
+        ([{**RULE, "translations": {"turkish": "y" * 1201}}], "1", "own", "Own", "22001",
+         'rule 1 of preset "own": BIOS rule translations.turkish has 1201 characters, the limit is 1200'),
+        ([{**RULE, "rationale": "z" * 501}], "1", "own", "Own", "22001",
+         'rule 1 of preset "own": BIOS rule rationale has 501 characters, the limit is 500'),
+        ([{**RULE, "requirement": "OPS-1\nOPS-2"}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule requirement holds control character U+000A'),
+        ([{**RULE, "rule": "Restart\u0007 now"}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule text holds control character U+0007'),
+        ([{**RULE, "rule": "Restart\u009b now"}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule text holds control character U+009B'),
+        ([{**RULE, "translations": {"turkish": "bir\u001bkural"}}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule translations.turkish holds control character U+001B'),
+        ([{**RULE, "category": "Access Control"}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule category "access control" is not a name of lower-case letters, digits, '
+         '".", "_" and "-"'),
+        ([{**RULE, "category": "c" * 65}], "1", "own", "Own", "22001",
+         'rule 1 of preset "own": BIOS rule category has 65 characters, the limit is 64'),
+        ([{**RULE, "severity": ["must"]}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule severity must be a string, got array ["must"]'),
+        ([{**RULE, "colour": "red"}], "1", "own", "Own", "22023",
+         'rule 1 of preset "own": BIOS rule has unknown keys colour'),
+        (["abc"], "1", "own", "Own", "22023", 'rule 1 of preset "own": a BIOS rule must be an object, got string'),
+        ([RULE] * 1001, "1", "own", "Own", "22023", 'preset "own" brings 1001 rules, the limit is 1000'),
+        ([RULE], "[1, 2]", "own", "Own", "22023", 'preset "own" version "[1, 2]" is not dotted numbers or a date'),
+        ([RULE], "2026-13-01", "own", "Own", "22023",
+         'preset "own" version "2026-13-01" is not dotted numbers or a date'),
+        ([RULE], "1.2.3.4.5", "own", "Own", "22023",
+         'preset "own" version "1.2.3.4.5" is not dotted numbers or a date'),
+        ([RULE], "1", "own\u0007", "Own", "22023", "preset name holds control character U+0007"),
+        ([RULE], "1", "Own Preset", "Own", "22023",
+         'preset name "Own Preset" is not a name of lower-case letters, digits, ".", "_" and "-"'),
+        ([RULE], "1", "o" * 65, "Own", "22001", "preset name has 65 characters, the limit is 64"),
+        ([RULE], "1", "own", "T" * 201, "22001", "preset title has 201 characters, the limit is 200"),
+        ([RULE], "1", "own", "Own\r\nInjected", "22023", "preset title holds control character U+000D"),
+    ],
+)  # fmt: skip
+def test_a_preset_passed_as_json_is_checked_field_by_field_and_writes_nothing(
+    db, rules, version, preset, title, sqlstate, message
+):
+    """What cogmem_pg.bios refuses in a file, load_bios_preset refuses from a caller who passes JSON
+    directly: specific SQLSTATE, the place and the field, a HINT, nothing written."""
+    import json
+
+    before = bios_state(db)
+    with pytest.raises(psycopg.Error) as err:
+        db.execute(
+            "SELECT * FROM cogmem.load_bios_preset(%s, %s, %s, 'x', %s::jsonb)",
+            (preset, version, title, json.dumps(rules)),
+        )
+    assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
+    assert err.value.diag.message_hint
+    assert bios_state(db) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "sqlstate", "message"),
+    [
+        ({"rule": "x" * 1201}, "22001", "BIOS rule text has 1201 characters, the limit is 1200"),
+        ({"preset": "My Preset"}, "22023",
+         'preset name "My Preset" is not a name of lower-case letters, digits, ".", "_" and "-"'),
+        ({"topics": ["server", None]}, "22023", "BIOS rule topics[2] must not be NULL or empty"),
+        ({"requirement": "R" * 201}, "22001", "BIOS rule requirement has 201 characters, the limit is 200"),
+        ({"translations": {"turkish": "y" * 1201}}, "22001",
+         "BIOS rule translations.turkish has 1201 characters, the limit is 1200"),
+        ({"rationale": "why\u0085"}, "22023", "BIOS rule rationale holds control character U+0085"),
+    ],
+)  # fmt: skip
+def test_add_bios_rule_checks_the_same_schema(db, args, sqlstate, message):
+    import json
+
+    from tests.conftest import named
+
+    params = {"rule": "Run a configuration test before any restart.", **args}
+    if "translations" in params:
+        params["translations"] = json.dumps(params["translations"])
+    before = bios_state(db)
+    with pytest.raises(psycopg.Error) as err:
+        db.execute(
+            f"SELECT cogmem.add_bios_rule('server'{named(params)})".replace(
+                "translations => %(translations)s", "translations => %(translations)s::jsonb"
+            ),
+            params,
+        )
+    assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
+    assert err.value.diag.message_hint
+    assert bios_state(db) == before
+
+
+def test_a_version_that_is_not_a_version_retires_nothing(db):
+    """A version compared as arbitrary text ("[2, 1]") once counted as newer and retired rules."""
+    import json
+
+    rules = [RULE, {**RULE, "rule": "Keep a rollback plan for every change.", "requirement": "OPS-2"}]
+    db.execute("SELECT * FROM cogmem.load_bios_preset('own', '2.0', 'Own', 'a', %s::jsonb)", (json.dumps(rules),))
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        db.execute(
+            "SELECT * FROM cogmem.load_bios_preset('own', '[2, 1]', 'Own', 'b', %s::jsonb)", (json.dumps(rules[:1]),)
+        )
+    assert one(db, "SELECT count(*) FROM cogmem.active_bios_rules WHERE preset = 'own'") == 2
+
+
+def test_the_longest_rule_takes_at_most_the_bios_allocation(db, tenant):
+    """A rule is at most 1200 characters, so one rule injects at most 300 tokens: the bios layer's share of
+    the default budget. The 3,200-token recall of issue 37 injected 50,004 BIOS tokens from one rule."""
+    db.execute("SELECT cogmem.add_bios_rule('server', %s, always_on => true)", ("r" * 1200,))
+    rows = db.execute("SELECT layer, tokens FROM cogmem.recall(%s, 'hello', budget => 3200)", (tenant,)).fetchall()
+    allocation = one(
+        db, "SELECT token_allocation FROM cogmem.tenant_layers WHERE tenant = %s AND layer = 'bios'", (tenant,)
+    )
+    assert rows == [("bios", 300)] and allocation == 300
+    with pytest.raises(psycopg.errors.StringDataRightTruncation):
+        db.execute("SELECT cogmem.add_bios_rule('server', %s, always_on => true)", ("r" * 1201,))
+
+
+JSON_VALUE = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=30),
+        st.sampled_from(["server", "must", "turkish", "x" * 1300, "2.0", "yes"]),
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=6,
+)
+RULE_KEYS = ["requirement", "category", "severity", "topics", "always_on", "rationale", "rule", "translations", "x"]
+
+
+@CHECK
+@given(
+    rules=st.one_of(
+        JSON_VALUE, st.lists(st.dictionaries(st.sampled_from(RULE_KEYS), JSON_VALUE, max_size=6), max_size=3)
+    ),
+    version=HOSTILE_TEXT,
+    preset=HOSTILE_TEXT,
+    title=HOSTILE_TEXT,
+)
+def test_load_bios_preset(hostile_db, rules, version, preset, title):
+    """Whatever a caller passes as a preset: a load or a clear refusal that writes nothing."""
+    from psycopg.types.json import Jsonb
+
+    before = bios_state(hostile_db)
+    try:
+        hostile_db.execute(
+            "SELECT * FROM cogmem.load_bios_preset(%s, %s, %s, 'x', %s)", (preset, version, title, Jsonb(rules))
+        ).fetchall()
+    except psycopg.Error as exc:
+        assert exc.sqlstate in CLEAR or exc.sqlstate[:2] in CLEAR, (exc.sqlstate, str(exc)[:300])
+        assert exc.diag.message_primary
+        assert bios_state(hostile_db) == before
+
+
+@pytest.mark.parametrize(
+    ("sql", "value", "sqlstate", "message"),
+    [
+        ("SELECT * FROM cogmem.related('acme', 'nginx', NULL, %s)", 2**40, "22023",
+         "limit must be between 1 and 100, got 1099511627776"),
+        ("SELECT * FROM cogmem.briefing('acme', NULL, %s)", -(2**40), "22023",
+         "budget must be a positive number of tokens, got -1099511627776"),
+        ("SELECT cogmem.briefing_text('acme', NULL, %s)", -(2**40), "22023",
+         "budget must be a positive number of tokens, got -1099511627776"),
+        ("SELECT cogmem.seal_audit(%s)", 2**40, "22023",
+         "max_rows must be between 1 and 1000000000, got 1099511627776"),
+        ("SELECT cogmem.seal_audit(%s)", 2**63 - 1, "22023",
+         "max_rows must be between 1 and 1000000000, got 9223372036854775807"),
+    ],
+)  # fmt: skip
+def test_a_number_a_driver_sends_as_bigint_gets_a_range_error(db, tenant, sql, value, sqlstate, message):
+    """Past 2^31 drivers send bigint, which PostgreSQL does not narrow to integer when it picks a function:
+    the API takes bigint and answers with its range (before: 42883, function does not exist)."""
+    with pytest.raises(psycopg.Error) as err:
+        db.execute(sql, (value,))
+    assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
+    assert err.value.diag.message_hint
+
+
+def test_a_large_briefing_budget_is_a_budget(db, tenant):
+    db.execute("SELECT cogmem.set_core_identity(%s, 'Ops assistant')", (tenant,))
+    assert [r[0] for r in db.execute("SELECT section FROM cogmem.briefing(%s, NULL, %s)", (tenant, 2**40))] == ["core"]

@@ -193,3 +193,24 @@ def test_recalls_logged_before_the_rehearsal_log_are_not_applied_again(fresh_dat
     downgrade(dsn, "0019")
     with psycopg.connect(dsn, autocommit=True) as conn:
         assert conn.execute(stats).fetchone() == (2, 1, 1.0)
+
+
+def test_an_upgrade_retires_the_rules_longer_than_a_rule_may_be(fresh_database):
+    """A rule added before 0027 longer than 1200 characters, in English or a translation, was injected
+    whole into every recall it applied to: the upgrade retires it, saying why; the others stay in force."""
+    from psycopg.types.json import Jsonb
+
+    dsn = fresh_database()
+    install(dsn, "0024", apply_sql=False)  # the tables of the release before
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for rule, translations in (("Short.", {}), ("x" * 200_000, {}), ("Short too.", {"turkish": "y" * 1201})):
+            conn.execute(
+                "INSERT INTO cogmem.bios_rules (category, rule, translations) VALUES ('server', %s, %s)",
+                (rule, Jsonb(translations)),
+            )
+    install(dsn)
+    with psycopg.connect(dsn) as conn:
+        active = conn.execute("SELECT rule FROM cogmem.active_bios_rules").fetchall()
+        reasons = conn.execute("SELECT DISTINCT reason FROM cogmem.bios_rule_events").fetchall()
+    assert active == [("Short.",)]
+    assert reasons == [("longer than a BIOS rule may be: 1200 characters in any language (revision 0027)",)]

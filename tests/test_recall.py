@@ -313,6 +313,9 @@ def test_feedback_errors(db, recall_id, outcome, sqlstate, message):
         ({"budget": 0}, "22023", "budget must be between 1 and 1000000 tokens, got 0"),
         ({"budget": -5}, "22023", "budget must be between 1 and 1000000 tokens, got -5"),
         ({"budget": None}, "22023", "budget must be between 1 and 1000000 tokens, got NULL"),
+        # Past 2^31 a driver sends bigint: a range error, not 42883 "function does not exist".
+        ({"budget": 3_000_000_000}, "22023", "budget must be between 1 and 1000000 tokens, got 3000000000"),
+        ({"budget": 2**63 - 1}, "22023", "budget must be between 1 and 1000000 tokens, got 9223372036854775807"),
         ({"embedding": "[1,2]"}, "22023", "embedding has 2 dimensions, expected 384"),
     ],
 )
@@ -322,6 +325,23 @@ def test_recall_errors(db, tenant, args, sqlstate, message):
     assert (err.value.sqlstate, err.value.diag.message_primary) == (sqlstate, message)
     assert err.value.diag.message_hint
     assert one(db, "SELECT count(*) FROM cogmem.recalls") == 0
+
+
+def test_a_budget_resolves_however_a_caller_writes_it(db, tenant):
+    """budget is bigint: an int literal, the default, and parameters sent as smallint, integer or bigint
+    reach the one function. (A bigint overload beside an integer one would make every call that leaves
+    budget to its default ambiguous.)"""
+    db.execute("SELECT cogmem.add_bios_rule('server', 'Run a config test before restart.', tenant => %s)", (tenant,))
+    calls = [
+        ("SELECT count(*) FROM cogmem.recall(%s, 'restart the server', budget => 3200)", ()),
+        ("SELECT count(*) FROM cogmem.recall(%s, 'restart the server', NULL, NULL, 3200)", ()),
+        ("SELECT count(*) FROM cogmem.recall(%s, 'restart the server')", ()),
+        ("SELECT count(*) FROM cogmem.recall(%s, 'restart the server', budget => %s::smallint)", (3200,)),
+        ("SELECT count(*) FROM cogmem.recall(%s, 'restart the server', budget => %s::integer)", (3200,)),
+        ("SELECT count(*) FROM cogmem.recall(%s, 'restart the server', budget => %s::bigint)", (3200,)),
+        ("SELECT count(*) FROM cogmem.recall(%s, 'restart the server', budget => %s)", (2**15,)),
+    ]
+    assert [one(db, sql, (tenant, *params)) for sql, params in calls] == [1] * len(calls)
 
 
 def test_recall_needs_a_known_tenant_and_a_message(db, tenant):

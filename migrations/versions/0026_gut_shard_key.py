@@ -8,7 +8,7 @@
   cogmem_admin, reads it; the API's definer functions do (sql/110-isolation.sql, sql/999-privileges.sql).
 
 Revision ID: 0026
-Revises: 0024
+Revises: 0025
 Create Date: 2026-12-03
 """
 
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _raw import execute
 
 revision = "0026"
-down_revision = "0024"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 
