@@ -546,9 +546,11 @@ $$;
 COMMENT ON FUNCTION cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector) IS
 'The store items under a prefix that pass a filter, each scored for a query with recall''s signals.';
 
+-- Paging was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
+DROP FUNCTION IF EXISTS cogmem.store_search(text, text[], text, jsonb, integer, integer, public.vector, boolean);
 CREATE OR REPLACE FUNCTION cogmem.store_search(
     tenant text, namespace_prefix text[] DEFAULT '{}', query text DEFAULT NULL, filter jsonb DEFAULT NULL,
-    "limit" integer DEFAULT 10, "offset" integer DEFAULT 0, embedding public.vector DEFAULT NULL,
+    "limit" bigint DEFAULT 10, "offset" bigint DEFAULT 0, embedding public.vector DEFAULT NULL,
     refresh_ttl boolean DEFAULT TRUE
 )
 RETURNS TABLE (
@@ -595,7 +597,7 @@ BEGIN
     ORDER BY CASE WHEN store_search.query IS NOT NULL THEN p.score END DESC NULLS LAST, p.namespace, p.key;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_search(text, text[], text, jsonb, integer, integer, public.vector, boolean) IS
+COMMENT ON FUNCTION cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean) IS
 'Store items under a namespace prefix that pass the filter; with a query, ranked by their memories with '
 'recall''s signals (score NULL for an item without one), else by namespace and key.';
 
@@ -620,9 +622,10 @@ END;
 COMMENT ON FUNCTION cogmem._store_path_matches(text[], text[], boolean) IS
 'Whether a namespace matches a path pattern (''*'' for any label) from its start or its end.';
 
+DROP FUNCTION IF EXISTS cogmem.store_namespaces(text, text[], text[], integer, integer, integer);
 CREATE OR REPLACE FUNCTION cogmem.store_namespaces(
-    tenant text, prefix text[] DEFAULT NULL, suffix text[] DEFAULT NULL, max_depth integer DEFAULT NULL,
-    "limit" integer DEFAULT 100, "offset" integer DEFAULT 0
+    tenant text, prefix text[] DEFAULT NULL, suffix text[] DEFAULT NULL, max_depth bigint DEFAULT NULL,
+    "limit" bigint DEFAULT 100, "offset" bigint DEFAULT 0
 )
 RETURNS SETOF text[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -645,7 +648,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass NULL for namespaces of any depth.';
     END IF;
     RETURN QUERY
-    SELECT DISTINCT i.namespace[1:coalesce(store_namespaces.max_depth, cardinality(i.namespace))] AS ns
+    SELECT DISTINCT i.namespace[1:least(coalesce(store_namespaces.max_depth, 32), cardinality(i.namespace))::integer] AS ns
     FROM cogmem.store_items AS i
     WHERE i.tenant = store_namespaces.tenant AND (i.expires_at IS NULL OR i.expires_at > now())
       AND cogmem._store_path_matches(i.namespace, v_prefix, false)
@@ -654,6 +657,6 @@ BEGIN
     LIMIT greatest(store_namespaces."limit", 0) OFFSET greatest(store_namespaces."offset", 0);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_namespaces(text, text[], text[], integer, integer, integer) IS
+COMMENT ON FUNCTION cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint) IS
 'The namespaces holding store items, filtered by prefix and suffix patterns (''*'' for any label), '
 'cut to max_depth, in order.';

@@ -158,8 +158,8 @@ cogmem.gut_deidentify(text),
 cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector),
 cogmem.store_get(text, text[], text, boolean),
 cogmem.store_delete(text, text[], text),
-cogmem.store_search(text, text[], text, jsonb, integer, integer, public.vector, boolean),
-cogmem.store_namespaces(text, text[], text[], integer, integer, integer)
+cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean),
+cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint)
 TO cogmem_app;
 
 -- Auditors read the trail and verify it; they see no memory text (the trail holds none).

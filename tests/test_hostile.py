@@ -333,6 +333,8 @@ def test_a_card_in_any_disguise_anywhere_in_the_store_is_never_kept(
     hostile_db.execute("SELECT cogmem.store_delete('acme', %s, %s)", (namespace, key))
 
 
+@CHECK
+@given(
     state=GUT_STATE,
     epsilon=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([1e-300, 1e300])),
     keyed=st.booleans(),
