@@ -38,3 +38,5 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/gut.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/store.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/shards.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/conversation.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/candidates.py --results bench/RESULTS.md

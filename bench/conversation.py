@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.results import replace_section  # noqa: E402
 from cogmem_pg.client import Client  # noqa: E402
 from cogmem_pg.embed import default_embedder  # noqa: E402
 
@@ -62,6 +63,13 @@ class Question:
     text: str
     evidence: tuple[str, ...]
     category: str
+    # The answer's words that its evidence turns hold: what an excerpt must not cut away.
+    answer_words: frozenset[str] = frozenset()
+
+
+def answer_words(answer: object, evidence: Sequence[str], turns: dict[str, Turn]) -> frozenset[str]:
+    said = set(words(" ".join(turns[e].text for e in evidence)))
+    return frozenset(w for w in words(str(answer)) if len(w) > 2 and w in said)
 
 
 @dataclass
@@ -99,12 +107,14 @@ def load_locomo(path: Path = LOCOMO) -> list[Conversation]:
                 text = t["text"] + (f" [shares a photo: {t['blip_caption']}]" if t.get("blip_caption") else "")
                 c.turns.append(Turn(t["dia_id"], t["speaker"], text, at, n, position))
             n += 1
-        known = {t.id for t in c.turns}
+        known = {t.id: t for t in c.turns}
         for q in sample["qa"]:
             category = LOCOMO_CATEGORIES.get(q["category"])
             evidence = tuple(e for e in q.get("evidence", []) if e in known)
             if category and evidence:
-                c.questions.append(Question(q["question"], evidence, category))
+                c.questions.append(
+                    Question(q["question"], evidence, category, answer_words(q.get("answer", ""), evidence, known))
+                )
         conversations.append(c)
     return conversations
 
@@ -120,7 +130,10 @@ def load_ours(directory: Path = OURS, lang: str | None = None) -> list[Conversat
             at = datetime.fromisoformat(s["date"])
             for position, t in enumerate(s["turns"], 1):
                 c.turns.append(Turn(t["id"], t["speaker"], t["text"], at, s["session"], position))
-        c.questions = [Question(q["question"], tuple(q["evidence"]), q["category"]) for q in data["questions"]]
+        known = {t.id: t for t in c.turns}
+        for q in data["questions"]:
+            words_ = answer_words(q["answer"], q["evidence"], known)
+            c.questions.append(Question(q["question"], tuple(q["evidence"]), q["category"], words_))
         conversations.append(c)
     return conversations
 
@@ -131,16 +144,17 @@ def load_ours(directory: Path = OURS, lang: str | None = None) -> list[Conversat
 Item = tuple[frozenset[str], str]
 
 
-def within_budget(items: Iterable[Item], budget: int) -> set[str]:
+def within_budget(items: Iterable[Item], budget: int) -> tuple[set[str], str]:
     """The turns shown by the items that fit the budget, greedily in order (an item that does not fit is
-    skipped, as recall's own fill does)."""
-    used, shown = 0, set()
-    for ids, text in items:
-        cost = tokens(text)
+    skipped, as recall's own fill does), and the text shown."""
+    used, shown, text = 0, set(), []
+    for ids, content in items:
+        cost = tokens(content)
         if used + cost <= budget:
             used += cost
             shown |= ids
-    return shown
+            text.append(content)
+    return shown, "\n".join(text)
 
 
 @dataclass
@@ -148,10 +162,16 @@ class Score:
     recall: list[float] = field(default_factory=list)  # per question: share of its evidence shown
     complete: list[float] = field(default_factory=list)  # per question: 1 when all of it is shown
 
-    def add(self, evidence: Sequence[str], shown: set[str]) -> None:
-        hit = sum(1 for e in evidence if e in shown)
-        self.recall.append(hit / len(evidence))
-        self.complete.append(float(hit == len(evidence)))
+    answers: list[float] = field(default_factory=list)  # per question: share of its answer's words shown
+
+    def add(self, q: Question, shown: tuple[set[str], str]) -> None:
+        turns, text = shown
+        hit = sum(1 for e in q.evidence if e in turns)
+        self.recall.append(hit / len(q.evidence))
+        self.complete.append(float(hit == len(q.evidence)))
+        if q.answer_words:
+            present = set(words(text))
+            self.answers.append(sum(1 for w in q.answer_words if w in present) / len(q.answer_words))
 
     def mean(self) -> tuple[float, float]:
         return (statistics.fmean(self.recall), statistics.fmean(self.complete)) if self.recall else (0.0, 0.0)
@@ -227,7 +247,9 @@ def load_into_cogmem(client: Client, tenant: str, c: Conversation, vectors: np.n
         items = [
             {
                 "content": t.text,
-                "source": {"conversation": f"{c.id}/{t.session}", "speaker": t.speaker, "at": t.at.isoformat()},
+                "conversation": c.id,
+                "speaker": t.speaker,
+                "said_at": t.at.isoformat(),
                 **({"ring": "fresh"} if all_fresh else {}),
             }
             for _, t in turns
@@ -271,9 +293,9 @@ class Table:
     never_cut: Counter[str] = field(default_factory=Counter)  # method -> turns routed into a never-cut ring
     turns: int = 0
 
-    def add(self, method: str, budget: int, q: Question, shown: set[str]) -> None:
+    def add(self, method: str, budget: int, q: Question, shown: tuple[set[str], str]) -> None:
         for key in (q.category, "all"):
-            self.scores[(method, budget, key)].add(q.evidence, shown)
+            self.scores[(method, budget, key)].add(q, shown)
 
     def methods(self) -> list[str]:
         return list(dict.fromkeys(m for m, _, _ in self.scores))
@@ -283,7 +305,7 @@ def run(conversations: list[Conversation], dsn: str, methods: Sequence[str], bud
     vectors = Vectors()
     table = Table()
     with Client(dsn, embedder=False) as client:
-        for n, c in enumerate(conversations):
+        for c in conversations:
             started = time.monotonic()
             turn_vectors = vectors([t.text for t in c.turns])
             question_vectors = vectors([q.text for q in c.questions])
@@ -296,7 +318,7 @@ def run(conversations: list[Conversation], dsn: str, methods: Sequence[str], bud
                         for budget in budgets:
                             table.add(method, budget, q, within_budget(ranked, budget))
                     continue
-                tenant = f"conv{n}_{'fresh' if method.endswith('fresh') else 'default'}"
+                tenant = f"{c.id}_{'fresh' if method.endswith('fresh') else 'default'}"
                 held = load_into_cogmem(client, tenant, c, turn_vectors, all_fresh=method.endswith("fresh"))
                 with client.connection() as conn:
                     rows = conn.execute(
@@ -317,23 +339,27 @@ def run(conversations: list[Conversation], dsn: str, methods: Sequence[str], bud
 
 
 def render(table: Table, title: str, budgets: Sequence[int]) -> str:
-    lines = [f"### {title}", ""]
-    header = (
-        "| method | "
-        + " | ".join(f"@{b:,}" for b in budgets)
-        + " | "
-        + " | ".join(f"{c} @{b:,}" for b in budgets for c in CATEGORIES)
-        + " |"
-    )
-    lines += [header, "|---|" + "---:|" * (len(budgets) * (1 + len(CATEGORIES)))]
+    """Evidence recall per category, then all-evidence recall and the answer's words shown."""
+    lines = [f"**{title}** ({table.turns:,} turns): evidence recall", ""]
+    head = [f"@{b:,}" for b in budgets] + [f"{c} @{b:,}" for b in budgets for c in CATEGORIES]
+    lines += ["| method | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
     for method in table.methods():
         cells = [f"{table.scores[(method, b, 'all')].mean()[0]:.3f}" for b in budgets]
         cells += [
-            f"{table.scores[(method, b, c)].mean()[0]:.3f}" if table.scores.get((method, b, c)) else "–"
+            f"{table.scores[(method, b, c)].mean()[0]:.3f}" if (method, b, c) in table.scores else "–"
             for b in budgets
             for c in CATEGORIES
         ]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    head = [f"{what} @{b:,}" for b in budgets for what in ("all evidence", "answer words")]
+    lines += ["", "| method | " + " | ".join(head) + " | never-cut turns |", "|---|" + "---:|" * (len(head) + 1)]
+    for method in table.methods():
+        cells = []
+        for b in budgets:
+            score = table.scores[(method, b, "all")]
+            cells += [f"{score.mean()[1]:.3f}", f"{statistics.fmean(score.answers):.3f}" if score.answers else "–"]
+        never = table.never_cut.get(method)
+        lines.append(f"| {method} | " + " | ".join(cells) + f" | {'–' if never is None else never} |")
     return "\n".join(lines) + "\n"
 
 
@@ -346,6 +372,9 @@ def main() -> None:
     parser.add_argument("--results", type=Path, help="write the section into this RESULTS.md")
     args = parser.parse_args()
     data = args.data or ["locomo", "ours-en", "ours-tr"]
+    if "locomo" in data and not LOCOMO.exists():  # it is measured against, never shipped
+        print(f"{LOCOMO} is not here: LoCoMo skipped", file=sys.stderr)
+        data.remove("locomo")
     methods = args.methods.split(",")
     sets = {
         "locomo": lambda: load_locomo(),
@@ -361,16 +390,32 @@ def main() -> None:
         cluster, _ = tuned_cluster(5460)
         dsn = cluster.dsn("postgres")
         install(dsn)
+    titles = {
+        "locomo": "LoCoMo10 (10 conversations, categories 1-4)",
+        "ours-en": "our English conversations (bench/corpus/conversations)",
+        "ours-tr": "our Turkish conversations (bench/corpus/conversations)",
+    }
+    tables = []
     try:
         for name in data:
             conversations = sets[name]()[: args.limit]
             table = run(conversations, dsn, methods, BUDGETS)
-            print(render(table, name, BUDGETS))
-            print("never-cut turns:", dict(table.never_cut), "of", table.turns)
+            tables.append(render(table, titles[name], BUDGETS))
+            print(tables[-1])
     finally:
         if cluster is not None:
             cluster.stop()
+    if args.results:
+        replace_section(args.results, [*INTRO, "", *tables], SECTION)
 
 
-if __name__ == "__main__":
-    main()
+SECTION = "Recall over conversations"
+INTRO = [
+    "`bench/conversation.py`: every turn of a conversation stored with `remember(tenant, text)` and its "
+    "conversation, speaker and time (one tenant per conversation), every question asked with "
+    "`recall(tenant, question, budget)`; the baselines rank the same turns. Evidence recall is the share of a "
+    "question's evidence turns inside the context, cut to the same budget (tokens = characters / 4) for "
+    "every method; all evidence is the share of questions with every evidence turn inside; answer words is "
+    "the share of the answer's words (those its evidence holds) in the context, which an excerpt that cut "
+    "the answer away would lower. `recall` shows each turn with its date and speaker, and pays for them.",
+]

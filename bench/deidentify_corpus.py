@@ -24,6 +24,8 @@ from typing import Any
 
 import psycopg
 
+from bench.results import replace_section
+
 CORPUS = Path(__file__).resolve().parent / "corpus"
 PLACEHOLDER = re.compile(r"<[a-z]+>")
 
@@ -103,8 +105,6 @@ def section(result: dict[str, Any], corpora: dict[str, Any], before: dict[str, A
     hit = sum(c for _, (c, _) in rows)
     caught_before = sum(c for c, _ in before["per_kind"].values()) if before else None
     lines = [
-        "## De-identification of the Gut",
-        "",
         f"`bench/deidentify_corpus.py` over `bench/corpus/deidentify.jsonl` (ours): {total} identifiers in the "
         f"disguises the review found passing, in English and Turkish, and {result['benign']} benign lessons that "
         "must come out unchanged.",
@@ -132,14 +132,6 @@ def section(result: dict[str, Any], corpora: dict[str, Any], before: dict[str, A
     return lines
 
 
-def replace_section(results: Path, lines: list[str], title: str = "De-identification of the Gut") -> None:
-    text = results.read_text(encoding="utf-8") if results.exists() else ""
-    block = "\n".join(lines) + "\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: block + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + block
-    results.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="The Gut's de-identification on its labelled corpus.")
     parser.add_argument("--dsn", required=True)
@@ -159,7 +151,7 @@ def main() -> None:
     lines = section(result, corpora, before)
     print("\n".join(lines))
     if args.results:
-        replace_section(args.results, lines)
+        replace_section(args.results, lines, "De-identification of the Gut")
 
 
 if __name__ == "__main__":

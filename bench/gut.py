@@ -34,6 +34,7 @@ import psycopg
 import psycopg.rows
 from pgvector.psycopg import register_vector
 
+from bench.results import replace_section
 from bench.workload import SHARED_TRUTHS, GutMemory, gut_population, tenant_language
 from cogmem_pg import gut
 from cogmem_pg.embed import default_embedder
@@ -319,15 +320,6 @@ def section(stats: dict, results: list[dict], member: dict, nightly: dict, bound
     return lines
 
 
-def replace_section(results: Path, lines: list[str], title: str = "Gut") -> None:
-    """Writes the section '## TITLE' into RESULTS.md in place of the previous one (first time: at the end)."""
-    text = results.read_text(encoding="utf-8") if results.exists() else ""
-    heading = f"\n## {title}\n"
-    head, _, rest = text.partition(heading)
-    tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
-    results.write_text(head.rstrip("\n") + "\n" + heading + "\n" + "\n".join(lines) + "\n" + tail, encoding="utf-8")
-
-
 def main() -> None:
     from bench.server import tuned_cluster
 
@@ -374,7 +366,7 @@ def main() -> None:
         print("\n".join(lines))
         if args.results:
             plot(results, args.results.parent / "gut.png")
-            replace_section(args.results, lines)
+            replace_section(args.results, lines, "Gut")
     finally:
         cluster.stop()
         shutil.rmtree(home, ignore_errors=True)

@@ -25,7 +25,7 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-from bench.gut import replace_section
+from bench.results import replace_section
 from bench.run import machine_of
 from bench.scenarios import PAIRS, distractors
 from cogmem_pg.client import Client

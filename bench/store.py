@@ -29,8 +29,8 @@ import psycopg
 from langgraph.store.base import PutOp
 from psycopg.types.json import Jsonb
 
-from bench.gut import replace_section
 from bench.redaction_corpus import luhn_card
+from bench.results import replace_section
 from bench.run import machine_of
 from bench.scenarios import PAIRS, distractors
 from bench.server import tuned_cluster

@@ -50,18 +50,26 @@ MODEL_FILE = Path(__file__).resolve().parents[1] / "sql" / "025-routing-model.sq
 # a little above the 0.97 the test split must show, since dev chooses the thresholds.
 PRECISION = {"dos_and_donts": 0.98, "shocks": 0.98, "instruction": 0.97, "contradicts": 0.9}
 REGULARISATION = (1.0, 3.0)
+# A candidate is asked about: at most this share of casual talk may become one of each ring (3% in all:
+# rules are worded like advice between friends far more often than incidents are like stories).
+CANDIDATE_SHARE = {"dos_and_donts": 0.025, "shocks": 0.005, "instruction": 0.0}
 FOLDS = 5
 
 
-def inputs(conn: psycopg.Connection, texts: Sequence[str]) -> tuple[list[str], np.ndarray, list[list[str]]]:
-    """The cue names, the cues of each text and its terms, as the database computes them."""
+def inputs(conn: psycopg.Connection, texts: Sequence[str]) -> tuple[list[str], np.ndarray, list[list[str]], np.ndarray]:
+    """The cue names, the cues of each text, its terms and whether it is long, as the database computes them."""
     names = conn.execute("SELECT cogmem._inbound_cue_names()").fetchone()[0]  # type: ignore[index]
     rows = conn.execute(
-        "SELECT cogmem._inbound_cues(t.text), cogmem._inbound_terms(t.text)"
+        "SELECT cogmem._inbound_cues(t.text), cogmem._inbound_terms(t.text), cogmem._is_long(t.text)"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS t (text, n) ORDER BY t.n",
         (list(texts),),
     ).fetchall()
-    return names, np.asarray([r[0] for r in rows], dtype=np.float64), [r[1] for r in rows]
+    return (
+        names,
+        np.asarray([r[0] for r in rows], dtype=np.float64),
+        [r[1] for r in rows],
+        np.asarray([r[2] for r in rows], dtype=bool),
+    )
 
 
 CUE_SCALE = EMBEDDING_SCALE = 3.0
@@ -121,23 +129,48 @@ def decide(probabilities: np.ndarray, labels: Sequence[str], thresholds: dict[st
     return [labels[i] for i in masked.argmax(axis=1)]
 
 
+@dataclass
+class Thresholds:
+    """What a guarded label needs to be chosen, and to be a candidate (a statement that may be one, kept and
+    asked about instead of dropped: sql/060-remember.sql)."""
+
+    sure: dict[str, float]
+    candidate: dict[str, float]
+
+
+def candidate_threshold(probabilities: np.ndarray, casual: np.ndarray, sure: float, share: float) -> float:
+    """The lowest probability (at least 0.1, at most the sure threshold) at which at most SHARE of casual
+    talk would become a candidate of the label."""
+    if not casual.any():
+        return sure
+    for t in sorted({0.1, *probabilities.round(4)}):
+        if 0.1 <= t <= sure and (probabilities[casual] >= t).mean() <= share:
+            return float(t)
+    return sure
+
+
 def train_head(
-    x: csr_matrix, y: np.ndarray, guarded: Sequence[str], n_terms: int = 0
-) -> tuple[LogisticRegression, dict[str, float], float]:
+    x: csr_matrix, y: np.ndarray, guarded: Sequence[str], n_terms: int = 0, casual: np.ndarray | None = None
+) -> tuple[LogisticRegression, Thresholds, float]:
     """Out-of-fold probabilities (five folds over train and dev) choose the regularisation that recalls
-    most of the guarded labels at their precision, and their thresholds; the model is then fitted on all."""
+    most of the guarded labels at their precision, their thresholds and those of a candidate; the model is
+    then fitted on all."""
     labels = sorted(set(y))  # the order of LogisticRegression.classes_
-    best: tuple[float, dict[str, float], float] | None = None
+    casual = np.zeros(len(y), dtype=bool) if casual is None else casual
+    best: tuple[float, Thresholds, float] | None = None
     for c in REGULARISATION:
         p = np.zeros((x.shape[0], len(labels)))
         for fitted, held in StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(x, y):
             p[held] = fit(x[fitted], y[fitted], c, n_terms).predict_proba(x[held])
-        thresholds = {g: threshold(p[:, labels.index(g)], y == g, PRECISION[g]) for g in guarded}
-        predicted = np.array(decide(p, labels, thresholds))
+        sure = {g: threshold(p[:, labels.index(g)], y == g, PRECISION[g]) for g in guarded}
+        candidate = {
+            g: candidate_threshold(p[:, labels.index(g)], casual, sure[g], CANDIDATE_SHARE.get(g, 0.0)) for g in guarded
+        }
+        predicted = np.array(decide(p, labels, sure))
         recall = sum(((predicted == g) & (y == g)).sum() / max((y == g).sum(), 1) for g in guarded)
         score = recall + (predicted == y).mean()
         if best is None or score > best[0]:
-            best = (score, thresholds, c)
+            best = (score, Thresholds(sure, candidate), c)
     assert best is not None
     return fit(x, y, best[2], n_terms), best[1], best[2]
 
@@ -147,7 +180,7 @@ def vector_literal(values: np.ndarray) -> str:
 
 
 def model_rows(
-    name: str, head: str, model: LogisticRegression, thresholds: dict[str, float], features: Features
+    name: str, head: str, model: LogisticRegression, thresholds: Thresholds, features: Features
 ) -> tuple[list[str], str | None]:
     """The SQL rows of one head: one per label (bias, threshold, dense weights), and one with the weights of
     its terms, each term an array in label order (None when the model has no terms)."""
@@ -164,11 +197,12 @@ def model_rows(
         # The dense weights apply to unscaled features, in the order the SQL builds them: the embedding
         # first (when there is one), then the cues.
         dense = weights[n_terms:] * features.dense_scale
-        if name == "embedding":
+        if name.startswith("embedding"):
             dense = np.concatenate([dense[-EMBEDDING_DIMENSIONS:], dense[:-EMBEDDING_DIMENSIONS]])
         rows.append(
             f"    ('{name}', '{head}', '{label}', {slot}, {bias:.6g}::real, "
-            f"{thresholds.get(label, 0.0):.4g}::real,\n     '{vector_literal(dense)}'::public.vector)"
+            f"{thresholds.sure.get(label, 0.0):.4g}::real, {thresholds.candidate.get(label, 0.0):.4g}::real,"
+            f"\n     '{vector_literal(dense)}'::public.vector)"
         )
     if not n_terms:
         return rows, None
@@ -210,7 +244,7 @@ def write(rows: list[str], term_rows: list[str], cue_names: list[str], summary: 
                 "CREATE OR REPLACE FUNCTION cogmem._routing_model()",
                 "RETURNS TABLE (",
                 "    model text, head text, label text, slot integer, bias real, threshold real,",
-                "    weights public.vector",
+                "    candidate_threshold real, weights public.vector",
                 ")",
                 "LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER",
                 "SET search_path = pg_catalog, cogmem, public, pg_temp",
@@ -219,14 +253,16 @@ def write(rows: list[str], term_rows: list[str], cue_names: list[str], summary: 
                 "BEGIN",
                 *_values(
                     rows,
-                    "NULL::text, NULL::text, NULL::text, NULL::integer, NULL::real, NULL::real, NULL::public.vector",
+                    "NULL::text, NULL::text, NULL::text, NULL::integer, NULL::real, NULL::real, NULL::real,"
+                    " NULL::public.vector",
                 ),
                 "END;",
                 "$$;",
                 "COMMENT ON FUNCTION cogmem._routing_model() IS",
                 "'The routing model: per model (embedding, cues, pair-embedding, pair-cues), head and label, the '",
                 "'label''s slot in its head, the bias, the threshold a never-cut ring, an instruction or a '",
-                "'contradiction needs, and the weights of the dense features.';",
+                "'contradiction needs, the threshold of a candidate rule or incident, and the weights of the '",
+                "'dense features (models named -long judge long texts, cogmem._is_long).';",
                 "",
                 "CREATE OR REPLACE FUNCTION cogmem._routing_terms()",
                 "RETURNS TABLE (model text, head text, terms jsonb)",
@@ -285,7 +321,7 @@ def train_pairs(conn: psycopg.Connection) -> tuple[list[str], list[str]]:
         features = Features([], np.ones(x.shape[1]), csr_matrix(x * mask))
         model, thresholds, c = train_head(features.matrix, y, ("contradicts",))
         rows += model_rows(name, "contradicts", model, thresholds, features)[0]
-        summary.append(f"{name}: C = {c:g}; threshold contradicts {thresholds['contradicts']:.3g}.")
+        summary.append(f"{name}: C = {c:g}; threshold contradicts {thresholds.sure['contradicts']:.3g}.")
         print(summary[-1], file=sys.stderr)
     return rows, summary
 
@@ -295,7 +331,8 @@ def main(dsn: str) -> None:
     install(dsn)
     known = statements("train") + statements("dev")
     with psycopg.connect(dsn) as conn:
-        cue_names, cues, terms = inputs(conn, [s.text for s in known])
+        cue_names, cues, terms, long = inputs(conn, [s.text for s in known])
+    casual = np.array([s.casual and s.ring == "fresh" for s in known])
     vectors = np.asarray(embed([s.text for s in known]), dtype=np.float64)
     rings = np.array([s.ring for s in known])
     instructions = np.array(["instruction" if s.instruction else "statement" for s in known])
@@ -303,6 +340,8 @@ def main(dsn: str) -> None:
     rows, term_rows = [], []
     summary = [f"{len(known)} train and dev statements; {len(cue_names)} cues."]
     cue_scale = np.full(len(cue_names), CUE_SCALE)
+    # Short statements and long turns (cogmem._is_long) each have models of their own: a long turn's
+    # emphasis and chatter would otherwise blur what a short rule looks like.
     for name, dense, scale in (
         (
             "embedding",
@@ -311,15 +350,21 @@ def main(dsn: str) -> None:
         ),
         ("cues", cues, cue_scale),
     ):
-        x = Features.build(terms, dense, scale)
-        for head, y, guarded in (("ring", rings, NEVER_CUT), ("instruction", instructions, ("instruction",))):
-            model, thresholds, c = train_head(x.matrix, y, guarded, len(x.vocabulary))
-            head_rows, head_terms = model_rows(name, head, model, thresholds, x)
-            rows += head_rows
-            term_rows += [head_terms] if head_terms else []
-            shown = ", ".join(f"{g} {thresholds[g]:.3g}" for g in guarded)
-            summary.append(f"{name}/{head}: C = {c:g}, {len(x.vocabulary)} terms; thresholds {shown}.")
-            print(summary[-1], file=sys.stderr)
+        for suffix, part in (("", ~long), ("-long", long)):
+            x = Features.build([t for t, keep in zip(terms, part, strict=True) if keep], dense[part], scale)
+            for head, y, guarded in (("ring", rings, NEVER_CUT), ("instruction", instructions, ("instruction",))):
+                model, thresholds, c = train_head(x.matrix, y[part], guarded, len(x.vocabulary), casual[part])
+                head_rows, head_terms = model_rows(name + suffix, head, model, thresholds, x)
+                rows += head_rows
+                term_rows += [head_terms] if head_terms else []
+                shown = ", ".join(
+                    f"{g} {thresholds.sure[g]:.3g} (candidate {thresholds.candidate[g]:.3g})" for g in guarded
+                )
+                summary.append(
+                    f"{name + suffix}/{head}: {part.sum()} statements, C = {c:g}, {len(x.vocabulary)} terms; "
+                    f"thresholds {shown}."
+                )
+                print(summary[-1], file=sys.stderr)
     with psycopg.connect(dsn) as conn:
         pair_rows, pair_summary = train_pairs(conn)
     write(rows + pair_rows, term_rows, cue_names, summary + pair_summary)

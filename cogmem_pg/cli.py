@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,7 @@ def status(ctx: Context, as_json: bool) -> None:
         if cluster.running():
             info["revision"] = current_revision(cluster.dsn())
     info["head"] = head_revision()
+    _routing_status(info, ctx.explicit_dsn or (cluster.dsn() if info.get("revision") else None))
     if as_json:
         click.echo(json.dumps(info, default=str))
     else:
@@ -147,6 +149,24 @@ def status(ctx: Context, as_json: bool) -> None:
             click.echo(f"{key:18} {value}")
     if "error" in info:  # a status that cannot reach its database is a failure, for scripts too
         raise click.ClickException(f"cannot use the database of --dsn (or DATABASE_URL): {info['error']}")
+
+
+def _routing_status(info: dict[str, object], dsn: str | None) -> None:
+    """Whether a text remembered from plain SQL is routed with an embedding; a warning when it is not."""
+    if dsn is None or "error" in info or info.get("revision") is None:
+        return
+    try:
+        with psycopg.connect(dsn, connect_timeout=10) as conn:
+            row = conn.execute("SELECT cogmem.server_can_embed()").fetchone()
+    except psycopg.Error:
+        return
+    info["server_can_embed"] = bool(row and row[0])
+    if not info["server_can_embed"]:
+        info["warning"] = (
+            "this server cannot embed: a text remembered from plain SQL without an embedding is routed by the "
+            "cues model alone, and fewer stated rules reach their never-cut ring (more wait as candidates); "
+            "send embeddings from the client (cogmem_pg.Client embeds) or see README, Inbound attention"
+        )
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -401,12 +421,24 @@ def _client(ctx: Context):
 @click.option("--ring", default=None, help="Ring (default: routed automatically).")
 @click.option("--topic", "topics", multiple=True, help="Topic (default: detected).")
 @click.option("--source", default="{}", help='Provenance as JSON, e.g. \'{"who": "ayse"}\'.')
+@click.option("--conversation", default=None, help="The conversation (thread, session) it was said in.")
+@click.option("--speaker", default=None, help="Who said it.")
+@click.option("--said-at", "said_at", type=click.DateTime(), default=None, help="When it was said (ISO 8601).")
 @json_option
 @pass_context
 def remember(
-    ctx: Context, tenant: str, content: str, ring: str | None, topics: tuple[str, ...], source: str, as_json: bool
+    ctx: Context,
+    tenant: str,
+    content: str,
+    ring: str | None,
+    topics: tuple[str, ...],
+    source: str,
+    conversation: str | None,
+    speaker: str | None,
+    said_at: datetime | None,
+    as_json: bool,
 ) -> None:
-    """Remember CONTENT for TENANT."""
+    """Remember CONTENT for TENANT (a turn of a conversation with --conversation, --speaker, --said-at)."""
     with _client(ctx) as client:
         try:
             memory = client.remember(
@@ -415,6 +447,9 @@ def remember(
                 ring=ring,
                 topics=list(topics) or None,  # type: ignore[arg-type]
                 source=json.loads(source),
+                conversation=conversation,
+                speaker=speaker,
+                said_at=said_at,
             )
         except psycopg.Error as exc:
             raise click.ClickException(_sql_error_text(exc)) from exc

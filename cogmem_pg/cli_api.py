@@ -96,6 +96,45 @@ def conflicts_resolve(ctx: Context, conflict_id: int, resolution: str, note: str
 
 
 @main.group()
+def rules() -> None:
+    """Candidate rules and incidents: what may belong in a never-cut ring, waiting for a person."""
+
+
+@rules.command("pending")
+@click.argument("tenant")
+@json_option
+@pass_context
+def rules_pending(ctx: Context, tenant: str, as_json: bool) -> None:
+    """The candidates, newest first, with the question to ask."""
+    with sql_errors():
+        rows = ctx.client().pending_rules(tenant)
+    _emit(rows, as_json, lambda r: f"{r.memory_id:>6} {r.ring:14} {r.question}")
+
+
+@rules.command("confirm")
+@click.argument("tenant")
+@click.argument("memory_id", type=int)
+@click.argument("ring", type=click.Choice(["dos_and_donts", "shocks", "long_term", "habits", "procedures", "fresh"]))
+@pass_context
+def rules_confirm(ctx: Context, tenant: str, memory_id: int, ring: str) -> None:
+    """Confirm a memory (a candidate) into RING."""
+    with sql_errors():
+        ctx.client().confirm_ring(tenant, memory_id, ring)
+    click.echo(f"memory {memory_id} is in {ring}")
+
+
+@rules.command("dismiss")
+@click.argument("tenant")
+@click.argument("memory_id", type=int)
+@pass_context
+def rules_dismiss(ctx: Context, tenant: str, memory_id: int) -> None:
+    """Say a candidate is no rule or incident (it becomes an ordinary fresh memory)."""
+    with sql_errors():
+        ctx.client().dismiss_candidate(tenant, memory_id)
+    click.echo(f"memory {memory_id} is no candidate any more")
+
+
+@main.group()
 def session() -> None:
     """Working sessions: start one, end it with what happened (an episode)."""
 

@@ -62,7 +62,10 @@ class Classifier(Protocol):
 @dataclass(frozen=True)
 class Memory:
     """What remember did. action is created, duplicate or conflict; a conflict stores nothing (memory_id
-    is None) until resolve_conflict(conflict_id, ...) decides, and names the memories it contradicts."""
+    is None) until resolve_conflict(conflict_id, ...) decides, and names the memories it contradicts.
+    candidate: the never-cut ring the memory (or the sentence taken from it) may belong to, waiting for a
+    person (pending_rules); excerpt_id: the memory keeping the sentence of a long turn that is a rule or an
+    incident (the turn itself stays in fresh)."""
 
     memory_id: int | None
     ring: str
@@ -71,6 +74,8 @@ class Memory:
     redactions: list[str]
     conflict_id: int | None = None
     conflicts_with: list[int] | None = None
+    candidate: str | None = None
+    excerpt_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,20 @@ class BatchMemory:
     redactions: list[str]
     conflict_id: int | None = None
     conflicts_with: list[int] | None = None
+    candidate: str | None = None
+    excerpt_id: int | None = None
+
+
+@dataclass(frozen=True)
+class PendingRule:
+    """A candidate rule or incident waiting for a person, with the question to ask them."""
+
+    memory_id: int
+    ring: str
+    content: str
+    probability: float | None
+    question: str
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -331,6 +350,12 @@ class Recall:
         return "\n".join(lines)
 
 
+def _iso(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def _tenant_first(tenant: str | None) -> str:
     """The tenant's placeholder in a call that takes an id, when the caller names the tenant."""
     return "%s::text, " if tenant is not None else ""
@@ -428,10 +453,15 @@ class Client:
         source: dict[str, Any] | None = None,
         contradicts: Sequence[int] | None = None,
         *,
+        conversation: str | None = None,
+        speaker: str | None = None,
+        said_at: datetime | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Memory:
         """contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
-        None lets cogmem detect them (or the client's classifier, when it has one)."""
+        None lets cogmem detect them (or the client's classifier, when it has one). conversation, speaker
+        and said_at say where it was said: a turn of a conversation is recalled with its neighbours, its
+        speaker and its date."""
         vector = self._vector(content, embedding)
         if self._classifier is not None and (ring is None or topics is None or contradicts is None):
             shown = self.related(tenant, content, vector, conn=conn)
@@ -445,7 +475,7 @@ class Client:
             conn,
             Memory,
             # Vectors travel binary (%b): as text, formatting and parsing 384 floats costs more than the call.
-            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[])",
+            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[], %s, %s, %s)",
             (
                 tenant,
                 content,
@@ -454,6 +484,9 @@ class Client:
                 vector,
                 json.dumps(source or {}),
                 list(contradicts) if contradicts is not None else None,
+                conversation,
+                speaker,
+                said_at,
             ),
         )
         return memory
@@ -468,8 +501,9 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> list[BatchMemory]:
         """Stores a batch in one call. Items are texts or dicts with content and optionally ring, topics,
-        source. Without embeddings, the client's embedder (if any) embeds the whole batch at once. Each item
-        gets every check remember() makes, unless ``skip`` names some (``near_duplicates``, ``conflicts``)."""
+        source, conversation, speaker and said_at (an ISO 8601 text or a datetime). Without embeddings, the
+        client's embedder (if any) embeds the whole batch at once. Each item gets every check remember()
+        makes, unless ``skip`` names some (``near_duplicates``, ``conflicts``)."""
         texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
         if embeddings is None and self._embedder is not None and items:
             embeddings = self._embedder.embed(texts)
@@ -488,7 +522,8 @@ class Client:
             conn,
             BatchMemory,
             "SELECT * FROM cogmem.remember_many(%s, %s, %b, %s)",
-            (tenant, json.dumps(list(items)), vectors, list(skip)),
+            # A datetime said_at travels as ISO 8601 text.
+            (tenant, json.dumps(list(items), default=_iso), vectors, list(skip)),
         )
 
     def recall(
@@ -752,12 +787,25 @@ class Client:
     def classify(
         self, content: str, embedding: Sequence[float] | None = None, *, conn: psycopg.Connection | None = None
     ) -> dict[str, Any]:
-        """cogmem.classify(): ring, instruction, each ring's probability, and which model decided."""
+        """cogmem.classify(): ring, instruction, each ring's probability, which model decided, and the
+        never-cut ring it is a candidate for (likely, not sure)."""
         with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
             cur.execute("SELECT * FROM cogmem.classify(%s, %b)", (content, self._vector(content, embedding)))
             row = cur.fetchone()
             assert row is not None
             return row
+
+    def pending_rules(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[PendingRule]:
+        """The candidate rules and incidents waiting to be confirmed, newest first, with the question to ask."""
+        return self._rows(conn, PendingRule, "SELECT * FROM cogmem.pending_rules(%s)", (tenant,))
+
+    def confirm_ring(self, tenant: str, memory_id: int, ring: str, *, conn: psycopg.Connection | None = None) -> str:
+        """A person confirms a memory (a candidate) into a ring."""
+        return str(self._scalar(conn, "SELECT cogmem.confirm_ring(%s, %s, %s)", (tenant, memory_id, ring)))
+
+    def dismiss_candidate(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> bool:
+        """A person says a candidate is no rule or incident: it becomes an ordinary fresh memory."""
+        return bool(self._scalar(conn, "SELECT cogmem.dismiss_candidate(%s, %s)", (tenant, memory_id)))
 
     def add_bios_rule(
         self,

@@ -62,7 +62,8 @@ def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
 
         contents = [i.content for i in result.items]
         checks = [
-            ("the Monday rule is recalled", MONDAY[0][0] in contents),
+            # Said in a conversation, it is shown with its date: "[2026-12-01] Never restart ...".
+            ("the Monday rule is recalled", any(c.endswith(MONDAY[0][0]) for c in contents)),
             (
                 "a BIOS rule asks for a config test before restart",
                 any(i.layer == "bios" and "config check" in i.content for i in result.items),

@@ -118,10 +118,31 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) ->
         }
 
     @server.tool(annotations=WRITES)
-    def remember(text: str, ring: str | None = None, topics: list[str] | None = None) -> dict[str, Any]:
+    def remember(
+        text: str,
+        ring: str | None = None,
+        topics: list[str] | None = None,
+        conversation: str | None = None,
+        speaker: str | None = None,
+        said_at: str | None = None,
+    ) -> dict[str, Any]:
         """Store what was said. Leave ring empty to let attention route it (rules and incidents only reach
-        the never-cut rings when they clearly are ones); a contradiction is held as a conflict, not stored."""
-        return _plain(call(lambda: client.remember(tenant, text, ring=ring, topics=topics)))  # type: ignore[arg-type]
+        the never-cut rings when they clearly are ones); a contradiction is held as a conflict, not stored.
+        For a turn of a conversation, pass its CONVERSATION (thread or session id), SPEAKER and SAID_AT (ISO
+        8601): recall then brings its neighbouring turns, who said it and when."""
+        return _plain(
+            call(
+                lambda: client.remember(
+                    tenant,
+                    text,
+                    ring=ring,  # type: ignore[arg-type]
+                    topics=topics,
+                    source={"said_at": said_at} if said_at else None,
+                    conversation=conversation,
+                    speaker=speaker,
+                )
+            )
+        )
 
     @server.tool(annotations=WRITES)
     def feedback(recall_id: str, outcome: float, used: list[int] | None = None) -> dict[str, Any]:
@@ -189,6 +210,34 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, call) -> None:
         """RESOLUTION: paradigm_shift (the new one replaces the old), exception (kept beside it) or
         override (dropped)."""
         return _plain(call(lambda: client.resolve_conflict(conflict_id, resolution, note, tenant=tenant)))
+
+    @server.tool(annotations=READS)
+    def pending_rules() -> list[dict[str, Any]]:
+        """Candidate rules and incidents: what the user said that may be a standing rule or an incident to
+        remember, not sure enough to be one yet. Ask the user each QUESTION, then call confirm_ring or
+        dismiss_candidate with the answer."""
+        return [_plain(r) for r in call(lambda: client.pending_rules(tenant))]
+
+    @server.tool(annotations=IDEMPOTENT)
+    def confirm_ring(memory_id: int, ring: str) -> dict[str, Any]:
+        """The user confirmed: move the memory into RING (dos_and_donts for a rule, shocks for an incident)."""
+        return {"memory_id": memory_id, "ring": call(lambda: client.confirm_ring(tenant, memory_id, ring))}
+
+    @server.tool(annotations=IDEMPOTENT)
+    def dismiss_candidate(memory_id: int) -> dict[str, Any]:
+        """The user said it is no rule or incident: it stays an ordinary memory."""
+        return {"dismissed": call(lambda: client.dismiss_candidate(tenant, memory_id))}
+
+    @server.prompt()
+    def confirm_rules() -> str:
+        """When to ask the user about candidate rules and incidents."""
+        return (
+            "When remember or recall names a candidate, or at a natural pause in the conversation (not in the "
+            "middle of a task), call pending_rules. Ask the user the newest one or two questions, in their own "
+            "words, one at a time. Confirm what they agree to with confirm_ring, dismiss what they reject with "
+            "dismiss_candidate, and leave the rest: a candidate never fades while it waits, and one that is "
+            "said again or used successfully is promoted by the night."
+        )
 
     @server.tool(annotations=WRITES)
     def trust_event(kind: str, cause: str | None = None) -> dict[str, Any]:

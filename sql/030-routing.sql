@@ -184,11 +184,34 @@ $$;
 COMMENT ON FUNCTION cogmem._inbound_terms(text) IS
 'The terms the routing model weighs: folded words, word pairs, and -suffixes (last three letters).';
 
+-- A text's sentences: split after . ! ? … and at line breaks, trimmed, empty ones dropped.
+CREATE OR REPLACE FUNCTION cogmem._sentences(p_text text)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN ARRAY(SELECT btrim(s.x) FROM regexp_split_to_table(p_text, '(?<=[.!?…])\s+|\n+') WITH ORDINALITY AS s (x, n)
+                 WHERE btrim(s.x) <> '' ORDER BY s.n);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._sentences(text) IS 'The sentences of a text (and its lines), in order.';
+
+-- A long text: two sentences or more, over 40 words. Real chats are full of them (lists of tips, stories,
+-- plots, rants), and the model keeps thresholds of their own for them.
+CREATE OR REPLACE FUNCTION cogmem._is_long(p_content text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+RETURN cardinality(regexp_split_to_array(btrim(p_content), '\s+')) > 40 AND cardinality(cogmem._sentences(p_content)) >= 2;
+COMMENT ON FUNCTION cogmem._is_long(text) IS 'Whether a text is long: two sentences or more, over 40 words.';
+
 -- The model (sql/025-routing-model.sql) as the scores of each label: bias + weights · features + the
 -- weights of the statement's terms, where the features are the embedding followed by the cues, or the
 -- cues alone without an embedding.
+DROP FUNCTION IF EXISTS cogmem._inbound_scores(text, public.vector);  -- before 0029: no candidate threshold
 CREATE OR REPLACE FUNCTION cogmem._inbound_scores(p_content text, p_embedding public.vector)
-RETURNS TABLE (head text, label text, probability double precision, threshold real)
+RETURNS TABLE (head text, label text, probability double precision, threshold real, candidate_threshold real)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
@@ -196,7 +219,9 @@ DECLARE
     v_cues     public.vector := cogmem._inbound_cues(p_content)::public.vector;
     v_terms    text[] := cogmem._inbound_terms(p_content);
     v_features public.vector;
-    v_model    text := CASE WHEN p_embedding IS NULL THEN 'cues' ELSE 'embedding' END;
+    -- A long text (cogmem._is_long) is judged by the models trained on long turns.
+    v_model    text := CASE WHEN p_embedding IS NULL THEN 'cues' ELSE 'embedding' END
+                       || CASE WHEN cogmem._is_long(p_content) THEN '-long' ELSE '' END;
 BEGIN
     v_features := CASE WHEN p_embedding IS NULL THEN v_cues ELSE p_embedding OPERATOR(public.||) v_cues END;
     RETURN QUERY
@@ -210,7 +235,7 @@ BEGIN
         GROUP BY h.head, e.n
     ),
     scores AS (
-        SELECT m.head, m.label, m.threshold,
+        SELECT m.head, m.label, m.threshold, m.candidate_threshold,
                m.bias - (m.weights OPERATOR(public.<#>) v_features) + coalesce(ts.score, 0) AS score  -- <#>: minus the dot product
         FROM cogmem._routing_model() AS m
         LEFT JOIN term_scores AS ts ON ts.head = m.head AND ts.slot = m.slot
@@ -218,22 +243,47 @@ BEGIN
     ),
     -- A softmax per head, shifted by the head's largest score so that exp() cannot overflow.
     shifted AS (
-        SELECT s.head, s.label, s.threshold, exp(s.score - max(s.score) OVER (PARTITION BY s.head)) AS e
+        SELECT s.head, s.label, s.threshold, s.candidate_threshold,
+               exp(s.score - max(s.score) OVER (PARTITION BY s.head)) AS e
         FROM scores AS s
     )
-    SELECT x.head, x.label, x.e / sum(x.e) OVER (PARTITION BY x.head), x.threshold
+    SELECT x.head, x.label, x.e / sum(x.e) OVER (PARTITION BY x.head), x.threshold, x.candidate_threshold
     FROM shifted AS x;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector) IS
 'The routing model''s probability of each ring (head ring) and of being an instruction (head instruction), '
-'with the threshold a never-cut ring or an instruction needs.';
+'with the threshold a never-cut ring or an instruction needs and the one a candidate rule or incident '
+'needs; a long text (cogmem._is_long) by the models of long turns.';
+
+-- A long turn (several sentences, over 40 words) is a rule or an incident only through a sentence of it:
+-- that sentence, the one the cues model finds most likely of the ring, is what the never-cut ring keeps,
+-- and the turn itself stays an ordinary memory. NULL for a text short enough to be kept whole.
+CREATE OR REPLACE FUNCTION cogmem._rule_sentence(p_content text, p_ring text)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF NOT cogmem._is_long(p_content) THEN
+        RETURN NULL;
+    END IF;
+    RETURN (SELECT s.sentence FROM unnest(cogmem._sentences(p_content)) WITH ORDINALITY AS s (sentence, n)
+            CROSS JOIN LATERAL cogmem._inbound_scores(s.sentence, NULL) AS p
+            WHERE p.head = 'ring' AND p.label = p_ring
+            ORDER BY p.probability DESC, s.n LIMIT 1);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._rule_sentence(text, text) IS
+'The sentence of a long text (two sentences or more, over 40 words) most likely to be of the ring (a rule, an '
+'incident); NULL for a text to be kept whole.';
 
 -- Before 0014 route took the text only and matched keywords.
 DROP FUNCTION IF EXISTS cogmem.route(text);
 
+DROP FUNCTION IF EXISTS cogmem.classify(text, public.vector);  -- before 0029 it named no candidate
 CREATE OR REPLACE FUNCTION cogmem.classify(content text, embedding public.vector DEFAULT NULL)
-RETURNS TABLE (ring text, instruction boolean, probabilities jsonb, model text)
+RETURNS TABLE (ring text, instruction boolean, probabilities jsonb, model text, candidate text)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
@@ -244,22 +294,33 @@ BEGIN
     END IF;
     PERFORM cogmem._check_embedding(classify.embedding);
     RETURN QUERY
-    WITH p AS (SELECT * FROM cogmem._inbound_scores(classify.content, classify.embedding))
-    SELECT
+    WITH p AS (SELECT * FROM cogmem._inbound_scores(classify.content, classify.embedding)),
+    chosen AS (
         -- The most probable ring among those that clear their threshold; fresh's is 0, so one always does
         -- (and fresh it is, should the model be missing).
-        coalesce((SELECT p.label FROM p WHERE p.head = 'ring' AND p.probability >= p.threshold
-                  ORDER BY p.probability DESC, p.label LIMIT 1), 'fresh'),
+        SELECT coalesce((SELECT p.label FROM p WHERE p.head = 'ring' AND p.probability >= p.threshold
+                         ORDER BY p.probability DESC, p.label LIMIT 1), 'fresh') AS ring
+    )
+    SELECT
+        c.ring,
         coalesce((SELECT p.probability >= p.threshold FROM p WHERE p.head = 'instruction' AND p.label = 'instruction'),
                  false),
         (SELECT jsonb_object_agg(p.label, round(p.probability::numeric, 4)) FROM p WHERE p.head = 'ring'),
-        CASE WHEN classify.embedding IS NULL THEN 'cues' ELSE 'embedding' END;
+        CASE WHEN classify.embedding IS NULL THEN 'cues' ELSE 'embedding' END,
+        -- Not sure enough for a never-cut ring, but likely enough to be kept as one's candidate and asked.
+        CASE WHEN c.ring = 'fresh' THEN
+            (SELECT p.label FROM p WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
+               AND p.probability >= p.candidate_threshold
+             ORDER BY p.probability DESC, p.label LIMIT 1)
+        END
+    FROM chosen AS c;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.classify(text, public.vector) IS
 'Inbound attention for a statement: its ring (shocks, dos_and_donts, procedures or fresh; a never-cut ring '
-'only when the model is sure), whether it is an instruction, each ring''s probability, and which model '
-'decided (embedding, or cues when no embedding is given).';
+'only when the model is sure), whether it is an instruction, each ring''s probability, which model decided '
+'(embedding, or cues when no embedding is given), and the never-cut ring it is a candidate for when the '
+'model finds it likely but not sure (remember keeps it in fresh, marked, and it never fades while it waits).';
 
 CREATE OR REPLACE FUNCTION cogmem.route(content text, embedding public.vector DEFAULT NULL)
 RETURNS text

@@ -68,6 +68,189 @@ COMMENT ON FUNCTION cogmem._link_contradiction(text, bigint, bigint[], text) IS
 'Links a stored memory to the older memories it contradicts and halves the confidence of those that are '
 'not in a protected ring; audited.';
 
+-- Where a memory was said (migration 0028): its conversation, speaker and time travel in source under
+-- these keys, from remember()'s arguments or a remember_many item's, so that every store path carries
+-- them alike; a trigger copies them into their columns. What is wrong with them, NULL when nothing.
+CREATE OR REPLACE FUNCTION cogmem._said_problem(p_said jsonb)
+RETURNS text
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_key  text;
+    v_text text;
+BEGIN
+    IF jsonb_typeof(p_said) IS DISTINCT FROM 'object' THEN
+        RETURN NULL;
+    END IF;
+    FOREACH v_key IN ARRAY ARRAY['conversation', 'speaker'] LOOP
+        CONTINUE WHEN jsonb_typeof(p_said -> v_key) IS NULL OR jsonb_typeof(p_said -> v_key) = 'null';
+        v_text := btrim(p_said ->> v_key);
+        IF jsonb_typeof(p_said -> v_key) <> 'string' OR v_text = '' OR length(v_text) > 200 OR v_text ~ '[[:cntrl:]]' THEN
+            RETURN format('has a %s that is not a name of 1 to 200 characters without control characters', v_key);
+        END IF;
+    END LOOP;
+    IF jsonb_typeof(p_said -> 'said_at') NOT IN ('string', 'null') THEN
+        RETURN 'has a said_at that is not a timestamp';
+    END IF;
+    BEGIN
+        IF NOT ((p_said ->> 'said_at')::timestamptz BETWEEN '1900-01-01' AND '2200-01-01') THEN
+            RETURN 'has a said_at outside 1900 to 2200';
+        END IF;
+    EXCEPTION WHEN data_exception THEN
+        RETURN format('has a said_at that is not a timestamp: %s', left(p_said ->> 'said_at', 40));
+    END;
+    RETURN NULL;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._said_problem(jsonb) IS
+'What is wrong with the conversation, speaker and said_at of an object (a source, a batch item); NULL '
+'when nothing.';
+
+CREATE OR REPLACE FUNCTION cogmem._with_said(
+    p_source jsonb, p_conversation text, p_speaker text, p_said_at timestamptz
+)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN CASE
+    WHEN jsonb_typeof(coalesce(p_source, '{}')) <> 'object' THEN p_source  -- refused by the checks, as it is
+    ELSE coalesce(p_source, '{}') || jsonb_strip_nulls(jsonb_build_object(
+        'conversation', p_conversation, 'speaker', p_speaker, 'said_at', p_said_at))
+END;
+COMMENT ON FUNCTION cogmem._with_said(jsonb, text, text, timestamptz) IS
+'A source with where the memory was said added (the arguments that are not NULL win).';
+
+-- Items of remember_many with their conversation, speaker and said_at moved into their source.
+CREATE OR REPLACE FUNCTION cogmem._said_items(p_items jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN (
+    SELECT coalesce(jsonb_agg(CASE
+        WHEN jsonb_typeof(i.value) = 'object' AND i.value ?| ARRAY['conversation', 'speaker', 'said_at']
+            THEN (i.value - 'conversation' - 'speaker' - 'said_at')
+                 || jsonb_build_object('source', coalesce(i.value -> 'source', '{}') || jsonb_strip_nulls(
+                        jsonb_build_object('conversation', i.value -> 'conversation', 'speaker', i.value -> 'speaker',
+                                           'said_at', i.value -> 'said_at')))
+        ELSE i.value END ORDER BY i.n), '[]')
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i (value, n)
+);
+COMMENT ON FUNCTION cogmem._said_items(jsonb) IS
+'A remember_many batch with each item''s conversation, speaker and said_at moved into its source.';
+
+CREATE OR REPLACE FUNCTION cogmem._set_said()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+AS $$
+BEGIN
+    NEW.conversation := nullif(btrim(NEW.source ->> 'conversation'), '');
+    NEW.speaker := nullif(btrim(NEW.source ->> 'speaker'), '');
+    NEW.excerpt_of := (NEW.source ->> 'excerpt_of')::bigint;
+    -- A turn of a conversation has a time, its place among the turns: when it was stored, if not given.
+    NEW.said_at := coalesce((NEW.source ->> 'said_at')::timestamptz,
+                            CASE WHEN NEW.conversation IS NOT NULL THEN clock_timestamp() END);
+    RETURN NEW;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._set_said() IS
+'Trigger: memories.conversation, speaker, said_at and excerpt_of from the source (checked by remember''s '
+'checks; excerpt_of is set by remember itself).';
+CREATE OR REPLACE TRIGGER memories_said
+BEFORE INSERT ON cogmem.memories
+FOR EACH ROW EXECUTE FUNCTION cogmem._set_said();
+
+-- Candidate rules and incidents (migration 0029): a statement the routing model finds likely of a never-cut
+-- ring, but not sure enough for it, is kept in fresh, marked, and never fades while it waits for a person
+-- (cogmem.pending_rules, confirm_ring) or the night (said again, or successful when recalled).
+CREATE OR REPLACE FUNCTION cogmem._mark_candidate(p_tenant text, p_memory_id bigint, p_ring text, p_p real)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    UPDATE cogmem.memories AS m SET candidate_ring = p_ring::cogmem.ring, candidate_p = p_p
+    WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id AND m.ring = 'fresh';
+    IF FOUND THEN
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+        VALUES (p_tenant, 'write', p_memory_id, 'candidate',
+                jsonb_build_object('ring', p_ring, 'probability', round(p_p::numeric, 4)));
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._mark_candidate(text, bigint, text, real) IS
+'Marks a fresh memory a candidate of a never-cut ring, with the model''s probability; audited.';
+
+-- A candidate heard again (the same text, or a near-duplicate): two sayings are more likely a rule than
+-- one, so the probabilities combine as independent evidence, 1 - (1 - p1)(1 - p2). Crossing the ring's
+-- threshold moves it there at once.
+CREATE OR REPLACE FUNCTION cogmem._restated_candidate(p_tenant text, p_memory_id bigint, p_probabilities jsonb)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_memory cogmem.memories;
+    v_p      real;
+    v_sure   real;
+BEGIN
+    SELECT * INTO v_memory FROM cogmem.memories AS m
+    WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id AND m.candidate_ring IS NOT NULL;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    v_p := 1 - (1 - v_memory.candidate_p)
+               * (1 - coalesce((p_probabilities ->> v_memory.candidate_ring::text)::real, v_memory.candidate_p));
+    SELECT r.threshold INTO v_sure FROM cogmem._routing_model() AS r
+    WHERE r.model = 'embedding' AND r.head = 'ring' AND r.label = v_memory.candidate_ring::text;
+    IF v_p >= coalesce(v_sure, 1) THEN
+        UPDATE cogmem.memories AS m SET ring = v_memory.candidate_ring, candidate_ring = NULL, candidate_p = NULL,
+                                        updated_at = now()
+        WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id;
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+        VALUES (p_tenant, 'lifecycle', p_memory_id, 'candidate_promoted',
+                jsonb_build_object('to', v_memory.candidate_ring, 'reason', 'said again',
+                                   'probability', round(v_p::numeric, 4)));
+    ELSE
+        UPDATE cogmem.memories AS m SET candidate_p = v_p WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id;
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._restated_candidate(text, bigint, jsonb) IS
+'A candidate said again: its probability combines with the new saying''s, and crossing the ring''s threshold '
+'promotes it; audited.';
+
+-- After a memory is stored: the sentence of a long turn that its never-cut ring keeps (or that is the
+-- candidate) goes through the one store with excerpt_of naming the turn; a short candidate is marked.
+CREATE OR REPLACE FUNCTION cogmem._keep_sentence(
+    p_tenant text, p_turn bigint, p_source jsonb, p_sentence text, p_ring text, p_candidate text, p_p real
+)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_kept record;
+BEGIN
+    IF p_sentence IS NULL THEN
+        IF p_candidate IS NOT NULL THEN
+            PERFORM cogmem._mark_candidate(p_tenant, p_turn, p_candidate, p_p);
+        END IF;
+        RETURN;
+    END IF;
+    SELECT r.memory_id, r.action INTO v_kept
+    FROM cogmem._remember(p_tenant, p_sentence, coalesce(p_ring, 'fresh'), NULL, NULL,
+                          p_source || jsonb_build_object('excerpt_of', p_turn), NULL) AS r;
+    IF p_ring IS NULL AND p_candidate IS NOT NULL AND v_kept.action = 'created' THEN
+        PERFORM cogmem._mark_candidate(p_tenant, v_kept.memory_id, p_candidate, p_p);
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._keep_sentence(text, bigint, jsonb, text, text, text, real) IS
+'Stores the rule or incident sentence of a long turn in its ring (or as a candidate), linked to the turn; '
+'or marks a short memory a candidate.';
+
 -- p_contradicts: NULL to detect conflicts (sql/160-dissonance.sql), '{}' for none, or the caller's
 -- verdict; p_unlike: memories the text must not be merged into as a near-duplicate (it contradicts them).
 -- What remember() refuses before it stores anything; returns the memories the caller says the text
@@ -113,6 +296,11 @@ BEGIN
         RAISE EXCEPTION 'source must be a JSON object, got %', jsonb_typeof(coalesce(p_source, '{}'))
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Pass provenance as an object, e.g. {"who": "ayse", "channel": "slack"}.';
+    END IF;
+    IF cogmem._said_problem(p_source) IS NOT NULL THEN
+        RAISE EXCEPTION 'source %', cogmem._said_problem(p_source)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'conversation and speaker are names, said_at a timestamp such as 2026-03-02T19:40:00Z.';
     END IF;
     PERFORM cogmem._check_limits(t, p_topics, p_source);
     PERFORM cogmem._check_embedding(p_embedding);
@@ -368,6 +556,12 @@ DECLARE
     v_verdict    text;
     v_instruction boolean;
     v_contradicted bigint[];
+    v_rule       text;
+    v_rule_ring  cogmem.ring;
+    v_stored     record;
+    v_candidate  text;
+    v_rule_candidate text;
+    v_probabilities jsonb;
 BEGIN
     -- Its callers (remember, remember_many, observe, report_error, resolve_conflict, end_session) checked
     -- reach first.
@@ -384,6 +578,7 @@ BEGIN
     SELECT m.memory_id INTO v_near FROM cogmem.memories AS m
     WHERE m.tenant = v_tenant AND m.fingerprint = v_fingerprint;
     IF v_near.memory_id IS NOT NULL THEN
+        PERFORM cogmem._restated_candidate(v_tenant, v_near.memory_id, NULL);
         RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[]
         FROM cogmem._rehearse(v_tenant, v_near.memory_id, v_redactions, jsonb_build_object('match', 'same_text')) AS r;
         RETURN;
@@ -391,8 +586,28 @@ BEGIN
     v_embedding := coalesce(p_embedding, cogmem.embed(v_content));
     -- Inbound attention (sql/030-routing.sql): the ring, unless the caller chose it, and whether the text
     -- is an instruction, which only rules and steps are by their ring.
-    SELECT coalesce(p_ring, c.ring)::cogmem.ring, c.instruction INTO v_ring, v_instruction
+    SELECT coalesce(p_ring, c.ring)::cogmem.ring, c.instruction, CASE WHEN p_ring IS NULL THEN c.candidate END,
+           c.probabilities
+    INTO v_ring, v_instruction, v_candidate, v_probabilities
     FROM cogmem.classify(v_content, v_embedding) AS c;
+    -- A turn of a conversation needs more certainty for a never-cut ring; below it, it is a candidate.
+    IF p_ring IS NULL AND v_ring IN ('dos_and_donts', 'shocks') AND p_source ? 'conversation'
+       AND (v_probabilities ->> v_ring::text)::real < t.turn_never_cut_probability THEN
+        v_candidate := v_ring::text;
+        v_ring := 'fresh';
+    END IF;
+    -- A long turn routed to a never-cut ring (or likely of one) stays an ordinary memory; the sentence that
+    -- is the rule or the incident goes to the ring (or becomes the candidate), once the turn is stored.
+    IF p_ring IS NULL AND (v_ring IN ('dos_and_donts', 'shocks') OR v_candidate IS NOT NULL) THEN
+        v_rule := cogmem._rule_sentence(v_content, coalesce(v_candidate, v_ring::text));
+        IF v_rule IS NOT NULL THEN
+            v_rule_ring := CASE WHEN v_ring IN ('dos_and_donts', 'shocks') THEN v_ring END;
+            v_rule_candidate := v_candidate;
+            v_candidate := NULL;
+            v_ring := CASE WHEN v_rule_ring IS NOT NULL THEN 'fresh' ELSE v_ring END;
+            v_instruction := v_instruction AND v_rule_ring IS NULL;
+        END IF;
+    END IF;
     v_instruction := v_instruction OR v_ring IN ('dos_and_donts', 'procedures');
     v_topics := coalesce(cogmem._normalize_topics(p_topics),
                          cogmem._detect_topics(v_tenant, v_content, v_language));
@@ -418,23 +633,49 @@ BEGIN
         FROM cogmem._near_duplicate(v_tenant, v_content, v_embedding, v_found.close_ids, p_unlike,
                                      t.duplicate_similarity);
         IF v_near.memory_id IS NOT NULL THEN
+            PERFORM cogmem._restated_candidate(v_tenant, v_near.memory_id, v_probabilities);
             RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(v_tenant, v_near.memory_id,
                 v_redactions, jsonb_build_object('match', 'similar', 'similarity', round(v_near.similarity::numeric, 4)))
                 AS r;
             RETURN;
         END IF;
     END IF;
-    RETURN QUERY SELECT * FROM cogmem._store_memory(v_tenant, v_language, v_content, v_ring, p_ring IS NULL, v_topics,
-                                                    v_embedding, coalesce(p_source, '{}'), v_redactions,
-                                                    v_contradicted, v_verdict, v_fingerprint);
+    SELECT * INTO v_stored
+    FROM cogmem._store_memory(v_tenant, v_language, v_content, v_ring, p_ring IS NULL, v_topics, v_embedding,
+                              coalesce(p_source, '{}'), v_redactions, v_contradicted, v_verdict, v_fingerprint);
+    IF v_stored.action = 'created' THEN
+        PERFORM cogmem._keep_sentence(v_tenant, v_stored.memory_id, coalesce(p_source, '{}'), v_rule, v_rule_ring::text,
+                                      coalesce(v_rule_candidate, v_candidate),
+                                      (v_probabilities ->> coalesce(v_rule_candidate, v_candidate))::real);
+    END IF;
+    RETURN QUERY SELECT v_stored.memory_id, v_stored.ring, v_stored.topics, v_stored.action, v_stored.redactions,
+                        v_stored.conflict_id, v_stored.conflicts_with;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean) IS
 'The one store: cogmem.remember() and each item of remember_many() (PL/pgSQL cannot name an input and an '
 'output column alike). p_near_duplicates = false: a batch that skips that check on purpose.';
 
+-- What remember tells the caller besides the memory: the never-cut ring it (or the sentence taken from it)
+-- is a candidate for, and the memory that keeps the sentence of a long turn that is a rule or an incident.
+CREATE OR REPLACE FUNCTION cogmem._remembered_as(p_tenant text, p_memory_id bigint, OUT candidate text, OUT excerpt_id bigint)
+-- Volatile: it must see what the remember of the same statement just wrote.
+LANGUAGE sql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT coalesce(m.candidate_ring, e.candidate_ring)::text, e.memory_id
+    FROM (SELECT p_memory_id AS id) AS x
+    LEFT JOIN cogmem.memories AS m ON m.tenant = p_tenant AND m.memory_id = x.id
+    LEFT JOIN LATERAL (SELECT k.memory_id, k.candidate_ring FROM cogmem.memories AS k
+                       WHERE k.tenant = p_tenant AND k.excerpt_of = x.id ORDER BY k.memory_id DESC LIMIT 1) AS e ON true;
+$$;
+COMMENT ON FUNCTION cogmem._remembered_as(text, bigint) IS
+'A stored memory''s candidate ring (its own or its sentence''s) and the memory keeping its rule sentence.';
+
 -- The public signature is a contract; its output columns reuse input names (ring, topics), which only
 -- a SQL-language function allows, so it wraps the PL/pgSQL implementation.
+-- Before 0028 remember took no conversation, speaker or time.
+DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]);
 CREATE OR REPLACE FUNCTION cogmem.remember(
     tenant text,
     content text,
@@ -442,26 +683,37 @@ CREATE OR REPLACE FUNCTION cogmem.remember(
     topics text[] DEFAULT NULL,
     embedding public.vector DEFAULT NULL,
     source jsonb DEFAULT '{}',
-    contradicts bigint[] DEFAULT NULL
+    contradicts bigint[] DEFAULT NULL,
+    conversation text DEFAULT NULL,
+    speaker text DEFAULT NULL,
+    said_at timestamptz DEFAULT NULL
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
-    conflicts_with bigint[]
+    conflicts_with bigint[], candidate text, excerpt_id bigint
 )
 LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
     SELECT cogmem._reach(tenant);
-    SELECT * FROM cogmem._remember(tenant, content, ring, topics, embedding, source, contradicts);
+    SELECT r.*, a.candidate, a.excerpt_id
+    FROM cogmem._remember(tenant, content, ring, topics, embedding,
+                          cogmem._with_said(source, conversation, speaker, said_at), contradicts) AS r
+    CROSS JOIN LATERAL cogmem._remembered_as(tenant, r.memory_id) AS a;
 $$;
-COMMENT ON FUNCTION cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]) IS
+COMMENT ON FUNCTION cogmem.remember(
+    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz
+) IS
 'Stores a memory: redacts secrets, routes it to a ring (when ring is NULL), detects topics (when NULL), '
 'embeds it (when NULL and the server can). A near-duplicate rehearses the existing memory instead '
 '(action = duplicate). An instruction that contradicts an established memory is held, not stored '
 '(action = conflict, with conflict_id and conflicts_with; see resolve_conflict); a statement of fact that '
 'does is stored, linked to them and weakens them (action = created, with conflicts_with). contradicts '
-'passes the caller''s own verdict (memory ids, or ''{}'' for none). Returns the memory, its ring, topics, '
-'the action and what was redacted.';
+'passes the caller''s own verdict (memory ids, or ''{}'' for none). conversation, speaker and said_at say '
+'where it was said (a turn of a conversation: recall brings its neighbours, its speaker and its date). '
+'Returns the memory, its ring, topics, the action, what was redacted, the never-cut ring it is a candidate '
+'for (likely a rule or an incident, not sure enough: kept in fresh, never fading, see pending_rules), and '
+'for a long turn whose one sentence is a rule or an incident, the memory keeping that sentence.';
 
 -- The batch path: many memories in one call (a loader, an import, a backfill). By default every item
 -- gets all the checks of the one store, _remember(): those no check relates to anything are stored
@@ -484,8 +736,8 @@ AS $$
                 WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN 'is neither a text nor an object'
                 WHEN jsonb_typeof(i.value) = 'object' AND EXISTS (
                     SELECT FROM jsonb_object_keys(i.value) AS k
-                    WHERE k NOT IN ('content', 'ring', 'topics', 'source'))
-                    THEN 'has unknown keys (known: content, ring, topics, source)'
+                    WHERE k NOT IN ('content', 'ring', 'topics', 'source', 'conversation', 'speaker', 'said_at'))
+                    THEN 'has unknown keys (known: content, ring, topics, source, conversation, speaker, said_at)'
                 WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
                 WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
                 WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > t.max_content_chars
@@ -500,6 +752,9 @@ AS $$
                              WHERE jsonb_typeof(t) <> 'string')
                     THEN 'has topics that are not an array of texts'
                 WHEN jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null') THEN 'has a source that is not an object'
+                WHEN cogmem._said_problem(i.value) IS NOT NULL THEN cogmem._said_problem(i.value)
+                WHEN cogmem._said_problem(i.value -> 'source') IS NOT NULL
+                    THEN 'source ' || cogmem._said_problem(i.value -> 'source')
                 WHEN jsonb_array_length(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array' THEN i.value -> 'topics' END)
                      > t.max_topics
                     THEN format('has %s topics, the limit is %s', jsonb_array_length(i.value -> 'topics'), t.max_topics)
@@ -536,13 +791,17 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_items cogmem._batch_item[];
+    t       cogmem.tenants;
 BEGIN
-    -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret.
-    SELECT array_agg(ROW(p.n, r.redacted, coalesce(p.ring, cogmem.route(r.redacted, e.embedding))::cogmem.ring,
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
+    -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret. A
+    -- long turn routed to a never-cut ring carries the sentence that ring keeps (rule); the turn itself is
+    -- stored as fresh (_store_same_text, _remember).
+    SELECT array_agg(ROW(p.n, r.redacted, k.ring::cogmem.ring,
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
                          e.embedding, p.source, r.redactions,
-                         cogmem._fingerprint(r.redacted)
+                         cogmem._fingerprint(r.redacted), x.rule, k.candidate, (k.probabilities ->> k.candidate)::real
                      )::cogmem._batch_item ORDER BY p.n)
     INTO v_items
     FROM (
@@ -556,14 +815,26 @@ BEGIN
              WITH ORDINALITY AS i (value, embedding, n)
     ) AS p
     CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r
-    CROSS JOIN LATERAL (SELECT coalesce(p.embedding, cogmem.embed(r.redacted)) AS embedding) AS e;
+    CROSS JOIN LATERAL (SELECT coalesce(p.embedding, cogmem.embed(r.redacted)) AS embedding) AS e
+    CROSS JOIN LATERAL (
+        -- A turn of a conversation needs more certainty for a never-cut ring (as in _remember).
+        SELECT coalesce(p.ring, CASE WHEN d.doubted THEN 'fresh' ELSE c.ring END) AS ring,
+               CASE WHEN p.ring IS NOT NULL THEN NULL WHEN d.doubted THEN c.ring ELSE c.candidate END AS candidate,
+               c.probabilities
+        FROM cogmem.classify(r.redacted, e.embedding) AS c
+        CROSS JOIN LATERAL (SELECT c.ring IN ('dos_and_donts', 'shocks') AND p.source ? 'conversation'
+                                   AND (c.probabilities ->> c.ring)::real < t.turn_never_cut_probability AS doubted) AS d
+    ) AS k
+    CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND (k.ring IN ('dos_and_donts', 'shocks') OR k.candidate IS NOT NULL)
+                                    THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule) AS x;
     RETURN v_items;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._prepare_batch(text, regconfig, jsonb, public.vector[]) IS
 'A remember_many batch redacted first, then routed, given topics and embedded, in item order.';
 
--- The set-based store for a batch that skips the checks by meaning: the same text only.
+-- The set-based store for a batch that skips the checks by meaning: the same text only. Longer than a
+-- screen as the steps of one batch, each set-based: insert, rehearse, audit, the rule sentences.
 CREATE OR REPLACE FUNCTION cogmem._store_same_text(p_tenant text, p_language regconfig, p_items cogmem._batch_item[])
 RETURNS TABLE (item integer, memory_id bigint, ring text, topics text[], action text, redactions text[])
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -583,7 +854,8 @@ BEGIN
     WITH inserted AS (
         INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source,
                                           fingerprint)
-        SELECT p_tenant, b.ring, b.content, b.topics, p_language, b.embedding, b.redactions, b.source, b.fingerprint
+        SELECT p_tenant, CASE WHEN b.rule IS NOT NULL AND b.candidate IS NULL THEN 'fresh' ELSE b.ring END, b.content, b.topics, p_language,
+               b.embedding, b.redactions, b.source, b.fingerprint
         FROM unnest(p_items) AS b
         ORDER BY b.item
         ON CONFLICT (tenant, fingerprint) DO NOTHING
@@ -603,7 +875,8 @@ BEGIN
         -- Texts stored before: a new statement also sees those a concurrent writer won the race for.
         SELECT array_agg(coalesce(x.id, m.memory_id) ORDER BY x.ordinality) INTO v_ids
         FROM unnest(v_ids, p_items) WITH ORDINALITY AS x (id, item, content, ring, routed, topics, embedding, source,
-                                                          redactions, fingerprint, ordinality)
+                                                          redactions, fingerprint, rule, candidate, candidate_p,
+                                                          ordinality)
         LEFT JOIN cogmem.memories AS m ON x.id IS NULL AND m.tenant = p_tenant AND m.fingerprint = x.fingerprint;
     END IF;
     IF array_position(v_ids, NULL) IS NOT NULL THEN
@@ -629,7 +902,9 @@ BEGIN
     JOIN unnest(v_ids, v_created) WITH ORDINALITY AS j (id, created, ordinality) USING (ordinality)
     CROSS JOIN LATERAL (
         SELECT 'created' AS event,
-               jsonb_build_object('ring', b.ring, 'routed', b.routed, 'topics', to_jsonb(b.topics),
+               jsonb_build_object('ring', CASE WHEN b.rule IS NOT NULL AND b.candidate IS NULL THEN 'fresh' ELSE b.ring END,
+                                  'routed', b.routed,
+                                  'topics', to_jsonb(b.topics),
                                   'embedded', b.embedding IS NOT NULL, 'batch_item', b.item,
                                   'source_sha256', encode(sha256(convert_to(b.source::text, 'UTF8')), 'hex')) AS detail
         WHERE j.created
@@ -640,6 +915,14 @@ BEGIN
         SELECT 'rehearsed', jsonb_build_object('match', 'same_text', 'batch_item', b.item)
         WHERE NOT j.created
     ) AS e;
+
+    -- The rule sentences of the long turns just stored, through the one store; the candidates marked.
+    PERFORM cogmem._keep_sentence(p_tenant, j.id, b.source, b.rule,
+                                  CASE WHEN b.candidate IS NULL THEN b.ring::text END, b.candidate, b.candidate_p)
+    FROM unnest(p_items) WITH ORDINALITY AS b
+    JOIN unnest(v_ids, v_created) WITH ORDINALITY AS j (id, created, ordinality) USING (ordinality)
+    WHERE j.created AND (b.rule IS NOT NULL OR b.candidate IS NOT NULL)
+    ORDER BY b.item;
 
     RETURN QUERY
     SELECT b.item, j.id, m.ring::text, m.topics, CASE WHEN j.created THEN 'created' ELSE 'duplicate' END,
@@ -680,7 +963,7 @@ BEGIN
     -- Items of the same text share a fate: one the tenant holds is rehearsed whatever else happens, and
     -- the rest follow the first of them, which alone is checked by meaning.
     WITH b AS MATERIALIZED (
-        SELECT x.item, x.content, x.ring, x.fingerprint, x.embedding,
+        SELECT x.item, x.content, x.ring, x.fingerprint, x.embedding, x.rule, x.candidate,
                public.binary_quantize(x.embedding)::bit(384) AS bits,
                x.item = min(x.item) OVER (PARTITION BY x.fingerprint) AS first,
                EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.fingerprint = x.fingerprint)
@@ -721,7 +1004,7 @@ BEGIN
                                          OR (SELECT k.instruction FROM cogmem.classify(c.content, c.embedding) AS k)))
     ),
     involved AS MATERIALIZED (
-        SELECT r.fingerprint FROM reps AS r WHERE r.bits IS NULL
+        SELECT r.fingerprint FROM reps AS r WHERE r.bits IS NULL OR r.rule IS NOT NULL OR r.candidate IS NOT NULL
         UNION
         SELECT r.fingerprint FROM reps AS r JOIN harmful AS h ON h.item = r.item
         UNION
@@ -797,6 +1080,7 @@ COMMENT ON FUNCTION cogmem._remember_batch(text, regconfig, jsonb, public.vector
 'the others through the one store, in order; one row per item (remember_many() puts them in item order).';
 
 DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);  -- before skip and conflicts
+DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[], text[]);  -- before 0029: no candidates
 CREATE OR REPLACE FUNCTION cogmem.remember_many(
     tenant text,
     items jsonb,
@@ -805,7 +1089,7 @@ CREATE OR REPLACE FUNCTION cogmem.remember_many(
 )
 RETURNS TABLE (
     item integer, memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
-    conflicts_with bigint[]
+    conflicts_with bigint[], candidate text, excerpt_id bigint
 )
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -817,6 +1101,7 @@ DECLARE
     v_language regconfig;
     v_count    integer;
     v_bad      record;
+    v_items    jsonb;
 BEGIN
     v_language := cogmem._reach(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
@@ -845,25 +1130,30 @@ BEGIN
                                remember_many.items, remember_many.embeddings, cogmem.embedding_dimensions()) AS p;
     IF v_bad.n IS NOT NULL THEN
         RAISE EXCEPTION 'item % %; nothing of this batch was stored', v_bad.n, v_bad.problem
-            USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters%' THEN 'string_data_right_truncation'
+            USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters, the limit is %' THEN 'string_data_right_truncation'
                                  ELSE 'invalid_parameter_value' END,
-                  HINT = 'Items are texts or {"content", "ring", "topics", "source"} objects, numbered from 1.';
+                  HINT = 'Items are texts or {"content", "ring", "topics", "source", "conversation", "speaker", "said_at"} '
+                         || 'objects, numbered from 1.';
     END IF;
+    v_items := cogmem._said_items(remember_many.items);
     IF remember_many.skip @> ARRAY['near_duplicates', 'conflicts'] THEN
-        RETURN QUERY SELECT s.*, NULL::bigint, NULL::bigint[]
+        RETURN QUERY SELECT s.*, NULL::bigint, NULL::bigint[], a.candidate, a.excerpt_id
         FROM cogmem._store_same_text(v_tenant, v_language,
-                                     cogmem._prepare_batch(v_tenant, v_language, remember_many.items,
-                                                           remember_many.embeddings)) AS s;
+                                     cogmem._prepare_batch(v_tenant, v_language, v_items,
+                                                           remember_many.embeddings)) AS s
+        CROSS JOIN LATERAL cogmem._remembered_as(v_tenant, s.memory_id) AS a;
         RETURN;
     END IF;
-    RETURN QUERY SELECT b.* FROM cogmem._remember_batch(v_tenant, v_language, remember_many.items,
-                                                        remember_many.embeddings, remember_many.skip) AS b
+    RETURN QUERY SELECT b.*, a.candidate, a.excerpt_id
+                 FROM cogmem._remember_batch(v_tenant, v_language, v_items,
+                                             remember_many.embeddings, remember_many.skip) AS b
+                 CROSS JOIN LATERAL cogmem._remembered_as(v_tenant, b.memory_id) AS a
                  ORDER BY b.item;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[]) IS
 'Stores a batch of memories in one call: items is a JSON array of texts or {"content", "ring", "topics", '
-'"source"} objects, embeddings (optional) one vector per item. Each item gets what remember() gives, in '
+'"source", "conversation", "speaker", "said_at"} objects, embeddings (optional) one vector per item. Each item gets what remember() gives, in '
 'order, within the batch and against the tenant: redaction, routing, topics, near-duplicates by meaning, '
 'conflicts. skip names checks a loader may skip on purpose (near_duplicates, conflicts); skipping both '
 'stores the batch set-based, de-duplicating the same text only. One row per item, in order; a bad item '

@@ -193,13 +193,17 @@ SELECT
     greatest(s.last_recalled_at, p.last_recalled_at) AS last_recalled_at,
     cogmem.strength(
         now() - coalesce(greatest(s.last_recalled_at, p.last_recalled_at), m.created_at),
-        CASE WHEN s.reinforced THEN NULL ELSE l.half_life END
+        CASE WHEN s.reinforced OR m.candidate_ring IS NOT NULL THEN NULL ELSE l.half_life END
     ) AS strength,
     m.embedding IS NOT NULL AS embedded,
     m.redactions,
     m.source,
     m.created_at,
-    m.updated_at
+    m.updated_at,
+    m.candidate_ring,
+    m.conversation,
+    m.speaker,
+    m.said_at
 FROM cogmem.memories AS m
 INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
 INNER JOIN cogmem.tenant_layers AS l ON m.tenant = l.tenant AND m.ring::text = l.layer::text

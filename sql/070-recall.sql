@@ -139,16 +139,66 @@ COMMENT ON FUNCTION cogmem._fill_budget(integer[], integer[], boolean[], integer
 'The positions of the candidates that fit, in order, with each never-cut item''s overflow past its layer '
 '(over) and past the whole budget (beyond), and the tokens used.';
 
+-- Token economy: the part of a long memory that matches the message, the sentences holding one of its
+-- words and the sentence on either side, joined by "…". NULL when the whole is better (short, no sentence
+-- matches, or the part is not much shorter): a memory is never cut to nothing.
+CREATE OR REPLACE FUNCTION cogmem._excerpt(p_content text, p_query tsquery, p_language regconfig)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+AS $$
+DECLARE
+    v_sentences text[];
+    v_keep      boolean[];
+    v_out       text := '';
+    v_n         integer;
+BEGIN
+    IF p_query IS NULL THEN
+        RETURN NULL;
+    END IF;
+    v_sentences := cogmem._sentences(p_content);
+    v_n := cardinality(v_sentences);
+    IF v_n < 3 THEN
+        RETURN NULL;
+    END IF;
+    v_keep := array_fill(false, ARRAY[v_n]);
+    FOR i IN 1 .. v_n LOOP
+        IF to_tsvector(p_language, v_sentences[i]) @@ p_query THEN
+            v_keep[greatest(i - 1, 1)] := true;
+            v_keep[i] := true;
+            v_keep[least(i + 1, v_n)] := true;
+        END IF;
+    END LOOP;
+    IF NOT true = ANY (v_keep) THEN
+        RETURN NULL;
+    END IF;
+    FOR i IN 1 .. v_n LOOP
+        IF v_keep[i] THEN
+            v_out := v_out || CASE WHEN i > 1 AND NOT v_keep[i - 1] THEN ' … ' WHEN i > 1 THEN ' ' ELSE '' END
+                     || v_sentences[i];
+        END IF;
+    END LOOP;
+    v_out := btrim(v_out) || CASE WHEN NOT v_keep[v_n] THEN ' …' ELSE '' END;
+    RETURN CASE WHEN length(v_out) < 0.8 * length(p_content) THEN v_out END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._excerpt(text, tsquery, regconfig) IS
+'The sentences of a long text that hold a word of the query, with their neighbours, joined by "…"; NULL '
+'when the whole text should be shown.';
+
 DROP FUNCTION IF EXISTS cogmem._recall_candidates(
     cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery
-);  -- before 0020 it returned a row per candidate, which recall then sorted and aggregated
+);  -- before 0028 it knew nothing of conversations
 -- recall's candidates: every memory that qualifies and every BIOS rule that applies, scored, with its
 -- layer's cumulative share of the budget, as one array per field in injection order (layer priority,
--- then score). One statement, so that the tenant's memories are read in one pass (a statement per signal
--- would read them three times): hence longer than a screen.
+-- then score). A turn of a conversation is ranked twice: alone, and as its window (itself plus
+-- neighbour_weight times the turns before and after it), so that "Yes! It was amazing." after a question
+-- about the concert is found with the question. Full text is weighted by how rare each shared word is in
+-- the tenant (idf). One statement, so that the tenant's memories are read in one pass (a statement per
+-- signal would read them five times): hence longer than a screen.
 CREATE OR REPLACE FUNCTION cogmem._recall_candidates(
     t cogmem.tenants, p_budget integer, p_total_alloc bigint, p_protected cogmem.ring[], p_topics text[],
-    p_embedding public.vector, p_lexemes text[], p_query tsquery
+    p_embedding public.vector, p_lexemes text[], p_query tsquery, p_names text[], p_span daterange
 )
 RETURNS TABLE (
     layers cogmem.layer[], memory_ids bigint[], rule_ids bigint[], tokens integer[], cumulative integer[],
@@ -178,13 +228,14 @@ BEGIN
                      + p_budget - sum(s.allocation) OVER ())::integer AS cumulative
         FROM scaled AS s
     ),
-    -- One pass over the tenant's memories yields all three signals. Vector search is exact within a
-    -- tenant (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
+    -- One pass over the tenant's memories yields every signal. Vector search is exact within a tenant
+    -- (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
     signals AS MATERIALIZED (
-        SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content,
-               -- Words shared, not ts_rank_cd: for an OR query that is 0.1 per matching position (the same
-               -- order unless words share a position), but it zeroes 32 KB per query term on every call.
-               CASE WHEN m.search @@ p_query THEN cogmem._shared_words(m.search, p_lexemes) END AS lexical_score,
+        SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content, m.conversation,
+               m.said_at, m.speaker, m.candidate_ring,
+               -- The message's words the memory holds: tsvector deletions, not an unnest per row.
+               CASE WHEN m.search @@ p_query THEN tsvector_to_array(ts_delete(m.search, tsvector_to_array(
+                   ts_delete(m.search, p_lexemes)))) END AS words,
                m.embedding OPERATOR(public.<=>) p_embedding AS distance,
                -- Topics are few: a filtered unnest costs a fifth of an INTERSECT subquery here.
                CASE WHEN m.topics && p_topics THEN (SELECT count(*) FROM unnest(m.topics) AS t
@@ -192,27 +243,67 @@ BEGIN
         FROM cogmem.memories AS m
         WHERE m.tenant = t.tenant
     ),
-    -- Three rankings of at most 100 candidates each, plus every memory of a never-cut ring.
+    -- How rare each of the message's words is among the tenant's memories: ln(memories / holding it).
+    rarity AS (
+        SELECT w.word, ln((SELECT count(*) FROM signals)::double precision / count(*)) + 0.01 AS idf
+        FROM signals AS s CROSS JOIN unnest(s.words) AS w (word)
+        GROUP BY w.word
+    ),
+    lexical AS (
+        SELECT s.memory_id, sum(r.idf) AS score
+        FROM signals AS s CROSS JOIN unnest(s.words) AS w (word) JOIN rarity AS r ON r.word = w.word
+        GROUP BY s.memory_id
+    ),
+    -- A turn and its window, in the order its conversation was said; outside a conversation the window is
+    -- the memory alone.
+    windowed AS MATERIALIZED (
+        SELECT s.memory_id, s.ring, s.topics, s.created_at, s.token_estimate, s.content, s.conversation,
+               s.said_at, s.speaker, s.candidate_ring, s.distance, s.shared, x.score AS lexical_score,
+               cardinality(s.words) AS shared_words,
+               CASE WHEN s.conversation IS NULL THEN x.score
+                    ELSE nullif(coalesce(x.score, 0) + t.neighbour_weight
+                                * (coalesce(lag(x.score) OVER w, 0) + coalesce(lead(x.score) OVER w, 0)), 0)
+               END AS window_lexical,
+               CASE WHEN s.conversation IS NULL THEN 1 - s.distance
+                    ELSE 1 - s.distance + t.neighbour_weight * (coalesce(1 - lag(s.distance) OVER w, 0)
+                                                              + coalesce(1 - lead(s.distance) OVER w, 0))
+               END AS window_similarity
+        FROM signals AS s LEFT JOIN lexical AS x ON x.memory_id = s.memory_id
+        WINDOW w AS (PARTITION BY s.conversation ORDER BY s.said_at, s.memory_id)
+    ),
+    -- Five rankings of at most 100 candidates each, plus every memory of a never-cut ring.
     pool AS (
         SELECT c.memory_id, min(c.lexical_rank) AS lexical_rank, min(c.semantic_rank) AS semantic_rank,
-               min(c.topic_rank) AS topic_rank
+               min(c.window_lexical_rank) AS window_lexical_rank,
+               min(c.window_semantic_rank) AS window_semantic_rank, min(c.topic_rank) AS topic_rank
         FROM (
             -- Top 100 first (a bounded heap sort), then numbered: row_number() over the whole tenant
-            -- sorted all of it, three times.
+            -- sorted all of it, for every ranking.
             SELECT x.memory_id, row_number() OVER (ORDER BY x.lexical_score DESC, x.memory_id) AS lexical_rank,
-                   NULL::bigint AS semantic_rank, NULL::bigint AS topic_rank
-            FROM (SELECT y.memory_id, y.lexical_score FROM signals AS y WHERE y.lexical_score IS NOT NULL
+                   NULL::bigint AS semantic_rank, NULL::bigint AS window_lexical_rank,
+                   NULL::bigint AS window_semantic_rank, NULL::bigint AS topic_rank
+            FROM (SELECT y.memory_id, y.lexical_score FROM windowed AS y WHERE y.lexical_score IS NOT NULL
                   ORDER BY y.lexical_score DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL
-            FROM (SELECT y.memory_id, y.distance FROM signals AS y WHERE y.distance IS NOT NULL
+            SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL, NULL, NULL
+            FROM (SELECT y.memory_id, y.distance FROM windowed AS y WHERE y.distance IS NOT NULL
                   ORDER BY y.distance, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, NULL, row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id)
-            FROM (SELECT y.memory_id, y.shared, y.created_at FROM signals AS y WHERE y.shared IS NOT NULL
+            SELECT x.memory_id, NULL, NULL, row_number() OVER (ORDER BY x.window_lexical DESC, x.memory_id), NULL, NULL
+            FROM (SELECT y.memory_id, y.window_lexical FROM windowed AS y WHERE y.window_lexical IS NOT NULL
+                  ORDER BY y.window_lexical DESC, y.memory_id LIMIT 100) AS x
+            UNION ALL
+            SELECT x.memory_id, NULL, NULL, NULL, row_number() OVER (ORDER BY x.window_similarity DESC, x.memory_id),
+                   NULL
+            FROM (SELECT y.memory_id, y.window_similarity FROM windowed AS y WHERE y.window_similarity IS NOT NULL
+                  ORDER BY y.window_similarity DESC, y.memory_id LIMIT 100) AS x
+            UNION ALL
+            SELECT x.memory_id, NULL, NULL, NULL, NULL,
+                   row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id)
+            FROM (SELECT y.memory_id, y.shared, y.created_at FROM windowed AS y WHERE y.shared IS NOT NULL
                   ORDER BY y.shared DESC, y.created_at DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, NULL, NULL FROM signals AS x WHERE x.ring = ANY (p_protected)
+            SELECT x.memory_id, NULL, NULL, NULL, NULL, NULL FROM windowed AS x WHERE x.ring = ANY (p_protected)
         ) AS c
         GROUP BY c.memory_id
     ),
@@ -224,19 +315,32 @@ BEGIN
         FROM cogmem.pending_stats AS p WHERE p.tenant = t.tenant AND p.last_recalled_at IS NOT NULL
     ),
     pooled AS MATERIALIZED (
-        SELECT x.*, p.lexical_rank, p.semantic_rank, p.topic_rank, r.last_recalled_at AS pending_recalled_at
-        FROM pool AS p JOIN signals AS x ON x.memory_id = p.memory_id
+        SELECT x.*, p.lexical_rank, p.semantic_rank, p.window_lexical_rank, p.window_semantic_rank, p.topic_rank,
+               r.last_recalled_at AS pending_recalled_at
+        FROM pool AS p JOIN windowed AS x ON x.memory_id = p.memory_id
         LEFT JOIN pending AS r ON r.memory_id = p.memory_id
     ),
     scored AS (
         SELECT x.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, x.token_estimate, x.content, x.topics,
-               x.lexical_rank, x.lexical_score, x.semantic_rank, x.shared IS NOT NULL AS on_topic,
+               x.conversation, x.said_at, x.speaker, x.candidate_ring,
+               x.lexical_rank, x.shared_words, x.semantic_rank, x.window_lexical_rank, x.shared IS NOT NULL AS on_topic,
                CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
                cardinality(x.topics) = 0 OR cardinality(p_topics) = 0 AS untopical,
+               -- A candidate rule waiting to be confirmed does not fade (sql/060-remember.sql).
                cogmem.strength(now() - coalesce(greatest(s.last_recalled_at, x.pending_recalled_at), x.created_at),
-                               CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
-               coalesce(t.lexical_weight / (t.fusion_k + x.lexical_rank), 0) + coalesce(t.vector_weight / (t.fusion_k + x.semantic_rank), 0)
+                               CASE WHEN s.reinforced OR x.candidate_ring IS NOT NULL THEN NULL ELSE l.half_life END)
+                   AS strength,
+               -- A turn ranks as itself and as its window (the mean of the two, so that a memory outside
+               -- a conversation, whose window is itself, scores as it always did).
+               (coalesce(t.lexical_weight / (t.fusion_k + x.lexical_rank), 0)
+                + coalesce(t.lexical_weight / (t.fusion_k + x.window_lexical_rank), 0)
+                + coalesce(t.vector_weight / (t.fusion_k + x.semantic_rank), 0)
+                + coalesce(t.vector_weight / (t.fusion_k + x.window_semantic_rank), 0)) / 2
                + coalesce(t.topic_weight / (t.fusion_k + x.topic_rank), 0) AS fused,
+               -- The people the message names, by what they said; the span of time it asks about.
+               CASE WHEN x.speaker IS NOT NULL AND split_part(cogmem._fold(x.speaker), ' ', 1) = ANY (p_names)
+                    THEN t.speaker_boost ELSE 1 END
+               * CASE WHEN p_span @> coalesce(x.said_at, x.created_at)::date THEN 1.5 ELSE 1 END AS boost,
                s.confidence
         FROM pooled AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
@@ -247,32 +351,49 @@ BEGIN
                CASE
                    WHEN sc.never_cut THEN 'never cut'
                    WHEN sc.on_topic THEN 'topic'  -- the topics are named below, for those kept only
+                   -- A turn of a conversation is judged by its ranks: the budget keeps the best.
+                   WHEN sc.conversation IS NOT NULL AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.2)
+                       THEN 'related turn of a conversation'
+                   WHEN sc.conversation IS NOT NULL AND sc.window_lexical_rank IS NOT NULL
+                       THEN 'next to a related turn'
                    WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
                        THEN 'related, no topic to filter on'
                    WHEN sc.similarity >= t.topic_bypass_similarity THEN 'off-topic but similar enough on its own'
-                   -- Most of the message: the full-text score is the count of the message's words it holds.
-                   WHEN sc.lexical_rank IS NOT NULL AND sc.lexical_score >= greatest(2, 0.5 * cardinality(p_lexemes))
+                   -- Most of the message: the full-text ranking holds the memories with its words.
+                   WHEN sc.lexical_rank IS NOT NULL AND sc.shared_words >= greatest(2, 0.5 * cardinality(p_lexemes))
                        THEN 'off-topic but matches most of the message'
-               END AS why
+               END AS why,
+               -- Long and matching in words: the part that matches (sql/070-recall.sql, _excerpt).
+               CASE WHEN NOT sc.never_cut AND t.excerpt_above > 0 AND sc.token_estimate > t.excerpt_above
+                         AND sc.lexical_rank IS NOT NULL
+                    THEN cogmem._excerpt(sc.content, p_query, t.language) END AS excerpt
         FROM scored AS sc
     ),
     candidates AS (
         SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
-               q.token_estimate AS tokens, (q.fused * q.confidence * q.strength)::real AS score, q.content,
+               w.shown, greatest(1, ceil(length(w.shown) / 4.0))::integer AS tokens, (q.fused * q.boost * q.confidence * q.strength)::real AS score,
                CASE WHEN q.why = 'topic' THEN 'topic ' || array_to_string(ARRAY(
                    SELECT DISTINCT t FROM unnest(q.topics) AS t WHERE t = ANY (p_topics) ORDER BY t), ',')
                     ELSE q.why END AS why,
                nullif(concat_ws('; ', 'lexical #' || q.lexical_rank,
-                                'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')'), '')
+                                'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')',
+                                CASE WHEN q.boost > 1 THEN 'boost ' || round(q.boost::numeric, 1) END,
+                                'unconfirmed ' || q.candidate_ring || ' candidate',
+                                CASE WHEN q.excerpt IS NOT NULL THEN 'excerpt' END), '')
                    AS details,
                'strength ' || round(q.strength::numeric, 2) AS tail
         FROM qualified AS q
+        -- A turn is shown with when and by whom it was said.
+        CROSS JOIN LATERAL (SELECT CASE WHEN q.conversation IS NULL THEN coalesce(q.excerpt, q.content)
+                                        ELSE '[' || cogmem._when_said(q.content, q.said_at) || '] '
+                                             || coalesce(q.speaker || ': ', '') || coalesce(q.excerpt, q.content)
+                                   END AS shown) AS w
         -- A memory faded below the floor is out of attention (never-cut rings do not decay).
         WHERE q.why IS NOT NULL AND q.strength >= t.recall_min_strength
         UNION ALL
-        SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.token_estimate,
+        SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.rule, r.token_estimate,
                ((CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)
-                * (1 + coalesce(ts_rank_cd(to_tsvector(t.language, r.rule), p_query), 0)))::real, r.rule,
+                * (1 + coalesce(ts_rank_cd(to_tsvector(t.language, r.rule), p_query), 0)))::real,
                CASE WHEN r.always_on THEN 'always-on BIOS rule'
                     ELSE 'BIOS ' || r.category || ' rule for topic '
                          || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
@@ -287,8 +408,8 @@ BEGIN
         -- Gut patterns (sql/068-gut.sql) on the message's topics or near it in meaning, for a tenant that
         -- receives them; the reason gives the release's noisy figures only, rounded. rule_id is the
         -- pattern's id for this layer.
-        SELECT l.layer, l.priority, false, l.cumulative, NULL, g.pattern_id, g.token_estimate,
-               (coalesce(g.similarity, s.match_similarity) * (0.5 + 0.5 * coalesce(g.success, 0.5)))::real, g.content,
+        SELECT l.layer, l.priority, false, l.cumulative, NULL, g.pattern_id, g.content, g.token_estimate,
+               (coalesce(g.similarity, s.match_similarity) * (0.5 + 0.5 * coalesce(g.success, 0.5)))::real,
                format('gut pattern: seen in about %s teams', round(g.support / 5.0) * 5)
                || coalesce(format(', success about %s', round(g.success::numeric, 1)), ''),
                nullif(concat_ws('; ', 'vector (' || round(g.similarity::numeric, 2) || ')',
@@ -305,21 +426,19 @@ BEGIN
     )
     -- One sort, then aggregates in that order (an ORDER BY per aggregate would sort ten times).
     SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id),
-           array_agg(c.tokens::integer), array_agg(c.cumulative), array_agg(c.never_cut), array_agg(c.score),
-           array_agg(c.content), array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail)
+           array_agg(c.tokens::integer), array_agg(c.cumulative),
+           array_agg(c.never_cut), array_agg(c.score),
+           array_agg(c.shown), array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail)
     FROM (SELECT * FROM candidates AS x ORDER BY x.priority, x.score DESC, x.memory_id, x.rule_id) AS c;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._recall_candidates(
-    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery
+    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange
 ) IS
 'The memories and BIOS rules a recall may inject, scored and explained, with their layer''s budget share: '
-'one array per field, in injection order.';
+'one array per field, in injection order. Turns of a conversation rank with their neighbours, are boosted '
+'for the people and the span of time the message names, and are shown with when and by whom they were said.';
 
--- budget was integer before 0027: drivers send a large integer as bigint, which PostgreSQL will not
--- narrow to integer when it picks a function (42883). A bigint overload beside it would make every call
--- that leaves budget to its default ambiguous, so the parameter itself is bigint, range-checked below.
-DROP FUNCTION IF EXISTS cogmem.recall(text, text, public.vector, text[], integer, text);
 -- Longer than a screen for its declarations: a cycle is carried as arrays, one per field, from the
 -- candidates (_recall_candidates) through the fill (_fill_budget) and the notes to the log (_log_recall).
 CREATE OR REPLACE FUNCTION cogmem.recall(
@@ -356,6 +475,7 @@ DECLARE
     v_embedding   public.vector;
     v_lexemes     text[];
     v_query       tsquery;
+    v_names       text[];
     v_total_alloc bigint;
     v_protected   cogmem.ring[];
     v_used        integer := 0;
@@ -414,6 +534,8 @@ BEGIN
     v_embedding := coalesce(recall.embedding, cogmem.embed(recall.message));
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, recall.message)), '{}');
     v_query := cogmem._or_query(v_lexemes);
+    -- The message's words as a speaker's name is matched (folded, "Elif'in" is Elif).
+    v_names := regexp_split_to_array(cogmem._fold(recall.message), '[^a-z0-9çğıöşüâîû]+');
     -- The core identity (sql/055-identity.sql) comes first and is always injected: small by design, it
     -- takes its tokens before any layer.
     SELECT c.version, cogmem._core_text(c) INTO v_core_version, v_core
@@ -426,7 +548,7 @@ BEGIN
     SELECT * INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents,
                   c_heads, c_tails
     FROM cogmem._recall_candidates(t, v_budget, v_total_alloc, v_protected, v_topics, v_embedding, v_lexemes,
-                                   v_query);
+                                   v_query, v_names, cogmem._asked_span(recall.message, now()));
 
     SELECT f.picked, f.over, f.beyond, f.used INTO v_picked, v_over, v_beyond, v_used
     FROM cogmem._fill_budget(c_tokens, c_cumulative, c_never_cut, v_budget, v_used) AS f;

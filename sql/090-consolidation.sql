@@ -113,9 +113,11 @@ BEGIN
     LOOP
         CONTINUE WHEN NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.a_id)
                    OR NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.b_id);
+        -- Never-cut memories are never merged away, nor a candidate rule waiting to be confirmed.
         IF NOT v_pair.same_details
-           OR (SELECT m.ring FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.a_id)
-              = ANY ('{shocks,dos_and_donts}'::cogmem.ring[]) THEN
+           OR EXISTS (SELECT FROM cogmem.memories AS m
+                      WHERE m.tenant = t.tenant AND m.memory_id IN (v_pair.a_id, v_pair.b_id)
+                        AND (m.ring = ANY ('{shocks,dos_and_donts}'::cogmem.ring[]) OR m.candidate_ring IS NOT NULL)) THEN
             -- Linking keeps both, so it may reach further than merging (tenants.sibling_similarity).
             CONTINUE WHEN v_pair.similarity <= t.sibling_similarity;
             INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity)
@@ -232,6 +234,43 @@ $$;
 COMMENT ON FUNCTION cogmem._night_promote(cogmem.tenants, timestamptz, bigint[]) IS
 'Promotes proven fresh memories (or marks them candidates, when promotion is not automatic).';
 
+-- promote candidates: a candidate rule or incident said again, or recalled with success often enough, moves
+-- to its ring; the audit says which and why.
+CREATE OR REPLACE FUNCTION cogmem._night_confirm_candidates(t cogmem.tenants, p_as_of timestamptz)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    WITH due AS (
+        SELECT m.memory_id, m.candidate_ring,
+               CASE WHEN s.rehearsal_count > 0 THEN 'said again'
+                    ELSE format('recalled with success %s times', s.outcome_count) END AS reason
+        FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
+        WHERE m.tenant = t.tenant AND m.candidate_ring IS NOT NULL
+          AND (s.rehearsal_count > 0
+               OR (s.outcome_count >= t.candidate_min_successes AND s.success_score > t.reinforce_min_success))
+    ), done AS (
+        UPDATE cogmem.memories AS m SET ring = d.candidate_ring, candidate_ring = NULL, candidate_p = NULL,
+                                        updated_at = p_as_of
+        FROM due AS d WHERE m.tenant = t.tenant AND m.memory_id = d.memory_id
+        RETURNING m.memory_id, m.ring, d.reason
+    ), logged AS (
+        INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail, at)
+        SELECT t.tenant, 'lifecycle', d.memory_id, 'candidate_promoted',
+               jsonb_build_object('to', d.ring, 'reason', d.reason, 'by', 'night'), p_as_of
+        FROM done AS d
+    )
+    SELECT count(*) INTO v_count FROM done;
+    RETURN v_count;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_confirm_candidates(cogmem.tenants, timestamptz) IS
+'Moves candidate rules and incidents said again, or recalled with success candidate_min_successes times, to '
+'their ring; returns how many.';
+
 -- weaken (every night it holds: the night record makes it once per night)
 CREATE OR REPLACE FUNCTION cogmem._night_weaken(t cogmem.tenants, p_as_of timestamptz, p_recalled bigint[])
 RETURNS integer
@@ -284,6 +323,7 @@ BEGIN
                END AS steps
         FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
         WHERE m.tenant = t.tenant AND s.recall_count = 0 AND NOT s.reinforced AND NOT m.ring = ANY ('{shocks,dos_and_donts}'::cogmem.ring[])
+          AND m.candidate_ring IS NULL  -- a candidate rule waits, never forgotten
     ), due AS (
         SELECT u.memory_id, u.ring, u.steps, u.steps > u.forget_steps AS faded,
                CASE WHEN u.steps > u.forget_steps
@@ -401,6 +441,7 @@ BEGIN
       AND s.recall_count >= least(t.reinforce_min_recalls, t.promote_min_recalls, t.weaken_min_recalls);
     v_counts := v_counts || jsonb_build_object('reinforce', cogmem._night_reinforce(t, p_as_of, v_recalled));
     v_counts := v_counts || jsonb_build_object('promote', cogmem._night_promote(t, p_as_of, v_recalled));
+    v_counts := v_counts || jsonb_build_object('promote_candidate', cogmem._night_confirm_candidates(t, p_as_of));
     v_counts := v_counts || jsonb_build_object('weaken', cogmem._night_weaken(t, p_as_of, v_recalled));
     v_counts := v_counts || cogmem._night_forget(t, p_as_of);
 

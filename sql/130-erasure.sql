@@ -12,6 +12,9 @@ DECLARE
     v_erased bigint[];
     v_quoted text;
 BEGIN
+    -- A sentence taken from an erased turn (a rule or an incident it held, sql/060-remember.sql) goes too.
+    p_memory_ids := p_memory_ids || ARRAY(SELECT m.memory_id FROM cogmem.memories AS m
+                                          WHERE m.tenant = p_tenant AND m.excerpt_of = ANY (p_memory_ids));
     -- A keyed store item (sql/180-store.sql) holds the erased text as its value: it goes too.
     DELETE FROM cogmem.store_items AS i WHERE i.tenant = p_tenant AND i.memory_id = ANY (p_memory_ids);
     WITH gone AS (
@@ -55,12 +58,12 @@ BEGIN
         RAISE EXCEPTION 'memory_id must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'To erase everything about a person, use cogmem.erase_subject().';
     END IF;
-    RETURN cogmem._erase_memories(erase.tenant, ARRAY[erase.memory_id], erase.reason) = 1;
+    RETURN cogmem._erase_memories(erase.tenant, ARRAY[erase.memory_id], erase.reason) > 0;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.erase(text, bigint, text) IS
-'Erases one memory (text, embedding, statistics, sibling links); true when it existed. The audit keeps '
-'a tombstone with the reason.';
+'Erases one memory (text, embedding, statistics, sibling links, and the rule or incident sentence taken '
+'from it); true when it existed. The audit keeps a tombstone with the reason.';
 
 CREATE OR REPLACE FUNCTION cogmem.erase_subject(tenant text, subject text, reason text DEFAULT NULL)
 RETURNS TABLE (kind text, erased integer)

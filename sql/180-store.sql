@@ -180,6 +180,21 @@ COMMENT ON FUNCTION cogmem._redact_json(jsonb) IS
 DROP FUNCTION IF EXISTS cogmem._redact_member(text, jsonb);  -- one pass over a value: _redact_json
 DROP FUNCTION IF EXISTS cogmem._redact_value(jsonb);
 
+-- A value that says where it was said (a turn of a conversation: text fields conversation, speaker and
+-- said_at) says so to recall; fields that are not such texts are the value's own business, not an error.
+CREATE OR REPLACE FUNCTION cogmem._store_said(p_value jsonb)
+RETURNS jsonb
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT CASE WHEN cogmem._said_problem(s.said) IS NULL THEN s.said ELSE '{}' END
+    FROM (SELECT coalesce(jsonb_object_agg(e.key, e.value), '{}') AS said
+          FROM jsonb_each(p_value) AS e
+          WHERE e.key IN ('conversation', 'speaker', 'said_at') AND jsonb_typeof(e.value) = 'string') AS s;
+$$;
+COMMENT ON FUNCTION cogmem._store_said(jsonb) IS
+'Where a store value says it was said: its text fields conversation, speaker and said_at, when valid.';
+
 -- The memory an item created goes with the item, unless another item came to share it.
 CREATE OR REPLACE FUNCTION cogmem._store_release(p_tenant text, p_memory_id bigint, p_owned boolean, p_reason text)
 RETURNS void
@@ -331,7 +346,8 @@ BEGIN
         FROM cogmem._remember(store_put.tenant, v_text,
                               CASE WHEN store_put.ttl_minutes IS NOT NULL THEN 'fresh' END, NULL, store_put.embedding,
                               jsonb_build_object('store', jsonb_build_object('namespace', v_path.namespace,
-                                                                             'key', v_path.key)), NULL) AS r;
+                                                                             'key', v_path.key))
+                              || cogmem._store_said(v_safe.value), NULL) AS r;
     END IF;
     INSERT INTO cogmem.store_items AS i (tenant, namespace, key, value, memory_id, owns_memory, conflict_id,
                                          ttl_minutes, expires_at)

@@ -109,7 +109,7 @@ GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.reachable_tenants(), cogmem.re
 cogmem.may_use_vault(text) TO cogmem_app, cogmem_auditor, cogmem_bi;
 
 GRANT EXECUTE ON FUNCTION
-cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]),
+cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz),
 cogmem.remember_many(text, jsonb, public.vector[], text[]),
 cogmem.recall(text, text, public.vector, text[], bigint, text),
 cogmem.feedback(uuid, real, bigint[]),
@@ -159,7 +159,10 @@ cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vecto
 cogmem.store_get(text, text[], text, boolean),
 cogmem.store_delete(text, text[], text),
 cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean),
-cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint)
+cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint),
+cogmem.pending_rules(text),
+cogmem.confirm_ring(text, bigint, text),
+cogmem.dismiss_candidate(text, bigint)
 TO cogmem_app;
 
 -- Auditors read the trail and verify it; they see no memory text (the trail holds none).

@@ -257,6 +257,9 @@ def tenant_calls() -> list[str]:
         "SELECT cogmem.add_bios_rule('server', 'zq a rule', tenant => {t})",
         "SELECT cogmem.grant_tenant('cogmem_app', {t})",
         "SELECT cogmem.revoke_tenant('cogmem_app', {t})",
+        "SELECT * FROM cogmem.pending_rules({t})",
+        "SELECT cogmem.confirm_ring({t}, 1, 'dos_and_donts')",
+        "SELECT cogmem.dismiss_candidate({t}, 1)",
         "SELECT * FROM cogmem.store_put({t}, '{{zq,notes}}', 'k', '{{\"content\": \"zq a note\"}}', 'zq a note')",
         # Reach is checked before anything the call was given: over every limit, the answer is the same.
         "SELECT * FROM cogmem.store_put({t}, ARRAY[repeat('l', 2000)], repeat('k', 600), '{{}}', ttl_minutes => 'NaN')",
@@ -287,6 +290,8 @@ def id_calls(ids: dict) -> list[tuple[str, str]]:
         ("SELECT memory_id IS NULL, action FROM cogmem.remember('tn_own', 'zq nginx listens on 81', "
          "contradicts => ARRAY[{v}]::bigint[])", "memory"),
         ("SELECT * FROM cogmem.erase('tn_own', {v})", "memory"),
+        ("SELECT cogmem.confirm_ring('tn_own', {v}, 'dos_and_donts')", "memory"),
+        ("SELECT cogmem.dismiss_candidate('tn_own', {v})", "memory"),
     ]  # fmt: skip
 
 

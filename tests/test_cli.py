@@ -402,6 +402,7 @@ COMMANDS = {
     "store_search": "store search", "subscribe_bios": "bios subscribe", "topic_keywords": "topics list",
     "trust": "trust", "trust_event": "trust", "unsubscribe_bios": "bios unsubscribe", "vault_delete": "vault rm",
     "vault_get": "vault get", "vault_list": "vault list", "vault_put": "vault put", "verify_audit": "audit verify",
+    "pending_rules": "rules pending", "confirm_ring": "rules confirm", "dismiss_candidate": "rules dismiss",
 }  # fmt: skip
 
 

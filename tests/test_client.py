@@ -35,7 +35,8 @@ def test_round_trip(client):
     )
     assert client.feedback(result.recall_id, 1.0) == 1
     assert client.detect_topics("acme", "invoice") == ["billing"]
-    assert client.route("1. stop 2. start") == "procedures"
+    steps = "To rotate the web servers: 1. drain the node 2. restart nginx 3. check health."
+    assert client.route(steps) == "procedures"
     assert client.redact("password=x") == ("password=[REDACTED]", ["password"])
     client.set_topic("acme", "kubernetes", ["kubectl"])
     assert client.detect_topics("acme", "kubectl apply") == ["kubernetes"]

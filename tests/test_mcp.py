@@ -36,6 +36,9 @@ TOOLS = {
     "open_conflicts",
     "resolve_conflict",
     "trust_event",
+    "pending_rules",
+    "confirm_ring",
+    "dismiss_candidate",
 }
 
 

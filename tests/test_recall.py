@@ -395,3 +395,83 @@ def test_recall_topics_have_the_tenants_limits(db, tenant):
     with pytest.raises(psycopg.errors.StringDataRightTruncation):
         db.execute("SELECT * FROM cogmem.recall(%s, 'x', topics => %s)", (tenant, ["y" * 500]))
     assert one(db, "SELECT count(*) FROM cogmem.recalls") == 0
+
+
+# -- a conversation's shape ------------------------------------------------------------------------
+
+
+def chat(db, tenant, turns, conversation="maya-jonas", day="2023-05-08 19:40+00"):
+    """Remembers (speaker, text) turns of one conversation, said in order on one day; their memory ids."""
+    ids = []
+    for n, (speaker, text) in enumerate(turns):
+        ids.append(
+            one(
+                db,
+                "SELECT memory_id FROM cogmem.remember(%s, %s, 'fresh', '{}', conversation => %s, speaker => %s,"
+                " said_at => %s::timestamptz + make_interval(secs => %s))",
+                (tenant, text, conversation, speaker, day, n),
+            )
+        )
+    return ids
+
+
+FILLER = [
+    ("Jonas", "The weather was grey all week, typical."),
+    ("Maya", "I finally repainted the hallway a soft green."),
+    ("Jonas", "My cousin started a pottery class on Tuesdays."),
+    ("Maya", "Did you watch the cycling race on Sunday?"),
+    ("Jonas", "No, I was stuck fixing the bike chain again."),
+]
+
+
+def test_a_turn_is_found_by_the_turn_it_answers(db, tenant):
+    """'Yes, it was amazing' holds none of the question's words: its neighbour does, and brings it."""
+    ids = chat(db, tenant, [*FILLER, ("Maya", "Did you make it to the jazz concert at the harbour?"),
+                            ("Jonas", "Yes! Best night of the year, honestly."), *FILLER[:2]])  # fmt: skip
+    answer = ids[len(FILLER) + 1]
+    rows = recall(db, tenant, "How was the jazz concert at the harbour?", budget=60)
+    reasons = {r[2]: r[6] for r in rows}
+    assert answer in reasons and reasons[answer].startswith("next to a related turn")
+
+
+def test_a_turn_is_shown_with_when_and_by_whom_it_was_said(db, tenant):
+    (memory,) = chat(db, tenant, [("Caroline", "I went to a support group yesterday and it was so powerful.")])
+    (row,) = recall(db, tenant, "support group")
+    assert row[2] == memory
+    assert row[3] == (
+        "[2023-05-08; yesterday = 2023-05-07] Caroline: I went to a support group yesterday and it was so powerful."
+    )
+    assert row[4] == (len(row[3]) + 3) // 4  # it costs what it shows
+
+
+def test_the_person_a_question_names_comes_first(db, tenant):
+    chat(db, tenant, [("Maya", "I adopted a grey cat called Pixel."), ("Jonas", "I adopted a grey cat called Mochi.")])
+    rows = recall(db, tenant, "What is the name of Jonas's cat?")
+    assert rows[0][3].endswith("Jonas: I adopted a grey cat called Mochi.") and "boost 2.0" in rows[0][6]
+    assert "boost" not in rows[1][6]
+
+
+def test_a_long_turn_shows_the_part_that_matches(db, tenant):
+    long_turn = (
+        "Okay so the trip was chaos from the start. The train was late by an hour. Then the hotel lost our booking. "
+        "We ended up in a tiny room above a bakery. The bakery made the best cardamom buns I have ever eaten. "
+        "On the last day it rained nonstop. We mostly played cards. Honestly I would go back tomorrow."
+    )
+    (memory,) = chat(db, tenant, [("Maya", long_turn)])
+    (row,) = recall(db, tenant, "Which buns did the bakery make?")
+    assert row[2] == memory and "excerpt" in row[6]
+    assert row[3] == (
+        "[2023-05-08; tomorrow = 2023-05-09] Maya: … Then the hotel lost our booking. We ended up in a tiny room "
+        "above a bakery. The bakery made the best cardamom buns I have ever eaten. On the last day it rained nonstop. …"
+    )
+    db.execute("SELECT cogmem.configure_tenant(%s, '{\"excerpt_above\": 0}')", (tenant,))
+    (row,) = recall(db, tenant, "Which buns did the bakery make?")
+    assert row[3].endswith("I would go back tomorrow.") and "excerpt" not in row[6]
+
+
+def test_a_question_about_a_month_prefers_what_was_said_then(db, tenant):
+    turn = ("Maya", "We planted tomatoes in the garden.")
+    may = chat(db, tenant, [turn], conversation="c1", day="2023-05-10 10:00+00")
+    june = chat(db, tenant, [(turn[0], turn[1] + " Again!")], conversation="c1", day="2023-06-10 10:00+00")
+    assert recall(db, tenant, "What did we plant in the garden in June 2023?")[0][2] == june[0]
+    assert recall(db, tenant, "What did we plant in the garden in May 2023?")[0][2] == may[0]

@@ -371,3 +371,64 @@ def test_the_same_text_in_disguise_is_the_same_memory(db, tenant, variant):
         (tenant, json.dumps([variant])),
     ).fetchall()
     assert batch == [(first[0], "duplicate")]
+
+
+# -- where it was said -----------------------------------------------------------------------------
+
+
+def test_a_turn_keeps_its_conversation_speaker_and_time(db, tenant):
+    db.execute(
+        "SELECT * FROM cogmem.remember(%s, 'I went hiking yesterday.', conversation => 'maya-jonas',"
+        " speaker => ' Maya ', said_at => '2023-05-08 19:40+00')",
+        (tenant,),
+    )
+    db.execute(
+        "SELECT * FROM cogmem.remember_many(%s, %s::jsonb)",
+        (tenant, '[{"content": "Nice, where?", "conversation": "maya-jonas", "speaker": "Jonas",'
+                 ' "said_at": "2023-05-08T19:41:00Z"}, "A plain fact outside any conversation."]'),
+    )  # fmt: skip
+    rows = db.execute(
+        "SELECT content, conversation, speaker, said_at::text, source FROM cogmem.memories ORDER BY memory_id"
+    ).fetchall()
+    assert rows == [
+        ("I went hiking yesterday.", "maya-jonas", "Maya", "2023-05-08 19:40:00+00",
+         {"conversation": "maya-jonas", "speaker": " Maya ", "said_at": "2023-05-08T19:40:00+00:00"}),
+        ("Nice, where?", "maya-jonas", "Jonas", "2023-05-08 19:41:00+00",
+         {"conversation": "maya-jonas", "speaker": "Jonas", "said_at": "2023-05-08T19:41:00Z"}),
+        ("A plain fact outside any conversation.", None, None, None, {}),
+    ]  # fmt: skip
+
+
+def test_a_turn_without_a_time_is_placed_when_it_is_stored(db, tenant):
+    db.execute("SELECT * FROM cogmem.remember(%s, 'First.', conversation => 'c')", (tenant,))
+    db.execute("SELECT * FROM cogmem.remember(%s, 'Second.', conversation => 'c')", (tenant,))
+    order = db.execute(
+        "SELECT content FROM cogmem.memories WHERE conversation = 'c' ORDER BY said_at, memory_id"
+    ).fetchall()
+    assert order == [("First.",), ("Second.",)]
+    assert one(db, "SELECT bool_and(said_at <= now() + interval '1 minute') FROM cogmem.memories") is True
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("SELECT * FROM cogmem.remember('acme', 'x', conversation => '')",
+         "source has a conversation that is not a name of 1 to 200 characters without control characters"),
+        ("SELECT * FROM cogmem.remember('acme', 'x', speaker => E'a\\nb')",
+         "source has a speaker that is not a name of 1 to 200 characters without control characters"),
+        ("SELECT * FROM cogmem.remember('acme', 'x', source => '{\"said_at\": \"yesterday-ish\"}')",
+         "source has a said_at that is not a timestamp: yesterday-ish"),
+        ("SELECT * FROM cogmem.remember('acme', 'x', said_at => '0500-01-01')",
+         "source has a said_at outside 1900 to 2200"),
+        ("SELECT * FROM cogmem.remember_many('acme', '[{\"content\": \"x\", \"speaker\": 7}]')",
+         "item 1 has a speaker that is not a name of 1 to 200 characters without control characters; "
+         "nothing of this batch was stored"),
+        ("SELECT * FROM cogmem.remember_many('acme', '[{\"content\": \"x\", \"source\": {\"said_at\": \"soon\"}}]')",
+         "item 1 source has a said_at that is not a timestamp: soon; nothing of this batch was stored"),
+    ],
+)  # fmt: skip
+def test_where_it_was_said_is_checked_before_anything_is_stored(db, tenant, call, message):
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as caught:
+        db.execute(call)
+    assert caught.value.diag.message_primary == message
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 0

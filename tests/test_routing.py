@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 from bench import inbound
-from bench.corpus import CORPUS, RINGS, SPLITS, TRIGGERS, statements
+from bench.corpus import CORPUS, NEVER_CUT, RINGS, SPLITS, TRIGGERS, statements
 from bench.train_router import Features, decide, threshold
 from tests.conftest import one
 
 # What the shipped model reaches on the test split, less a margin (bench/RESULTS.md has the figures).
 FLOORS = {
-    "embedding": {"dos_and_donts": (0.96, 0.40), "shocks": (0.96, 0.55), "accuracy": 0.81},
-    "cues": {"dos_and_donts": (0.96, 0.18), "shocks": (0.95, 0.53), "accuracy": 0.76},
+    "embedding": {"dos_and_donts": (0.96, 0.36), "shocks": (0.96, 0.50), "accuracy": 0.80},
+    "cues": {"dos_and_donts": (0.96, 0.27), "shocks": (0.95, 0.50), "accuracy": 0.76},
 }
 
 
@@ -76,7 +76,8 @@ def test_casual_talk_is_neither_held_nor_made_a_rule(db):
 def test_the_model_was_trained_on_these_cues(db):
     assert one(db, "SELECT cogmem._routing_model_cues() = cogmem._inbound_cue_names()") is True
     assert one(db, "SELECT cardinality(cogmem._inbound_cues('x')) = cardinality(cogmem._inbound_cue_names())")
-    assert one(db, "SELECT count(DISTINCT model) FROM cogmem._routing_model()") == 4
+    # Short statements and long turns, with and without an embedding; and the two contradiction models.
+    assert one(db, "SELECT count(DISTINCT model) FROM cogmem._routing_model()") == 6
 
 
 @pytest.mark.parametrize(
@@ -104,10 +105,14 @@ def test_route_examples(db, content, ring):
 
 
 def test_classify_explains_itself(db):
-    ring, _, probabilities, model = db.execute("SELECT * FROM cogmem.classify('Never deploy on Fridays.')").fetchone()
+    ring, _, probabilities, model, candidate = db.execute(
+        "SELECT * FROM cogmem.classify('Never deploy on Fridays.')"
+    ).fetchone()
     assert model == "cues" and set(probabilities) == set(RINGS)
     assert sum(probabilities.values()) == pytest.approx(1, abs=1e-3)
     assert ring == max(probabilities, key=probabilities.get) or ring == "fresh"
+    # Not sure enough for its ring without an embedding: a candidate of it, not lost.
+    assert (ring, candidate) in {("dos_and_donts", None), ("fresh", "dos_and_donts")}
     assert one(db, "SELECT cogmem.route(NULL)") is None
     with pytest.raises(Exception, match="embedding has 2 dimensions"):
         db.execute("SELECT cogmem.classify('x', '[1,2]')")
@@ -133,3 +138,26 @@ def test_features_keep_the_training_vocabulary():
     assert train.vocabulary == ["a", "b"]  # c is seen once: dropped
     dev = Features.build([["c", "b"]], np.ones((1, 1)), np.array([3.0]), train.vocabulary)
     assert dev.matrix.toarray().tolist() == [[0.0, 1.0, 3.0]]
+
+
+def test_chats_between_people_put_at_most_one_turn_in_a_thousand_into_a_never_cut_ring(db):
+    """Every turn of our conversations between people (bench/corpus/conversations: long, emphatic, lists
+    of tips, stories, rants; English and Turkish), remembered as an application would, with its embedding:
+    a never-cut ring takes at most one turn in a thousand (and a long turn only through a sentence)."""
+    from bench.conversation import load_ours
+
+    chats = [c for c in load_ours() if "assistant" not in c.id and "asistan" not in c.id]
+    turns = [(c, t) for c in chats for t in c.turns]
+    vectors = inbound.embed([t.text for _, t in turns])
+    for lang in ("en", "tr"):
+        db.execute("SELECT cogmem.create_tenant(%s, %s)", (f"chat-{lang}", inbound.LANGUAGES[lang]))
+    never_cut = 0
+    for (c, t), v in zip(turns, vectors, strict=True):
+        ring, excerpt = db.execute(
+            "SELECT r.ring, (SELECT m.ring::text FROM cogmem.memories AS m WHERE m.memory_id = r.excerpt_id)"
+            " FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s, speaker => %s) AS r",
+            (f"chat-{c.lang}", t.text, v, c.id, t.speaker),
+        ).fetchone()
+        never_cut += ring in NEVER_CUT or excerpt in NEVER_CUT
+    assert len(turns) > 2000
+    assert never_cut / len(turns) <= 0.001, never_cut
