@@ -419,3 +419,7 @@ INTRO = [
     "the share of the answer's words (those its evidence holds) in the context, which an excerpt that cut "
     "the answer away would lower. `recall` shows each turn with its date and speaker, and pays for them.",
 ]
+
+
+if __name__ == "__main__":
+    main()
