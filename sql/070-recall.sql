@@ -321,7 +321,16 @@ BEGIN
         LEFT JOIN pending AS r ON r.memory_id = p.memory_id
     ),
     scored AS (
-        SELECT x.memory_id, l.layer, l.priority, l.never_cut, l.cumulative, x.token_estimate, x.content, x.topics,
+        -- A turn of a conversation in a learned ring competes with the other turns on relevance alone: a
+        -- classifier, not a person, chose its ring, so its ring's priority would put a chat's stray
+        -- "procedure" ahead of the evidence on every recall.
+        SELECT x.memory_id, l.layer,
+               CASE WHEN x.conversation IS NOT NULL AND NOT l.never_cut THEN f.priority ELSE l.priority END
+                   AS priority,
+               l.never_cut,
+               CASE WHEN x.conversation IS NOT NULL AND NOT l.never_cut THEN f.cumulative ELSE l.cumulative END
+                   AS cumulative,
+               x.token_estimate, x.content, x.topics,
                x.conversation, x.said_at, x.speaker, x.candidate_ring,
                x.lexical_rank, x.shared_words, x.semantic_rank, x.window_lexical_rank, x.shared IS NOT NULL AS on_topic,
                CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
@@ -345,6 +354,7 @@ BEGIN
         FROM pooled AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
         JOIN layers AS l ON l.layer::text = x.ring::text
+        JOIN layers AS f ON f.layer = 'fresh'
     ),
     qualified AS (
         SELECT sc.*,

@@ -475,3 +475,34 @@ def test_a_question_about_a_month_prefers_what_was_said_then(db, tenant):
     june = chat(db, tenant, [(turn[0], turn[1] + " Again!")], conversation="c1", day="2023-06-10 10:00+00")
     assert recall(db, tenant, "What did we plant in the garden in June 2023?")[0][2] == june[0]
     assert recall(db, tenant, "What did we plant in the garden in May 2023?")[0][2] == may[0]
+
+
+def test_a_turn_in_a_learned_ring_competes_with_the_other_turns(db, tenant):
+    """A chat turn the router put in `procedures` does not go ahead of the evidence by its ring's priority:
+    within a conversation, only relevance orders the turns."""
+    ids = chat(db, tenant, [*FILLER, ("Maya", "Did you make it to the jazz concert at the harbour?")])
+    stray = one(db, "SELECT memory_id FROM cogmem.remember(%s, %s, 'procedures', '{}', conversation => 'maya-jonas',"
+                    " speaker => 'Jonas', said_at => '2023-05-09 10:00+00')",
+                (tenant, "First you soak the beans overnight, then you boil them at the harbour cafe."))  # fmt: skip
+    rows = recall(db, tenant, "How was the jazz concert at the harbour?")
+    order = [r[2] for r in rows]
+    assert order.index(ids[-1]) < order.index(stray)
+    assert rows[order.index(stray)][1] == "procedures"  # its ring is still said
+
+
+def test_recall_over_our_conversations_keeps_its_figures(dsn):
+    """Two of our conversations between people (bench/corpus/conversations, English and Turkish), loaded
+    and asked as bench/conversation.py does: the default path keeps its evidence recall, stays ahead of
+    the RRF hybrid over the same turns by the issue's margin, and close to storing every turn in `fresh`
+    (the target is 0.02 over a whole corpus; two conversations are noisier)."""
+    from bench.conversation import BUDGETS, load_ours, run
+
+    chats = [c for c in load_ours() if c.id in ("en-hannah-zoe", "tr-selin-emre")]
+    table = run(chats, dsn, ["RRF hybrid", "recall default", "recall all fresh"], BUDGETS)
+    score = {(m, b): table.scores[(m, b, "all")].mean()[0] for m in table.methods() for b in BUDGETS}
+    floors = {1000: 0.74, 3200: 0.87}  # what it reaches, less a margin
+    for budget in BUDGETS:
+        default = score[("recall default", budget)]
+        assert default >= floors[budget], score
+        assert default >= score[("RRF hybrid", budget)] + 0.05, score
+        assert default >= score[("recall all fresh", budget)] - 0.03, score
