@@ -672,7 +672,7 @@ $$;
 COMMENT ON FUNCTION cogmem._remembered_as(text, bigint) IS
 'A stored memory''s candidate ring (its own or its sentence''s) and the memory keeping its rule sentence.';
 
--- The same for a batch, in one statement: a call per item cost a batch loader a tenth of its time.
+-- The same for a batch, in one statement: a call per item planned a query per item.
 CREATE OR REPLACE FUNCTION cogmem._remembered_as(p_tenant text, p_memory_ids bigint[])
 RETURNS TABLE (memory_id bigint, candidate text, excerpt_id bigint)
 -- Volatile: it must see what the batch just wrote. PL/pgSQL: its plan is kept for the session.
