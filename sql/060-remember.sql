@@ -221,6 +221,32 @@ COMMENT ON FUNCTION cogmem._restated_candidate(text, bigint, jsonb) IS
 'A candidate said again: its probability combines with the new saying''s, and crossing the ring''s threshold '
 'promotes it; audited.';
 
+-- Repetition counts in other words too: a new candidate close in meaning (cosine at least the tenant's
+-- candidate_restated_similarity) to an older candidate of the same ring is the rule said again, and raises
+-- the older one's probability as a restatement does. p_close: the memories near it by the binary prefilter.
+CREATE OR REPLACE FUNCTION cogmem._restated_sibling_candidates(
+    t cogmem.tenants, p_memory_id bigint, p_candidate text, p_embedding public.vector, p_close bigint[],
+    p_probabilities jsonb
+)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    IF p_candidate IS NULL OR p_close IS NULL OR p_embedding IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM cogmem._restated_candidate(t.tenant, s.memory_id, p_probabilities)
+    FROM cogmem.memories AS s
+    WHERE s.tenant = t.tenant AND s.memory_id = ANY (p_close) AND s.memory_id <> p_memory_id
+      AND s.candidate_ring::text = p_candidate
+      AND 1 - (s.embedding OPERATOR(public.<=>) p_embedding) >= t.candidate_restated_similarity;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._restated_sibling_candidates(cogmem.tenants, bigint, text, public.vector, bigint[], jsonb) IS
+'A new candidate said in other words than an older one of the same ring (a sibling by meaning) counts as '
+'that one said again.';
+
 -- After a memory is stored: the sentence of a long turn that its never-cut ring keeps (or that is the
 -- candidate) goes through the one store with excerpt_of naming the turn; a short candidate is marked.
 CREATE OR REPLACE FUNCTION cogmem._keep_sentence(
@@ -647,6 +673,8 @@ BEGIN
         PERFORM cogmem._keep_sentence(v_tenant, v_stored.memory_id, coalesce(p_source, '{}'), v_rule, v_rule_ring::text,
                                       coalesce(v_rule_candidate, v_candidate),
                                       (v_probabilities ->> coalesce(v_rule_candidate, v_candidate))::real);
+        PERFORM cogmem._restated_sibling_candidates(t, v_stored.memory_id, v_candidate, v_embedding,
+                                                    v_found.close_ids, v_probabilities);
     END IF;
     RETURN QUERY SELECT v_stored.memory_id, v_stored.ring, v_stored.topics, v_stored.action, v_stored.redactions,
                         v_stored.conflict_id, v_stored.conflicts_with;

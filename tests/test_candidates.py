@@ -185,3 +185,29 @@ def test_stated_rules_are_kept_and_casual_talk_is_seldom_asked_about(db, model):
         casual = [d for s, d in zip(rows, decided, strict=True) if s.casual and s.ring == "fresh" and s.lang == lang]
         asked = sum(d[1] is not None for d in casual) / len(casual)
         assert len(casual) > 300 and asked <= CASUAL_ASKED_AT_MOST, (lang, asked)
+
+
+def test_a_candidate_said_again_in_other_words_is_more_likely_a_rule(db, tenant):
+    """The same rule in other words (MiniLM cosine about 0.7 to 0.8: no near-duplicate, no sibling of the
+    night) raises the older candidate's probability, or promotes it; an unrelated candidate does not."""
+    from bench import inbound
+
+    first, again = "Always page the on-call before a failover.", "Always page whoever is on call before failing over."
+    v_first, v_again, v_other = inbound.embed([first, again, "CC the team lead on escalations."])
+    (memory, ring), p_before = _candidate_with_p(db, tenant, first, v_first)
+    (other, _), p_other = _candidate_with_p(db, tenant, "CC the team lead on escalations.", v_other)
+    (_, ring_again), _ = _candidate_with_p(db, tenant, again, v_again)
+    assert ring_again == ring
+    now_ring, now_candidate, p_after = db.execute(
+        "SELECT ring::text, candidate_ring::text, candidate_p FROM cogmem.memories WHERE memory_id = %s", (memory,)
+    ).fetchone()
+    assert now_ring == ring or (now_candidate == ring and p_after > p_before)
+    assert one(db, "SELECT candidate_p FROM cogmem.memories WHERE memory_id = %s", (other,)) == p_other
+
+
+def _candidate_with_p(db, tenant, text, vector):
+    row = db.execute(
+        "SELECT memory_id, candidate FROM cogmem.remember(%s, %s, embedding => %s)", (tenant, text, vector)
+    ).fetchone()
+    assert row[1] is not None, f"{text!r} is no candidate with its embedding: the model changed, update the test"
+    return (row[0], row[1]), one(db, "SELECT candidate_p FROM cogmem.memories WHERE memory_id = %s", (row[0],))
