@@ -684,23 +684,10 @@ COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, js
 'The one store: cogmem.remember() and each item of remember_many() (PL/pgSQL cannot name an input and an '
 'output column alike). p_near_duplicates = false: a batch that skips that check on purpose.';
 
--- What remember tells the caller besides the memory: the never-cut ring it (or the sentence taken from it)
--- is a candidate for, and the memory that keeps the sentence of a long turn that is a rule or an incident.
-CREATE OR REPLACE FUNCTION cogmem._remembered_as(p_tenant text, p_memory_id bigint, OUT candidate text, OUT excerpt_id bigint)
--- Volatile: it must see what the remember of the same statement just wrote.
-LANGUAGE sql VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-    SELECT coalesce(m.candidate_ring, e.candidate_ring)::text, e.memory_id
-    FROM (SELECT p_memory_id AS id) AS x
-    LEFT JOIN cogmem.memories AS m ON m.tenant = p_tenant AND m.memory_id = x.id
-    LEFT JOIN LATERAL (SELECT k.memory_id, k.candidate_ring FROM cogmem.memories AS k
-                       WHERE k.tenant = p_tenant AND k.excerpt_of = x.id ORDER BY k.memory_id DESC LIMIT 1) AS e ON true;
-$$;
-COMMENT ON FUNCTION cogmem._remembered_as(text, bigint) IS
-'A stored memory''s candidate ring (its own or its sentence''s) and the memory keeping its rule sentence.';
-
--- The same for a batch, in one statement: a call per item planned a query per item.
+-- What remember and remember_many tell the caller besides each memory: the never-cut ring it (or the
+-- sentence taken from it) is a candidate for, and the memory that keeps the sentence of a long turn that
+-- is a rule or an incident. One statement for a whole batch; the one-memory form it replaced is dropped.
+DROP FUNCTION IF EXISTS cogmem._remembered_as(text, bigint);
 CREATE OR REPLACE FUNCTION cogmem._remembered_as(p_tenant text, p_memory_ids bigint[])
 RETURNS TABLE (memory_id bigint, candidate text, excerpt_id bigint)
 -- Volatile: it must see what the batch just wrote. PL/pgSQL: its plan is kept for the session.
@@ -717,7 +704,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._remembered_as(text, bigint[]) IS
-'cogmem._remembered_as of each stored memory of a batch, in one statement.';
+'Each stored memory''s candidate ring (its own or its sentence''s) and the memory keeping its rule sentence.';
 
 -- The public signature is a contract; its output columns reuse input names (ring, topics), which only
 -- a SQL-language function allows, so it wraps the PL/pgSQL implementation.
@@ -746,7 +733,7 @@ AS $$
     SELECT r.*, a.candidate, a.excerpt_id
     FROM cogmem._remember(tenant, content, ring, topics, embedding,
                           cogmem._with_said(source, conversation, speaker, said_at), contradicts) AS r
-    CROSS JOIN LATERAL cogmem._remembered_as(tenant, r.memory_id) AS a;
+    LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id;
 $$;
 COMMENT ON FUNCTION cogmem.remember(
     text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz
