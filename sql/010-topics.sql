@@ -22,8 +22,8 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach_every();
-    PERFORM cogmem._reach(set_topic.tenant);
+    PERFORM cogmem._require_admin();
+    PERFORM cogmem._require_tenant(set_topic.tenant);
     IF set_topic.topic IS NULL OR btrim(set_topic.topic) = '' THEN
         RAISE EXCEPTION 'topic must not be NULL or empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Name the topic, e.g. ''kubernetes''.';
@@ -107,7 +107,7 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_language regconfig := cogmem._reach(detect_topics.tenant);
+    v_language regconfig := cogmem._require_tenant(detect_topics.tenant);
 BEGIN
     IF detect_topics.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'

@@ -11,7 +11,7 @@ DECLARE
     v_language regconfig;
     v_existing regconfig;
 BEGIN
-    PERFORM cogmem._reach_every();
+    PERFORM cogmem._require_admin();
     IF v_tenant IS NULL THEN
         RAISE EXCEPTION 'tenant must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the tenant name, e.g. ''acme''.';
@@ -70,7 +70,7 @@ COMMENT ON FUNCTION cogmem.create_tenant(text, text) IS
 
 -- Settings are plain columns of cogmem.tenants and cogmem.tenant_layers, which no application role may
 -- write (sql/999-privileges.sql): administrators change them here, and the change is audited by the
--- tables' governance triggers (sql/100-audit.sql).
+-- tables' governance triggers (sql/100-audit-chain.sql).
 CREATE OR REPLACE FUNCTION cogmem.configure_tenant(tenant text, settings jsonb, layer text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -84,8 +84,8 @@ DECLARE
     v_unknown text[];
     v_row     jsonb;
 BEGIN
-    PERFORM cogmem._reach_every();
-    PERFORM cogmem._reach(configure_tenant.tenant);
+    PERFORM cogmem._require_admin();
+    PERFORM cogmem._require_tenant(configure_tenant.tenant);
     IF configure_tenant.settings IS NULL OR jsonb_typeof(configure_tenant.settings) <> 'object'
        OR configure_tenant.settings = '{}' THEN
         RAISE EXCEPTION 'settings must be a non-empty JSON object'

@@ -1,5 +1,5 @@
 -- Inbound attention: which ring a new memory belongs to, when the caller does not say, and whether it
--- is an instruction (only an instruction can be held as a conflict, sql/160-dissonance.sql).
+-- is an instruction (only an instruction can be held as a conflict, sql/160-conflicts.sql).
 --
 -- The never-cut rings are injected into every recall, so a casual sentence there costs every future
 -- recall: "I'll never forget it!" is not a rule, "Taking care of ourselves is so important" is not an

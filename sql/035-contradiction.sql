@@ -1,6 +1,6 @@
 -- Contradiction: does a new statement contradict an established memory (a rule, a long-term fact, a
 -- habit, a procedure)? Used by cogmem.remember() (sql/060-remember.sql), which holds a contradicting
--- instruction as a conflict (sql/160-dissonance.sql) and stores a contradicting fact, linked.
+-- instruction as a conflict (sql/160-conflicts.sql) and stores a contradicting fact, linked.
 --
 -- Candidates are the established memories close to the statement: cosine at least
 -- tenants.dissonance_similarity with an embedding, else two words in common. Of those, a logistic
@@ -202,3 +202,137 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._contradiction(text, text, text, real[], double precision, regconfig, boolean) IS
 'Whether a new statement contradicts an established memory, by the contradiction model (sql/025).';
+
+-- A fact stored although it contradicts older memories: linked to them, and those that are not
+-- protected (shocks, dos_and_donts are never weakened by a heuristic) lose half their confidence, so the
+-- newer fact ranks first and the older one fades unless it is used. Statistics rows in memory_id order.
+CREATE OR REPLACE FUNCTION cogmem._link_contradiction(
+    p_tenant text, p_memory_id bigint, p_older bigint[], p_verdict text
+)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_weakened bigint[];
+BEGIN
+    SELECT coalesce(array_agg(m.memory_id ORDER BY m.memory_id), '{}') INTO v_weakened
+    FROM cogmem.memories AS m
+    WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_older) AND m.ring NOT IN ('shocks', 'dos_and_donts');
+    PERFORM cogmem._lock_stats(p_tenant, v_weakened);
+    UPDATE cogmem.memory_stats AS s SET confidence = s.confidence * 0.5, reinforced = false
+    WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_weakened);
+    INSERT INTO cogmem.memory_contradictions (tenant, memory_id, contradicts_id, verdict, weakened)
+    SELECT p_tenant, p_memory_id, o.id, p_verdict, o.id = ANY (v_weakened)
+    FROM unnest(p_older) AS o (id);
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    VALUES (p_tenant, 'metacognition', p_memory_id, 'contradiction_stored',
+            jsonb_build_object('contradicts', to_jsonb(p_older), 'weakened', to_jsonb(v_weakened),
+                               'verdict', p_verdict));
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    SELECT p_tenant, 'lifecycle', w.id, 'weakened', jsonb_build_object('by', 'contradiction', 'newer', p_memory_id)
+    FROM unnest(v_weakened) AS w (id);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._link_contradiction(text, bigint, bigint[], text) IS
+'Links a stored memory to the older memories it contradicts and halves the confidence of those that are '
+'not in a protected ring; audited.';
+
+-- The established memories a text may duplicate (close_ids, by sign bits) and those the contradiction
+-- model says it contradicts (conflict_ids). Named contradictions (p_contradicts non-empty) skip both.
+CREATE OR REPLACE FUNCTION cogmem._detect_conflicts(
+    p_tenant text, p_language regconfig, p_content text, p_ring cogmem.ring, p_instruction boolean,
+    p_embedding public.vector, p_diss_sim real, p_contradicts bigint[], p_near_duplicates boolean,
+    OUT close_ids bigint[], OUT conflict_ids bigint[]
+)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_bits_radius integer;
+    v_bits        bit(384);
+    v_words       text[];
+    v_cues        real[];
+BEGIN
+    IF cardinality(p_contradicts) > 0 THEN
+        conflict_ids := p_contradicts;
+        RETURN;
+    END IF;
+    -- Full vectors are compared only for memories within a radius of sign bits (cosine 0.92, the
+    -- near-duplicate default, is ~50 of 384 bits apart; cosine 0.4, the dissonance default, ~142): those
+    -- bits come from an index-only scan. The radius is the expected distance plus dims/16 bits (~2.5
+    -- standard deviations), at least a quarter of the bits. A near-duplicate beyond it would still be
+    -- merged by the nightly consolidation. Two statements, so that no plan compares bits per row pair.
+    v_bits_radius := cogmem.embedding_dimensions() / 4;
+    -- An incident is what happened, not an instruction: it neither contradicts nor is contradicted.
+    IF p_contradicts IS NULL AND p_ring = 'shocks' THEN
+        p_contradicts := '{}';
+    END IF;
+    IF p_contradicts IS NULL THEN
+        v_bits_radius := greatest(v_bits_radius, ceil(cogmem.embedding_dimensions() * acos(p_diss_sim) / pi())::integer + cogmem.embedding_dimensions() / 16);
+        v_words := coalesce(tsvector_to_array(to_tsvector(p_language, p_content)), '{}');
+        v_cues := cogmem._inbound_cues(p_content);  -- once, for every established memory compared
+    END IF;
+    IF p_embedding IS NOT NULL AND (p_near_duplicates OR p_contradicts IS NULL) THEN
+        v_bits := public.binary_quantize(p_embedding)::bit(384);  -- once, not per compared row
+        SELECT array_agg(b.memory_id) INTO close_ids
+        FROM cogmem.memories AS b
+        WHERE b.tenant = p_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius;
+        -- Contradiction (sql/035-contradiction.sql): an established memory close in meaning that the
+        -- contradiction model says this text contradicts.
+        IF close_ids IS NOT NULL AND p_contradicts IS NULL THEN
+            SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO conflict_ids
+            FROM cogmem.memories AS m
+            CROSS JOIN LATERAL (SELECT 1 - (m.embedding OPERATOR(public.<=>) p_embedding) AS similarity) AS c
+            WHERE m.tenant = p_tenant AND m.memory_id = ANY (close_ids) AND m.ring NOT IN ('fresh', 'shocks')
+              AND c.similarity >= p_diss_sim
+              AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, c.similarity, p_language,
+                                        p_instruction);
+        END IF;
+    ELSIF p_contradicts IS NULL THEN
+        -- No embedding: closeness is two words in common, and the model without a cosine decides.
+        SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO conflict_ids
+        FROM cogmem.memories AS m
+        WHERE m.tenant = p_tenant AND m.ring NOT IN ('fresh', 'shocks')
+          AND m.search @@ cogmem._or_query(v_words)
+          AND cogmem._shared_words(m.search, v_words) >= 2
+          AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, NULL, p_language, p_instruction);
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._detect_conflicts(
+    text, regconfig, text, cogmem.ring, boolean, public.vector, real, bigint[], boolean
+) IS
+'The memories close to a text in meaning, and those it contradicts by the contradiction model.';
+
+-- Held, not stored and not merged: a person (or the caller's judge) resolves it (sql/160-conflicts.sql).
+CREATE OR REPLACE FUNCTION cogmem._hold_conflict(
+    p_tenant text, p_content text, p_ring cogmem.ring, p_topics text[], p_embedding public.vector, p_source jsonb,
+    p_redactions text[], p_conflicts bigint[], p_verdict text
+)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_conflict_id bigint;
+BEGIN
+    INSERT INTO cogmem.conflicts AS c (tenant, content, ring, topics, embedding, source, redactions,
+                                       conflicts_with, verdict)
+    VALUES (p_tenant, p_content, p_ring, p_topics, p_embedding, p_source, p_redactions, p_conflicts, p_verdict)
+    RETURNING c.conflict_id INTO v_conflict_id;
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+    VALUES (p_tenant, 'metacognition', 'conflict_opened',
+            jsonb_build_object('conflict_id', v_conflict_id, 'conflicts_with', to_jsonb(p_conflicts),
+                               'verdict', p_verdict, 'ring', p_ring, 'topics', to_jsonb(p_topics),
+                               'redactions', to_jsonb(p_redactions)));
+    RETURN v_conflict_id;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._hold_conflict(
+    text, text, cogmem.ring, text[], public.vector, jsonb, text[], bigint[], text
+) IS
+'Holds an instruction that contradicts established memories as an open conflict; audited. Returns its id.';

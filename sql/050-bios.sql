@@ -290,7 +290,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Definer: it writes bios_rules, which only the API's owner may (sql/999-privileges.sql).
 AS $$
 BEGIN
-    PERFORM cogmem._reach_every(add_bios_rule.tenant);
+    PERFORM cogmem._require_admin(add_bios_rule.tenant);
     RETURN cogmem._bios_insert(
         add_bios_rule.tenant, cogmem._bios_preset_name(nullif(btrim(add_bios_rule.preset), '')),
         cogmem._bios_rule_definition(jsonb_build_object(
@@ -358,7 +358,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach_every();
+    PERFORM cogmem._require_admin();
     IF NOT EXISTS (SELECT FROM cogmem.bios_rules AS r WHERE r.rule_id = retire_bios_rule.rule_id) THEN
         RAISE EXCEPTION 'unknown BIOS rule %', retire_bios_rule.rule_id
             USING ERRCODE = 'no_data_found', HINT = 'List rules with SELECT * FROM cogmem.active_bios_rules;';
@@ -456,7 +456,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Definer: it changes nothing, but runs the internal plan that the load runs, which no role may call.
 AS $$
 BEGIN
-    PERFORM cogmem._reach_every(bios_preset_diff.tenant);
+    PERFORM cogmem._require_admin(bios_preset_diff.tenant);
     RETURN QUERY
     SELECT p.change, p.rule_id, p.definition ->> 'category', p.definition ->> 'requirement',
            p.definition ->> 'severity', p.definition ->> 'rule'
@@ -541,7 +541,7 @@ DECLARE
     v_load_id bigint;
     v_plan    jsonb;
 BEGIN
-    PERFORM cogmem._reach_every(v_tenant);
+    PERFORM cogmem._require_admin(v_tenant);
     IF v_preset IS NULL OR v_preset = '' THEN
         RAISE EXCEPTION 'preset must be named'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Load presets with cogmem bios load <preset>.';
@@ -589,7 +589,7 @@ AS $$
 DECLARE
     v_new boolean;
 BEGIN
-    PERFORM cogmem._reach_every(subscribe_bios.tenant);
+    PERFORM cogmem._require_admin(subscribe_bios.tenant);
     IF NOT EXISTS (SELECT FROM cogmem.bios_rules AS r WHERE r.preset = subscribe_bios.preset AND r.tenant IS NULL) THEN
         RAISE EXCEPTION 'no BIOS preset "%" is loaded', subscribe_bios.preset
             USING ERRCODE = 'no_data_found', HINT = 'Load it first (cogmem bios load PRESET); cogmem bios list shows them.';
@@ -614,7 +614,7 @@ AS $$
 DECLARE
     v_gone boolean;
 BEGIN
-    PERFORM cogmem._reach_every(unsubscribe_bios.tenant);
+    PERFORM cogmem._require_admin(unsubscribe_bios.tenant);
     DELETE FROM cogmem.bios_subscriptions AS s
     WHERE s.preset = unsubscribe_bios.preset AND s.tenant IS NOT DISTINCT FROM unsubscribe_bios.tenant
     RETURNING true INTO v_gone;

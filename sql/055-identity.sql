@@ -26,7 +26,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(core_identity.tenant);
+    PERFORM cogmem._require_tenant(core_identity.tenant);
     RETURN QUERY
     SELECT c.version, c.agent, c.user_profile, c.goals, c.set_at, c.set_by FROM cogmem.core_identity AS c
     WHERE c.tenant = core_identity.tenant ORDER BY c.version DESC LIMIT 1;
@@ -48,7 +48,7 @@ DECLARE
     v_next    cogmem.core_identity;
     v_chars   integer;
 BEGIN
-    PERFORM cogmem._reach(v_tenant);
+    PERFORM cogmem._require_tenant(v_tenant);
     -- One version at a time per tenant.
     PERFORM cogmem._serialize_tenant(v_tenant);
     SELECT * INTO v_before FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1;

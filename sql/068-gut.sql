@@ -199,8 +199,8 @@ AS $$
 BEGIN
     -- Definer: writes settings and contributions, which no application role may. Administrators only
     -- (they reach every tenant), and the tenant must exist.
-    PERFORM cogmem._reach_every();
-    PERFORM cogmem._reach(gut_configure.tenant);
+    PERFORM cogmem._require_admin();
+    PERFORM cogmem._require_tenant(gut_configure.tenant);
     UPDATE cogmem.tenants AS t
     SET gut_contribute = coalesce(gut_configure.contribute, t.gut_contribute),
         gut_receive = coalesce(gut_configure.receive, t.gut_receive)
@@ -214,8 +214,9 @@ COMMENT ON FUNCTION cogmem.gut_configure(text, boolean, boolean) IS
 'Opts a tenant in or out of contributing to the Gut (off by default) and of receiving its patterns (on by '
 'default); NULL leaves a switch as it is. Administrators only; audited as a change of the tenant.';
 
+DROP FUNCTION IF EXISTS cogmem._reach_gut();  -- renamed
 -- The explicit reach check of the Gut's global verbs: the cogmem_gut role (superusers are members).
-CREATE OR REPLACE FUNCTION cogmem._reach_gut()
+CREATE OR REPLACE FUNCTION cogmem._require_gut()
 RETURNS void
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -227,7 +228,7 @@ BEGIN
     END IF;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._reach_gut() IS
+COMMENT ON FUNCTION cogmem._require_gut() IS
 'Raises insufficient_privilege unless the caller is a member of cogmem_gut, the only role that reads '
 'across tenants (their de-identified contributions).';
 
@@ -330,7 +331,7 @@ DECLARE
     v_rows jsonb;
 BEGIN
     -- Definer: the contributions of every opted-in tenant here, de-identified, for the Gut role only.
-    PERFORM cogmem._reach_gut();
+    PERFORM cogmem._require_gut();
     v_rows := cogmem._gut_export_rows() || jsonb_build_object('exported_at', now());
     RETURN v_rows || jsonb_strip_nulls(jsonb_build_object('signature', cogmem._gut_sign('export', v_rows)));
 END;
@@ -553,7 +554,7 @@ DECLARE
 BEGIN
     -- Definer: reads the de-identified contributions of every opted-in tenant and writes the global
     -- patterns and the ledger, which only the Gut role may: that is its reach.
-    PERFORM cogmem._reach_gut();
+    PERFORM cogmem._require_gut();
     PERFORM pg_advisory_xact_lock(hashtext('cogmem.gut_release'));
     s := (SELECT x FROM cogmem.gut_settings AS x);
     v_period := cogmem._gut_period_start(now(), s.period);
@@ -598,7 +599,7 @@ DECLARE
     v_state jsonb;
 BEGIN
     -- Definer: the ledger and the published patterns, which the Gut role writes.
-    PERFORM cogmem._reach_gut();
+    PERFORM cogmem._require_gut();
     v_state := jsonb_build_object(
         'releases', (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.release_id), '[]') FROM cogmem.gut_releases AS r),
         'patterns', (SELECT coalesce(jsonb_agg(to_jsonb(g) ORDER BY g.pattern_id), '[]') FROM cogmem.gut_patterns AS g));
@@ -626,7 +627,7 @@ DECLARE
     v_count    integer;
 BEGIN
     -- Definer: writes the global ledger and patterns, as a release here would; the Gut role only.
-    PERFORM cogmem._reach_gut();
+    PERFORM cogmem._require_gut();
     v_state := cogmem._gut_verified('release', gut_import.state);
     PERFORM pg_advisory_xact_lock(hashtext('cogmem.gut_release'));
     v_budget := (SELECT s.epsilon_per_period FROM cogmem.gut_settings AS s);
@@ -692,7 +693,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
     -- Definer: the patterns are global rows no application role reads directly; reach checked first.
-    PERFORM cogmem._reach(gut_patterns_for.tenant);
+    PERFORM cogmem._require_tenant(gut_patterns_for.tenant);
     RETURN QUERY
     SELECT g.pattern_id, g.content, g.topics, g.support, g.success, r.released_at
     FROM cogmem.gut_patterns AS g

@@ -29,7 +29,7 @@ BEGIN
         -- Usually none: the gate skips a call that is planned anew each time.
         SELECT * FROM cogmem._sibling_notes(p_tenant, p_noted) WHERE cardinality(p_noted) > 0
     ),
-    -- Memories a held instruction contradicts (sql/160-dissonance.sql), and facts stored although they
+    -- Memories a held instruction contradicts (sql/160-conflicts.sql), and facts stored although they
     -- contradict older ones (sql/060-remember.sql): the agent should know, on both sides.
     disputes AS (
         SELECT d.memory_id, string_agg(d.note, '; ' ORDER BY d.n) AS note
@@ -61,7 +61,7 @@ COMMENT ON FUNCTION cogmem._recall_notes(text, bigint[], bigint[]) IS
 'Per injected memory: its sibling note (for those in p_noted) and the contradictions it takes part in.';
 
 -- The cycle log: the cycle's own row and its audit row, in the recall's transaction. The row is pending:
--- its rehearsal of what it injected is applied from it (sql/065-rehearsal.sql), not item by item here.
+-- its rehearsal of what it injected is applied from it (sql/058-rehearsal.sql), not item by item here.
 CREATE OR REPLACE FUNCTION cogmem._log_recall(
     p_tenant text, p_recall_id uuid, p_conversation text, p_message text, p_topics text[], p_budget integer,
     p_used integer, p_core_version integer, p_layers cogmem.layer[], p_memory_ids bigint[], p_rule_ids bigint[],
@@ -309,7 +309,7 @@ BEGIN
     ),
     -- Materialized: otherwise the planner, which cannot see how few rows the pool holds, looks up the
     -- statistics of every memory of the tenant before joining the pool.
-    -- Rehearsals not yet applied to memory_stats (sql/065-rehearsal.sql): the last recall restarts the clock.
+    -- Rehearsals not yet applied to memory_stats (sql/058-rehearsal.sql): the last recall restarts the clock.
     pending AS MATERIALIZED (
         SELECT p.memory_id, p.last_recalled_at
         FROM cogmem.pending_stats AS p WHERE p.tenant = t.tenant AND p.last_recalled_at IS NOT NULL
@@ -519,8 +519,8 @@ DECLARE
     v_reasons     text[];
     v_audit_reasons text[];
 BEGIN
-    v_language := cogmem._reach(v_tenant);
-    v_recall_id := cogmem._keyed_uuid(v_tenant);  -- routable without the tenant (sql/000-helpers.sql)
+    v_language := cogmem._require_tenant(v_tenant);
+    v_recall_id := cogmem._keyed_uuid(v_tenant);  -- routable without the tenant (sql/001-ids.sql)
     PERFORM cogmem._lock_tenant(v_tenant, false);
     IF recall.message IS NULL THEN
         RAISE EXCEPTION 'message must not be NULL'
@@ -684,8 +684,8 @@ BEGIN
         RAISE EXCEPTION 'unknown recall %', feedback.recall_id
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
-    PERFORM cogmem._reach(v_tenant);
-    -- The tenant's row before the cycle's row: the order of every lock on both (sql/065-rehearsal.sql).
+    PERFORM cogmem._require_tenant(v_tenant);
+    -- The tenant's row before the cycle's row: the order of every lock on both (sql/058-rehearsal.sql).
     PERFORM cogmem._lock_tenant(v_tenant, false);
     SELECT r.outcome, array_remove(r.item_memory_ids, NULL) INTO v_previous, v_injected
     FROM cogmem.recalls AS r WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id
@@ -703,7 +703,7 @@ BEGIN
         END IF;
     END IF;
 
-    -- The credit itself is applied from the cycle row (sql/065-rehearsal.sql): a second feedback for the
+    -- The credit itself is applied from the cycle row (sql/058-rehearsal.sql): a second feedback for the
     -- same cycle replaces the first there, taking back what the first credited.
     UPDATE cogmem.recalls AS r
     SET outcome = feedback.outcome, feedback_at = now(), feedback_used = v_used, pending = true
@@ -741,7 +741,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(feedback.tenant);
+    PERFORM cogmem._require_tenant(feedback.tenant);
     IF NOT EXISTS (SELECT FROM cogmem.recalls AS r
                    WHERE r.tenant = feedback.tenant AND r.recall_id = feedback.recall_id) THEN
         RAISE EXCEPTION 'unknown recall % in tenant "%"', coalesce(feedback.recall_id::text, 'NULL'), feedback.tenant

@@ -20,7 +20,7 @@
 --   protect    shocks and dos_and_donts are never weakened, faded, merged away or deleted
 --   overflow   ... and never cut: the night counts their memories when a ring holds more tokens than
 --              its allocation (cogmem.never_cut_overflow), for a person to review
---   review     conflicts resolved by override during the day (sql/160-dissonance.sql), both memories
+--   review     conflicts resolved by override during the day (sql/160-conflicts.sql), both memories
 --              kept: marked reviewed and logged with what each memory has earned so far, for a person
 -- Protected rings and BIOS rules are otherwise left alone.
 -- The audit trail gets one row per decision that touched memories, listing them (detail.memories, one
@@ -424,7 +424,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;  -- this night is done for this tenant
     END IF;
-    -- The day's rehearsals and feedback first (sql/065-rehearsal.sql): every decision reads them.
+    -- The day's rehearsals and feedback first (sql/058-rehearsal.sql): every decision reads them.
     PERFORM cogmem._apply_rehearsals(p_tenant);
 
     -- expire
@@ -493,7 +493,7 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the moment to consolidate up to, e.g. now().';
     END IF;
     IF p_tenant IS NOT NULL THEN
-        PERFORM cogmem._reach(p_tenant);
+        PERFORM cogmem._require_tenant(p_tenant);
     END IF;
     IF pg_is_in_recovery() THEN
         RAISE NOTICE 'cogmem.consolidate skipped: this server is a read replica';
@@ -525,7 +525,7 @@ RETURNS TABLE (tenant text, decision text, memories integer)
 LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    SELECT cogmem._reach_every();
+    SELECT cogmem._require_admin();
     SELECT * FROM cogmem._consolidate(as_of, tenant);
 $$;
 COMMENT ON FUNCTION cogmem.consolidate(timestamptz, text) IS

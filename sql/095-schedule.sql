@@ -131,7 +131,7 @@ AS $$
 $$;
 COMMENT ON FUNCTION cogmem.unschedule_audit() IS 'Removes both audit jobs; false when the sealer was not scheduled.';
 
--- Rehearsals and feedback are applied from the cycle log (sql/065-rehearsal.sql); readers add what is
+-- Rehearsals and feedback are applied from the cycle log (sql/058-rehearsal.sql); readers add what is
 -- pending, so the sooner it is applied the less they add.
 CREATE OR REPLACE FUNCTION cogmem.schedule_rehearsals(cron text DEFAULT '* * * * *')
 RETURNS bigint

@@ -25,14 +25,15 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._vault_key(text, boolean) IS 'The tenant''s vault data key (created on first use).';
 
+DROP FUNCTION IF EXISTS cogmem._reach_vault(text, text);  -- renamed
 DROP FUNCTION IF EXISTS cogmem._vault_check(text, text);  -- renamed: the first statement of a vault call
-CREATE OR REPLACE FUNCTION cogmem._reach_vault(p_tenant text, p_name text)
+CREATE OR REPLACE FUNCTION cogmem._require_vault(p_tenant text, p_name text)
 RETURNS void
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
-    PERFORM cogmem._reach(p_tenant);
+    PERFORM cogmem._require_tenant(p_tenant);
     IF NOT cogmem.may_use_vault(p_tenant) THEN
         RAISE EXCEPTION 'permission denied for the vault of tenant "%"', p_tenant
             USING ERRCODE = 'insufficient_privilege',
@@ -44,7 +45,7 @@ BEGIN
     END IF;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._reach_vault(text, text) IS
+COMMENT ON FUNCTION cogmem._require_vault(text, text) IS
 'The first statement of a vault call: the caller reaches the tenant and its vault; the item name is valid.';
 
 CREATE OR REPLACE FUNCTION cogmem.vault_put(
@@ -58,7 +59,7 @@ AS $$
 DECLARE
     v_version integer;
 BEGIN
-    PERFORM cogmem._reach_vault(vault_put.tenant, vault_put.name);
+    PERFORM cogmem._require_vault(vault_put.tenant, vault_put.name);
     IF vault_put.secret IS NULL OR vault_put.secret = '' THEN
         RAISE EXCEPTION 'secret must not be NULL or empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'To remove an item, use cogmem.vault_delete().';
@@ -91,7 +92,7 @@ AS $$
 DECLARE
     v_secret text;
 BEGIN
-    PERFORM cogmem._reach_vault(vault_get.tenant, vault_get.name);
+    PERFORM cogmem._require_vault(vault_get.tenant, vault_get.name);
     SELECT public.pgp_sym_decrypt(v.secret, cogmem._vault_key(vault_get.tenant, false)) INTO v_secret
     FROM cogmem.vault_items AS v WHERE v.tenant = vault_get.tenant AND v.name = vault_get.name;
     IF NOT FOUND THEN
@@ -112,7 +113,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach_vault(vault_list.tenant, 'list');
+    PERFORM cogmem._require_vault(vault_list.tenant, 'list');
     RETURN QUERY
     SELECT v.name, v.description, v.subject, v.version, v.updated_at
     FROM cogmem.vault_items AS v WHERE v.tenant = vault_list.tenant ORDER BY v.name;
@@ -127,7 +128,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach_vault(vault_delete.tenant, vault_delete.name);
+    PERFORM cogmem._require_vault(vault_delete.tenant, vault_delete.name);
     DELETE FROM cogmem.vault_items AS v WHERE v.tenant = vault_delete.tenant AND v.name = vault_delete.name;
     IF NOT FOUND THEN
         RETURN false;

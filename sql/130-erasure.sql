@@ -53,7 +53,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(erase.tenant);
+    PERFORM cogmem._require_tenant(erase.tenant);
     IF erase.memory_id IS NULL THEN
         RAISE EXCEPTION 'memory_id must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'To erase everything about a person, use cogmem.erase_subject().';
@@ -77,7 +77,7 @@ DECLARE
     v_count   integer;
     v_counts  jsonb := '{}';
 BEGIN
-    PERFORM cogmem._reach(erase_subject.tenant);
+    PERFORM cogmem._require_tenant(erase_subject.tenant);
     IF erase_subject.subject IS NULL OR length(btrim(erase_subject.subject)) < 3 THEN
         RAISE EXCEPTION 'subject must be at least 3 characters'
             USING ERRCODE = 'invalid_parameter_value',
@@ -110,7 +110,7 @@ BEGIN
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('vault_items', v_count);
 
-    -- Instructions held as conflicts (sql/160-dissonance.sql) that mention the subject.
+    -- Instructions held as conflicts (sql/160-conflicts.sql) that mention the subject.
     DELETE FROM cogmem.conflicts AS c
     WHERE c.tenant = erase_subject.tenant
       AND (c.content ILIKE v_pattern OR c.source::text ILIKE v_pattern OR c.note ILIKE v_pattern);

@@ -24,7 +24,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(trust.tenant);
+    PERFORM cogmem._require_tenant(trust.tenant);
     RETURN coalesce((SELECT e.score FROM cogmem.trust_events AS e WHERE e.tenant = trust.tenant
                      ORDER BY e.event_id DESC LIMIT 1), 50);
 END;
@@ -77,7 +77,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(trust_event.tenant);
+    PERFORM cogmem._require_tenant(trust_event.tenant);
     IF trust_event.kind IS NULL OR trust_event.kind NOT IN ('praise', 'delegation', 'caught_error', 'correction') THEN
         RAISE EXCEPTION 'unknown trust event kind "%"', coalesce(trust_event.kind, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',

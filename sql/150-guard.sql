@@ -66,7 +66,7 @@ DECLARE
     v_counts    integer[];
     v_blocking  boolean[];
 BEGIN
-    v_language := cogmem._reach(v_tenant);
+    v_language := cogmem._require_tenant(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     v_area := cogmem._area(guard_check.area);
     IF guard_check.action IS NULL THEN
@@ -110,7 +110,7 @@ BEGIN
         FROM learned AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = v_tenant AND s.memory_id = x.memory_id
         JOIN cogmem.tenant_layers AS tl ON tl.tenant = v_tenant AND tl.layer::text = x.ring::text
-        -- Recalls not yet applied count too (sql/065-rehearsal.sql).
+        -- Recalls not yet applied count too (sql/058-rehearsal.sql).
         LEFT JOIN cogmem.pending_stats AS p ON p.tenant = v_tenant AND p.memory_id = x.memory_id
         WHERE x.blocking
            OR x.topics && v_topics
@@ -192,7 +192,7 @@ DECLARE
     v_row        cogmem.learnings;
     v_repeated   boolean;
 BEGIN
-    v_language := cogmem._reach(v_tenant);
+    v_language := cogmem._require_tenant(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     v_area := cogmem._area(report_error.area);
     IF report_error.description IS NULL OR btrim(report_error.description) = '' THEN
@@ -282,7 +282,7 @@ DECLARE
     v_tenant text := acknowledge.tenant;
     v_was    boolean;
 BEGIN
-    PERFORM cogmem._reach(v_tenant);
+    PERFORM cogmem._require_tenant(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     SELECT l.blocking INTO v_was FROM cogmem.learnings AS l
     WHERE l.tenant = v_tenant AND l.memory_id = acknowledge.learning_id

@@ -31,7 +31,7 @@ AS $$
 DECLARE
     v_language regconfig;
 BEGIN
-    v_language := cogmem._reach(pending_rules.tenant);
+    v_language := cogmem._require_tenant(pending_rules.tenant);
     RETURN QUERY
     SELECT m.memory_id, m.candidate_ring::text, m.content, m.candidate_p,
            cogmem._candidate_question(m.candidate_ring, m.content, v_language), m.created_at
@@ -78,7 +78,7 @@ AS $$
 DECLARE
     v_memory cogmem.memories;
 BEGIN
-    PERFORM cogmem._reach(confirm_ring.tenant);
+    PERFORM cogmem._require_tenant(confirm_ring.tenant);
     IF confirm_ring.ring IS NULL OR NOT confirm_ring.ring = ANY (enum_range(NULL::cogmem.ring)::text[]) THEN
         RAISE EXCEPTION 'unknown ring "%"', coalesce(confirm_ring.ring, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
@@ -109,7 +109,7 @@ AS $$
 DECLARE
     v_memory cogmem.memories;
 BEGIN
-    PERFORM cogmem._reach(dismiss_candidate.tenant);
+    PERFORM cogmem._require_tenant(dismiss_candidate.tenant);
     v_memory := cogmem._person_decides(dismiss_candidate.tenant, dismiss_candidate.memory_id, 'candidate');
     UPDATE cogmem.memories AS m SET candidate_ring = NULL, candidate_p = NULL, updated_at = now()
     WHERE m.tenant = dismiss_candidate.tenant AND m.memory_id = dismiss_candidate.memory_id;

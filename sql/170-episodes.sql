@@ -23,7 +23,7 @@ AS $$
 DECLARE
     v_session uuid;
 BEGIN
-    PERFORM cogmem._reach(start_session.tenant);
+    PERFORM cogmem._require_tenant(start_session.tenant);
     IF length(start_session.goal) > 1000 OR length(start_session.project) > 200 THEN
         RAISE EXCEPTION 'a session goal has at most 1000 characters and a project name 200'
             USING ERRCODE = 'string_data_right_truncation', HINT = 'Name the project and the goal briefly.';
@@ -81,7 +81,7 @@ BEGIN
         RAISE EXCEPTION 'summary must not be empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Say what was done in the session: the next one starts from it.';
     END IF;
-    v_language := cogmem._reach(v_session.tenant);
+    v_language := cogmem._require_tenant(v_session.tenant);
     -- An episode is read back into prompts: each of its texts obeys the tenant's limit for a memory.
     SELECT t.max_content_chars INTO v_max_chars FROM cogmem.tenants AS t WHERE t.tenant = v_session.tenant;
     SELECT max(length(x)) INTO v_longest
@@ -173,7 +173,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(end_session.tenant);
+    PERFORM cogmem._require_tenant(end_session.tenant);
     IF NOT EXISTS (SELECT FROM cogmem.sessions AS s
                    WHERE s.tenant = end_session.tenant AND s.session_id = end_session.session_id) THEN
         RAISE EXCEPTION 'unknown session % in tenant "%"', coalesce(end_session.session_id::text, 'NULL'),
@@ -204,7 +204,7 @@ DECLARE
     v_used    integer := 0;
     v_line    record;
 BEGIN
-    PERFORM cogmem._reach(v_tenant);
+    PERFORM cogmem._require_tenant(v_tenant);
     IF briefing.budget IS NULL OR briefing.budget <= 0 THEN
         RAISE EXCEPTION 'budget must be a positive number of tokens, got %', coalesce(briefing.budget::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The default is 800 tokens.';
@@ -322,7 +322,7 @@ DECLARE
     v_topic    text;
     v_query    tsquery;
 BEGIN
-    v_language := cogmem._reach(v_tenant);
+    v_language := cogmem._require_tenant(v_tenant);
     IF $2 IS NULL OR btrim($2) = '' THEN
         RAISE EXCEPTION 'topic must not be empty'
             USING ERRCODE = 'invalid_parameter_value',

@@ -319,7 +319,7 @@ DECLARE
     v_text text;
     v_mem  record;
 BEGIN
-    PERFORM cogmem._reach(store_put.tenant);
+    PERFORM cogmem._require_tenant(store_put.tenant);
     v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item');
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = store_put.tenant;
     PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
@@ -380,7 +380,7 @@ DECLARE
     v_path record;
     v_gone record;
 BEGIN
-    PERFORM cogmem._reach(store_delete.tenant);
+    PERFORM cogmem._require_tenant(store_delete.tenant);
     v_path := cogmem._store_path(store_delete.namespace, store_delete.key, 'item');
     DELETE FROM cogmem.store_items AS i
     WHERE i.tenant = store_delete.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
@@ -405,7 +405,7 @@ AS $$
 DECLARE
     v_path record;
 BEGIN
-    PERFORM cogmem._reach(store_get.tenant);
+    PERFORM cogmem._require_tenant(store_get.tenant);
     v_path := cogmem._store_path(store_get.namespace, store_get.key, 'item');
     -- Only an item with a time to live is written: a read of any other stays a read.
     IF store_get.refresh_ttl THEN
@@ -581,7 +581,7 @@ DECLARE
     v_tenant cogmem.tenants;
     v_prefix text[];
 BEGIN
-    PERFORM cogmem._reach(store_search.tenant);
+    PERFORM cogmem._require_tenant(store_search.tenant);
     v_prefix := (cogmem._store_path(store_search.namespace_prefix, NULL, 'prefix')).namespace;
     IF store_search."limit" IS NULL OR store_search."limit" < 0 OR store_search."offset" IS NULL OR store_search."offset" < 0 THEN
         RAISE EXCEPTION 'limit and offset must be zero or more'
@@ -651,7 +651,7 @@ DECLARE
     v_prefix text[];
     v_suffix text[];
 BEGIN
-    PERFORM cogmem._reach(store_namespaces.tenant);
+    PERFORM cogmem._require_tenant(store_namespaces.tenant);
     -- Patterns as labels are kept ('*' stays '*').
     v_prefix := CASE WHEN store_namespaces.prefix IS NOT NULL THEN ARRAY(
         SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.prefix) WITH ORDINALITY AS l (label, n) ORDER BY l.n

@@ -31,7 +31,7 @@ COMMENT ON ROLE cogmem_gut IS
 -- one: cogmem_app, cogmem_admin, cogmem_auditor and cogmem_bi read under row-level security and write
 -- only through the API. The functions that write run as cogmem_owner (SECURITY DEFINER): a NOLOGIN role
 -- without superuser or BYPASSRLS, which holds the table rights they need and owns no table, so the
--- tenant policies bind it to what its caller reaches (cogmem.caller(), sql/000-helpers.sql). Each checks
+-- tenant policies bind it to what its caller reaches (cogmem.caller(), sql/000-tenant-access.sql). Each checks
 -- the caller's reach in its first statement and pins its search_path. Nothing is executable by PUBLIC,
 -- and no internal (_) helper by an application role.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA cogmem FROM public;
@@ -93,7 +93,7 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA cogmem TO cogmem_owner;
 GRANT UPDATE ON SEQUENCE cogmem.gut_releases_release_id_seq, cogmem.gut_patterns_pattern_id_seq TO cogmem_owner;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA cogmem TO cogmem_owner;
 
--- Reads: row-level security decides which tenant's rows (sql/110-isolation.sql); vault_keys no one reads.
+-- Reads: row-level security decides which tenant's rows (sql/000-tenant-access.sql); vault_keys no one reads.
 GRANT SELECT ON cogmem.tenants, cogmem.tenant_layers, cogmem.default_topics, cogmem.tenant_topics,
 cogmem.topic_matchers, cogmem.bios_rules, cogmem.bios_rule_events, cogmem.active_bios_rules,
 cogmem.bios_presets, cogmem.bios_preset_loads, cogmem.bios_subscriptions, cogmem.bios_rules_in_force,

@@ -1,4 +1,4 @@
-"""sql/999-privileges.sql and the reach helpers of sql/000-helpers.sql: the API is the only way in.
+"""sql/999-privileges.sql and the reach checks of sql/000-tenant-access.sql: the API is the only way in.
 
 Every attack runs as each application role, used the three ways a role is used: a login granted one
 tenant, a login that takes a granted role with SET ROLE, and a login that belongs to a granted group.
@@ -453,7 +453,7 @@ def test_every_definer_pins_its_search_path_and_checks_reach_first(db):
             assert volatility in "si" and not {"tenant"} & set(args), signature
             assert not re.search(r"\b(INSERT INTO|UPDATE cogmem|DELETE FROM)", body), signature
             continue
-        reach = re.search(r"cogmem\._reach(_every|_vault|_gut)?\(", body)
+        reach = re.search(r"cogmem\._require_(tenant|admin|vault|gut)\(", body)
         assert reach, f"{signature} does not check the caller's reach"
         before = body[: reach.start()]
         touched = re.findall(r"(?:FROM|INTO|UPDATE|JOIN)\s+cogmem\.(\w+)|cogmem\.(\w+)\s*\(", before)

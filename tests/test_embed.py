@@ -1,4 +1,4 @@
-"""sql/005-embed.sql and cogmem_pg.embed: MiniLM embeddings on the client and inside the server."""
+"""sql/007-embed.sql and cogmem_pg.embed: MiniLM embeddings on the client and inside the server."""
 
 import math
 import subprocess

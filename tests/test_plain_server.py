@@ -1,4 +1,4 @@
-"""sql/005-embed.sql on an ordinary server: PostgreSQL's own Python cannot import cogmem_pg.
+"""sql/007-embed.sql on an ordinary server: PostgreSQL's own Python cannot import cogmem_pg.
 
 A second private cluster, started without any PYTHONPATH (as a DBA's server is), with the schema
 installed by a superuser and used by an application login that is no superuser. Nothing embeds on the

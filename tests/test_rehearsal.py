@@ -1,4 +1,4 @@
-"""sql/065-rehearsal.sql: rehearsal and feedback credit applied from the cycle log, exact for every reader."""
+"""sql/058-rehearsal.sql: rehearsal and feedback credit applied from the cycle log, exact for every reader."""
 
 import random
 import threading

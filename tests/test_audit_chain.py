@@ -1,4 +1,4 @@
-"""sql/100-audit.sql: the five-level, append-only, hash-chained audit trail, and explain_recall."""
+"""sql/100-audit-chain.sql: the five-level, append-only, hash-chained audit trail."""
 
 import psycopg
 import pytest
@@ -50,37 +50,6 @@ def test_every_level_is_recorded(db, tenant):
     # The trail holds no memory text and no secrets.
     everything = one(db, "SELECT string_agg(t::text, ' ') FROM cogmem.audit_log AS t")
     assert "192.168.1.50" not in everything and "4111" not in everything
-
-
-def test_recall_items_read_back_item_by_item_in_either_format(db, tenant):
-    _memory, recall_id = activity(db, tenant)
-    logged = db.execute(
-        """SELECT item, layer, memory_id, rule_id, score, tokens, reason FROM cogmem.audit_recall_items
-           WHERE recall_id = %s ORDER BY item""",
-        (recall_id,),
-    ).fetchall()
-    kept = db.execute(
-        """SELECT position, layer::text, memory_id, rule_id, score, tokens, reason FROM cogmem.recall_items
-           WHERE recall_id = %s ORDER BY position""",
-        (recall_id,),
-    ).fetchall()
-    assert logged == kept and [r[1] for r in logged] == ["bios", "fresh"]
-    assert one(db, "SELECT items FROM cogmem.audit_recalls WHERE recall_id = %s", (recall_id,)) == 2
-    # A row logged before migration 0007 (an array of objects) still reads the same way.
-    old = "00000000-0000-4000-8000-000000000007"
-    db.execute(
-        """INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
-           VALUES (%s, 'recall', 'recalled', %s, jsonb_build_object('items', jsonb_build_array(
-               jsonb_build_object('item', 1, 'layer', 'fresh', 'memory_id', 7, 'rule_id', NULL,
-                                  'score', 0.5, 'tokens', 9, 'reason', 'topic server'))))""",
-        (tenant, old),
-    )
-    assert db.execute(
-        """SELECT item, layer, memory_id, rule_id, score, tokens, reason FROM cogmem.audit_recall_items
-           WHERE recall_id = %s""",
-        (old,),
-    ).fetchall() == [(1, "fresh", 7, None, 0.5, 9, "topic server")]
-    assert one(db, "SELECT items FROM cogmem.audit_recalls WHERE recall_id = %s", (old,)) == 1
 
 
 @pytest.mark.parametrize(
@@ -201,28 +170,6 @@ def test_sealing_in_batches_and_heads(db, tenant):
         db.execute("SELECT cogmem.seal_audit(0)")
 
 
-def test_explain_recall_says_why_from_where_and_what_happened_since(db, tenant):
-    memory, _ = activity(db, tenant)
-    db.execute("SELECT cogmem.remember(%s, 'Back up the staging server nightly', topics => '{server}')", (tenant,))
-    recall_id = one(db, "SELECT recall_id FROM cogmem.recall(%s, 'staging server IP') LIMIT 1", (tenant,))
-    db.execute("SELECT * FROM cogmem.consolidate(now() + interval '2 days')")
-    rows = db.execute(
-        "SELECT item, layer, memory_id, rule_id, reason, provenance, history FROM cogmem.explain_recall(%s)",
-        (recall_id,),
-    ).fetchall()
-    bios = next(r for r in rows if r[3] is not None)
-    assert bios[1] == "bios" and bios[5]["requirement"] == "OPS-1" and bios[5]["kind"] == "bios"
-    fact = next(r for r in rows if r[2] == memory)
-    assert fact[5]["kind"] == "memory" and fact[5]["ring"] == "fresh" and "source_sha256" in fact[5]
-    assert [h["event"] for h in fact[6]][:2] == ["created", "rehearsed"]
-    assert "topic server" in fact[4]
-    assert [r[0] for r in rows] == list(range(1, len(rows) + 1))
-    with pytest.raises(psycopg.errors.NoDataFound):
-        db.execute("SELECT * FROM cogmem.explain_recall(gen_random_uuid())")
-    with pytest.raises(psycopg.errors.NullValueNotAllowed):
-        db.execute("SELECT * FROM cogmem.explain_recall(NULL)")
-
-
 def test_grants_and_access_changes_are_governance_events(db, tenant, login):
     app = login(None)
     role = one(app, "SELECT current_user")
@@ -232,16 +179,6 @@ def test_grants_and_access_changes_are_governance_events(db, tenant, login):
     db.execute(f"REVOKE SELECT ON cogmem.memory_census FROM {role}")
     events = [r[0] for r in db.execute("SELECT event FROM cogmem.audit_governance ORDER BY audit_id")]
     assert events[-4:] == ["grant", "tenant_access_added", "tenant_access_removed", "revoke"]
-
-
-def test_bi_aggregates_and_partitions(db, tenant):
-    activity(db, tenant)
-    assert one(db, "SELECT sum(events) FROM cogmem.audit_daily WHERE tenant = %s AND level = 'write'", (tenant,)) >= 3
-    assert one(db, "SELECT sum(memories) FROM cogmem.memory_census WHERE tenant = %s", (tenant,)) == 2
-    assert one(db, "SELECT cogmem.audit_partitions_ensure(6)") == 3  # three more months beyond the default three
-    assert one(db, "SELECT cogmem.audit_partitions_ensure(6)") == 0
-    with pytest.raises(psycopg.errors.InvalidParameterValue):
-        db.execute("SELECT cogmem.audit_partitions_ensure(0)")
 
 
 def test_a_month_is_dropped_only_after_it_was_sealed_and_exported(db, tenant, tmp_path):

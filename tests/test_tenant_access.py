@@ -1,4 +1,4 @@
-"""sql/110-isolation.sql: a login bound to one tenant reaches nothing of another, by any route."""
+"""sql/000-tenant-access.sql: a login bound to one tenant reaches nothing of another, by any route."""
 
 import contextlib
 import random
@@ -176,3 +176,19 @@ def test_grant_tenant_input_errors(db, tenant):
     with pytest.raises(psycopg.errors.NullValueNotAllowed):
         db.execute("SELECT cogmem.grant_tenant('cogmem_app', NULL)")
     assert one(db, "SELECT cogmem.revoke_tenant('cogmem_app', %s)", (tenant,)) is False
+
+
+@pytest.mark.parametrize(
+    ("tenant", "sqlstate", "message"),
+    [
+        (None, "22004", "tenant must not be NULL"),
+        ("  ", "22023", "tenant must not be empty"),
+        ("nobody", "42704", 'unknown tenant "nobody"'),
+    ],
+)
+def test_tenant_checks(db, tenant, sqlstate, message):
+    with pytest.raises(psycopg.Error) as err:
+        db.execute("SELECT cogmem._require_tenant(%s)", (tenant,))
+    assert err.value.sqlstate == sqlstate
+    assert err.value.diag.message_primary == message
+    assert err.value.diag.message_hint

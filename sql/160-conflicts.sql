@@ -21,7 +21,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(open_conflicts.tenant);
+    PERFORM cogmem._require_tenant(open_conflicts.tenant);
     RETURN QUERY
     SELECT c.conflict_id, c.content, c.conflicts_with,
            ARRAY(SELECT m.content FROM unnest(c.conflicts_with) WITH ORDINALITY AS w (id, n)
@@ -58,7 +58,7 @@ BEGIN
         RAISE EXCEPTION 'unknown conflict %', coalesce(resolve_conflict.conflict_id::text, 'NULL')
             USING ERRCODE = 'no_data_found', HINT = 'Pass a conflict_id from remember() or open_conflicts().';
     END IF;
-    PERFORM cogmem._reach(v_conflict.tenant);
+    PERFORM cogmem._require_tenant(v_conflict.tenant);
     PERFORM cogmem._lock_tenant(v_conflict.tenant, false);
     -- Again, locked: of two people resolving at once, the second sees the first's decision.
     SELECT * INTO v_conflict FROM cogmem.conflicts AS c
@@ -119,7 +119,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM cogmem._reach(resolve_conflict.tenant);
+    PERFORM cogmem._require_tenant(resolve_conflict.tenant);
     IF NOT EXISTS (SELECT FROM cogmem.conflicts AS c
                    WHERE c.tenant = resolve_conflict.tenant AND c.conflict_id = resolve_conflict.conflict_id) THEN
         RAISE EXCEPTION 'unknown conflict % in tenant "%"', coalesce(resolve_conflict.conflict_id::text, 'NULL'),
@@ -148,7 +148,7 @@ SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_language regconfig := cogmem._reach(related.tenant);
+    v_language regconfig := cogmem._require_tenant(related.tenant);
     v_words    text[];
 BEGIN
     IF related.statement IS NULL THEN

@@ -1,4 +1,4 @@
-"""sql/160-dissonance.sql: a contradicting instruction is held as a conflict, resolved three ways; a fact is stored."""
+"""sql/160-conflicts.sql: a contradicting instruction is held as a conflict, resolved three ways; a fact is stored."""
 
 import numpy as np
 import psycopg

@@ -13,8 +13,8 @@ AS $$
 DECLARE
     v_count integer;
 BEGIN
-    PERFORM cogmem._reach_every();
-    PERFORM cogmem._reach(restore_memory_stats.tenant);
+    PERFORM cogmem._require_admin();
+    PERFORM cogmem._require_tenant(restore_memory_stats.tenant);
     IF restore_memory_stats.restored IS NULL OR jsonb_typeof(restore_memory_stats.restored) <> 'array' THEN
         RAISE EXCEPTION 'restored must be a JSON array of objects with a memory_id'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'One object per memory, as cogmem export writes them.';
@@ -77,8 +77,8 @@ AS $$
 DECLARE
     v_count integer;
 BEGIN
-    PERFORM cogmem._reach_every();
-    PERFORM cogmem._reach(restore_siblings.tenant);
+    PERFORM cogmem._require_admin();
+    PERFORM cogmem._require_tenant(restore_siblings.tenant);
     WITH p AS (
         SELECT least(x.a, x.b) AS a, greatest(x.a, x.b) AS b, x.similarity
         FROM jsonb_to_recordset(coalesce(restore_siblings.pairs, '[]')) AS x (a bigint, b bigint, similarity real)
@@ -122,8 +122,8 @@ DECLARE
     v_summary text;
     v_new     boolean;
 BEGIN
-    PERFORM cogmem._reach_every();
-    PERFORM cogmem._reach(restore_episode.tenant);
+    PERFORM cogmem._require_admin();
+    PERFORM cogmem._require_tenant(restore_episode.tenant);
     v_summary := cogmem._clean_text(restore_episode.summary);
     IF restore_episode.session_id IS NULL OR v_summary IS NULL THEN
         RAISE EXCEPTION 'an episode needs its session_id and a summary'

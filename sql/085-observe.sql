@@ -59,7 +59,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_language regconfig := cogmem._reach(observe.tenant);
+    v_language regconfig := cogmem._require_tenant(observe.tenant);
     v_content  text;
     v_embedding public.vector;
     v_turn_id  bigint;
@@ -121,7 +121,7 @@ BEGIN
     ring := m.ring;
     topics := m.topics;
     action := m.action;
-    IF m.action = 'conflict' THEN  -- held until resolved (sql/160-dissonance.sql)
+    IF m.action = 'conflict' THEN  -- held until resolved (sql/160-conflicts.sql)
         reason := format('%s; held as conflict %s: contradicts memory %s', v_reason, m.conflict_id,
                          array_to_string(m.conflicts_with, ', '));
     END IF;

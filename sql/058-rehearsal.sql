@@ -153,7 +153,7 @@ DECLARE
     v_tenant  text;
 BEGIN
     IF apply_rehearsals.tenant IS NOT NULL THEN
-        PERFORM cogmem._reach(apply_rehearsals.tenant);
+        PERFORM cogmem._require_tenant(apply_rehearsals.tenant);
     END IF;
     FOR v_tenant IN
         SELECT DISTINCT r.tenant FROM cogmem.recalls AS r
@@ -211,3 +211,25 @@ LEFT JOIN cogmem.pending_stats AS p ON m.tenant = p.tenant AND m.memory_id = p.m
 COMMENT ON VIEW cogmem.memory_overview IS
 'Each memory with its usage statistics (what is still pending included) and current Ebbinghaus strength, '
 'for people and BI tools.';
+
+CREATE OR REPLACE FUNCTION cogmem._rehearse(
+    p_tenant text, p_memory_id bigint, p_redactions text[], p_detail jsonb
+)
+RETURNS TABLE (memory_id bigint, ring text, topics text[], action text, redactions text[])
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    -- Hearing it again is a rehearsal: its Ebbinghaus clock restarts.
+    UPDATE cogmem.memory_stats AS s
+    SET rehearsal_count = s.rehearsal_count + 1, last_recalled_at = now()
+    WHERE s.tenant = p_tenant AND s.memory_id = p_memory_id;
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    VALUES (p_tenant, 'write', p_memory_id, 'rehearsed', p_detail);
+    RETURN QUERY
+    SELECT m.memory_id, m.ring::text, m.topics, 'duplicate'::text, p_redactions
+    FROM cogmem.memories AS m WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._rehearse(text, bigint, text[], jsonb) IS
+'Rehearses an existing memory heard again and reports it as a duplicate.';

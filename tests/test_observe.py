@@ -1,4 +1,4 @@
-"""sql/085-sensory.sql: the sensory register and the attention filter of observe()."""
+"""sql/085-observe.sql: the sensory register and the attention filter of observe()."""
 
 from datetime import timedelta
 

@@ -1,0 +1,74 @@
+-- explain_recall: why a recall injected what it did, from the audit trail alone (the memories themselves
+-- may have changed or been erased since).
+
+CREATE OR REPLACE FUNCTION cogmem.explain_recall(recall_id uuid)
+RETURNS TABLE (
+    item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text,
+    provenance jsonb, history jsonb
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_recall record;
+BEGIN
+    IF explain_recall.recall_id IS NULL THEN
+        RAISE EXCEPTION 'recall_id must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass a recall_id returned by cogmem.recall().';
+    END IF;
+    SELECT l.tenant, l.at INTO v_recall
+    FROM cogmem.audit_log AS l
+    WHERE l.level = 'recall' AND l.recall_id = explain_recall.recall_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no audited recall %', explain_recall.recall_id
+            USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall() in a tenant you may read.';
+    END IF;
+    PERFORM cogmem._require_tenant(v_recall.tenant);
+    RETURN QUERY
+    SELECT i.item, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason,
+           CASE
+               WHEN i.layer = 'gut' THEN (
+                   SELECT jsonb_build_object('kind', 'gut', 'pattern', g.content, 'support', g.support,
+                                             'success', g.success, 'topics', g.topics,
+                                             'first_release', g.first_release, 'last_release', g.last_release,
+                                             'withdrawn_release', g.withdrawn_release,
+                                             'note', 'support and success are noisy (differential privacy)')
+                   FROM cogmem.gut_patterns AS g WHERE g.pattern_id = i.rule_id)
+               WHEN i.rule_id IS NOT NULL THEN (
+                   -- A preset's rules are added in the transaction of their load: the same now().
+                   SELECT jsonb_build_object('kind', 'bios', 'category', r.category, 'rule', r.rule,
+                                             'severity', r.severity, 'preset', r.preset,
+                                             'requirement', r.requirement, 'rationale', r.rationale,
+                                             'translations', r.translations, 'added_at', r.created_at,
+                                             'preset_version', (
+                                                 SELECT l.version FROM cogmem.bios_preset_loads AS l
+                                                 WHERE l.preset = r.preset AND l.tenant IS NOT DISTINCT FROM r.tenant
+                                                   AND l.loaded_at = r.created_at),
+                                             'events', (
+                                                 SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                                     'event', e.event, 'reason', e.reason, 'at', e.at)
+                                                     ORDER BY e.event_id), '[]')
+                                                 FROM cogmem.bios_rule_events AS e WHERE e.rule_id = r.rule_id))
+                   FROM cogmem.bios_rules AS r WHERE r.rule_id = i.rule_id)
+               ELSE (
+                   SELECT jsonb_build_object('kind', 'memory', 'created_at', h.at, 'created_by', h.actor)
+                          || (h.detail - 'redactions')
+                   FROM cogmem.audit_log AS h
+                   WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id AND h.event = 'created')
+           END,
+           (SELECT coalesce(jsonb_agg(jsonb_build_object('at', h.at, 'event', h.event, 'level', h.level,
+                                                         'detail', h.detail, 'after_this_recall', h.at > v_recall.at)
+                                      ORDER BY h.audit_id), '[]')
+            FROM cogmem.memory_history AS h
+            WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id)
+    FROM cogmem.audit_recall_items AS i
+    WHERE i.tenant = v_recall.tenant AND i.recall_id = explain_recall.recall_id
+    ORDER BY i.item;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.explain_recall(uuid) IS
+'Why a recall injected what it did, from the audit trail alone: per item its layer, score, tokens and '
+'reason, where it came from (provenance: the memory''s creation, the BIOS rule and its requirement, or '
+'the Gut pattern and its release) '
+'and its history (created, rehearsed, reinforced, promoted, ...).';
