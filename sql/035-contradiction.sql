@@ -1,6 +1,8 @@
 -- Contradiction: does a new statement contradict an established memory (a rule, a long-term fact, a
--- habit, a procedure)? Used by cogmem.remember() (sql/060-remember.sql), which holds a contradicting
--- instruction as a conflict (sql/160-conflicts.sql) and stores a contradicting fact, linked.
+-- habit, a procedure)? Found here, on the way in, for cogmem.remember() (sql/060-remember.sql): a
+-- contradicting instruction is held as a conflict (cogmem._hold_conflict) and a contradicting fact is
+-- stored, linked (cogmem._link_contradiction). Conflicts are listed and resolved in
+-- sql/160-conflicts.sql, which comes after remember because resolving one may store the new memory.
 --
 -- Candidates are the established memories close to the statement: cosine at least
 -- tenants.dissonance_similarity with an embedding, else two words in common. Of those, a logistic

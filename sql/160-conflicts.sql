@@ -7,8 +7,8 @@
 --   override        act now and keep both; the next night's consolidation reviews it.
 -- Open conflicts are listed by cogmem.open_conflicts() and noted on the memories recall injects.
 --
--- How a contradiction is detected is in sql/035-contradiction.sql; only an instruction is held here (a
--- statement of fact is stored and linked, sql/060-remember.sql). Callers with a better judge (an LLM)
+-- How a contradiction is detected and held on the way in is in sql/035-contradiction.sql (a statement
+-- of fact is stored and linked there). Callers with a better judge (an LLM)
 -- pass their verdict as remember's contradicts argument: the memory ids it contradicts, or '{}' for none.
 
 CREATE OR REPLACE FUNCTION cogmem.open_conflicts(tenant text)
