@@ -1,0 +1,242 @@
+"""Running cogmem: the embedded cluster (up, down, status, psql), the schema (migrate), what to fix
+(doctor), the demo, and the MCP server for one tenant (mcp)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable
+
+import click
+import psycopg
+
+from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_errors, start_embedded
+from cogmem_pg.cluster import Cluster, ClusterError, pg_bindir
+from cogmem_pg.migrate import current_revision, head_revision, install
+
+
+@click.command()
+def up() -> None:
+    """Start the embedded cluster and install or upgrade the schema."""
+    cluster = start_embedded()
+    revision = install(cluster.dsn())
+    click.echo(f"cogmem is up: {cluster.dsn()} (schema {revision})")
+
+
+@click.command()
+def down() -> None:
+    """Stop the embedded cluster (its data stays under .cogmem/)."""
+    cluster = Cluster.default()
+    try:
+        cluster.stop()
+    except ClusterError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo("cogmem is down")
+
+
+@click.command()
+@json_option
+@pass_context
+def status(ctx: Context, as_json: bool) -> None:
+    """Show where cogmem runs and which schema revision is installed."""
+    if ctx.explicit_dsn:
+        info: dict[str, object] = {"dsn": ctx.explicit_dsn, "embedded": False}
+        try:
+            info["revision"] = current_revision(ctx.explicit_dsn)
+        except psycopg.Error as exc:
+            info["error"] = str(exc).strip()
+    else:
+        cluster = Cluster.default()
+        info = {"embedded": True, **cluster.status()}
+        if cluster.running():
+            info["revision"] = current_revision(cluster.dsn())
+    info["head"] = head_revision()
+    _routing_status(info, ctx.explicit_dsn or (cluster.dsn() if info.get("revision") else None))
+    if as_json:
+        click.echo(json.dumps(info, default=str))
+    else:
+        for key, value in info.items():
+            click.echo(f"{key:18} {value}")
+    if "error" in info:  # a status that cannot reach its database is a failure, for scripts too
+        raise click.ClickException(f"cannot use the database of --dsn (or DATABASE_URL): {info['error']}")
+
+
+def _routing_status(info: dict[str, object], dsn: str | None) -> None:
+    """Whether a text remembered from plain SQL is routed with an embedding; a warning when it is not."""
+    if dsn is None or "error" in info or info.get("revision") is None:
+        return
+    try:
+        with psycopg.connect(dsn, connect_timeout=10) as conn:
+            row = conn.execute("SELECT cogmem.server_can_embed()").fetchone()
+    except psycopg.Error:
+        return
+    info["server_can_embed"] = bool(row and row[0])
+    if not info["server_can_embed"]:
+        info["warning"] = (
+            "this server cannot embed: a text remembered from plain SQL without an embedding is routed by the "
+            "cues model alone, and fewer stated rules reach their never-cut ring (more wait as candidates); "
+            "send embeddings from the client (cogmem_pg.Client embeds) or see README, Inbound attention"
+        )
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("psql_args", nargs=-1, type=click.UNPROCESSED)
+@pass_context
+def psql(ctx: Context, psql_args: tuple[str, ...]) -> None:
+    """Open psql on the cogmem database (the embedded cluster unless --dsn); extra arguments go to psql."""
+    try:
+        binary = str(pg_bindir() / "psql")
+    except ClusterError:
+        binary = "psql"
+    dsn = ctx.dsn()
+    try:
+        os.execvp(binary, [binary, dsn, *psql_args])
+    except OSError as exc:
+        raise click.ClickException(f"cannot run psql ({exc}): install postgresql-client") from exc
+
+
+@click.command()
+@pass_context
+def migrate(ctx: Context) -> None:
+    """Install or upgrade the cogmem schema (alembic revisions, then sql/)."""
+    click.echo(f"cogmem schema at revision {install(ctx.server_dsn())}")
+
+
+_ROLES = ("cogmem_app", "cogmem_admin", "cogmem_auditor", "cogmem_bi", "cogmem_gut", "cogmem_owner")
+
+
+def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
+    """(status, check, finding, fix): status ok, warn or fail."""
+    q = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
+    version = int(q("SHOW server_version_num"))
+    yield (
+        "ok" if version >= 150000 else "fail",
+        "server",
+        q("SELECT version()").split(",")[0],
+        "" if version >= 150000 else "cogmem-pg needs PostgreSQL 15 or later",
+    )
+    extensions = {r[0]: r[1] for r in conn.execute("SELECT extname, extversion FROM pg_extension")}
+    for name in ("vector", "plpython3u"):
+        yield (
+            ("ok", "extension", f"{name} {extensions[name]}", "")
+            if name in extensions
+            else ("fail", "extension", f"{name} missing", f"CREATE EXTENSION {name}; (cogmem migrate does it)")
+        )
+    revision, head = current_revision(conn.info.dsn), head_revision()
+    yield (
+        "ok" if revision == head else "fail",
+        "schema",
+        f"revision {revision} (head {head})",
+        "" if revision == head else "cogmem migrate",
+    )
+    cron = q("SELECT to_regclass('cron.job') IS NOT NULL")
+    yield (
+        "ok" if cron else "warn",
+        "pg_cron",
+        "installed" if cron else "not in this database",
+        "" if cron else "add pg_cron to shared_preload_libraries and CREATE EXTENSION pg_cron here",
+    )
+    if cron:
+        jobs = {r[0] for r in conn.execute("SELECT jobname FROM cron.job WHERE jobname LIKE 'cogmem-%%'")}
+        for job, fix in (
+            ("cogmem-nightly", "SELECT cogmem.schedule_nightly();"),
+            ("cogmem-audit-seal", "SELECT cogmem.schedule_audit();"),
+        ):
+            yield (
+                ("ok", "schedule", f"{job} scheduled", "")
+                if job in jobs
+                else ("warn", "schedule", f"{job} not scheduled", fix)
+            )
+    embeds = q("SELECT cogmem.server_can_embed()")
+    yield (
+        "ok" if embeds else "warn",
+        "embedding",
+        "in the database" if embeds else "not in the database (the client embeds)",
+        "" if embeds else "install cogmem-pg[embed] for the server's Python, or embed on the client",
+    )
+    missing = [r for r in _ROLES if not q("SELECT count(*) FROM pg_roles WHERE rolname = %s", r)]
+    yield (
+        ("fail", "roles", f"missing {', '.join(missing)}", "cogmem migrate")
+        if missing
+        else ("ok", "roles", "all present", "")
+    )
+    sealed = q("SELECT coalesce(extract(epoch FROM now() - sealed_at)::integer, -1) FROM cogmem.audit_seal_state")
+    yield (
+        ("ok", "audit", f"sealed {sealed} s ago", "")
+        if 0 <= sealed < 3600
+        else (
+            "warn",
+            "audit",
+            "never sealed" if sealed < 0 else f"last sealed {sealed // 3600} h ago",
+            "cogmem audit seal, or SELECT cogmem.schedule_audit();",
+        )
+    )
+    over = conn.execute("SELECT tenant, layer, over FROM cogmem.never_cut_overflow ORDER BY over DESC").fetchall()
+    yield (
+        ("ok", "never-cut", "within their allocations", "")
+        if not over
+        else (
+            "warn",
+            "never-cut",
+            "; ".join(f"{t} {layer} +{n} tokens" for t, layer, n in over[:5]),
+            "review those rings (cogmem.memory_overview): every recall pays for them",
+        )
+    )
+
+
+@click.command()
+@json_option
+@pass_context
+def doctor(ctx: Context, as_json: bool) -> None:
+    """Check the server, extensions, schedule, embedding, roles, audit sealing and never-cut rings; say what to fix."""
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn, sql_errors():
+        checks = list(_doctor_checks(conn))
+    keys = ("status", "check", "finding", "fix")
+    emit(
+        [dict(zip(keys, c, strict=True)) for c in checks],
+        as_json,
+        lambda c: f"{c['status']:4} {c['check']:10} {c['finding']}" + (f"\n     fix: {c['fix']}" if c["fix"] else ""),
+    )
+    if any(c[0] == "fail" for c in checks):
+        ctx.exit_code = 1
+
+
+@click.command()
+@pass_context
+def demo(ctx: Context) -> None:
+    """Run the Monday/Wednesday story end to end."""
+    from cogmem_pg.demo import run_demo
+
+    sys.exit(run_demo(ctx.dsn(), echo=click.echo))
+
+
+@click.command("mcp")
+@click.option("--tenant", envvar="COGMEM_TENANT", required=True, help="The tenant the server is bound to.")
+@click.option("--project", default=None, help="The project of the briefing resource and new sessions.")
+@click.option(
+    "--http",
+    "http",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve streamable HTTP (e.g. 127.0.0.1:8765) instead of stdio.",
+)
+@pass_context
+def mcp_command(ctx: Context, tenant: str, project: str | None, http: str | None) -> None:
+    """An MCP server for TENANT's memory: stdio by default, streamable HTTP on loopback with --http."""
+    try:
+        from cogmem_pg.mcp_server import build_server
+    except ImportError as exc:
+        raise click.ClickException(f"the MCP server needs the mcp extra: pip install 'cogmem-pg[mcp]' ({exc})") from exc
+    try:
+        server = build_server(ctx.client(), tenant, project)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if http is None:
+        server.run("stdio")
+        return
+    host, _, port = http.rpartition(":")
+    server.run("streamable-http", host=host or "127.0.0.1", port=int(port))
+
+
+COMMANDS = (up, down, status, psql, migrate, doctor, demo, mcp_command)

@@ -1,0 +1,133 @@
+"""Tenants: create one, who reaches it (grant, revoke), its settings and topics, its core identity, and
+the agent's trust in it."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import psycopg
+
+from cogmem_pg.cli.common import Context, emit, json_option, parse_json, pass_context, sql_errors
+
+
+@click.command()
+@click.argument("tenant")
+@click.option("--language", default="english", show_default=True)
+@pass_context
+def tenant(ctx: Context, tenant: str, language: str) -> None:
+    """Create a tenant (idempotent)."""
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn, sql_errors():
+        conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
+    click.echo(f"tenant {tenant} ({language}) ready")
+
+
+@click.command()
+@click.argument("role")
+@click.argument("tenant")
+@click.option("--vault", is_flag=True, help="Also the tenant's vault.")
+@pass_context
+def grant(ctx: Context, role: str, tenant: str, vault: bool) -> None:
+    """Let ROLE reach TENANT (row-level security and the API's reach checks)."""
+    with sql_errors():
+        ctx.client().grant_tenant(role, tenant, vault=vault)
+    click.echo(f"{role} reaches {tenant}{' and its vault' if vault else ''}")
+
+
+@click.command()
+@click.argument("role")
+@click.argument("tenant")
+@pass_context
+def revoke(ctx: Context, role: str, tenant: str) -> None:
+    with sql_errors():
+        gone = ctx.client().revoke_tenant(role, tenant)
+    click.echo(f"{role} no longer reaches {tenant}" if gone else f"{role} did not reach {tenant}")
+
+
+@click.command()
+@click.argument("tenant")
+@click.argument("settings")
+@click.option("--layer", default=None, help="Settings of one layer (allocation, half-life, priority).")
+@pass_context
+def configure(ctx: Context, tenant: str, settings: str, layer: str | None) -> None:
+    """Change TENANT's settings, given as a JSON object; prints them as they now are."""
+    wanted = parse_json(settings, "SETTINGS")
+    with sql_errors():
+        click.echo(json.dumps(ctx.client().configure_tenant(tenant, wanted, layer), default=str))
+
+
+@click.command()
+@click.argument("tenant")
+@click.option("--agent", default=None, help="Set: who the agent is.")
+@click.option("--user", "user_profile", default=None, help="Set: who the user is.")
+@click.option("--goal", "goals", multiple=True, help="Set: a standing goal (repeat for more).")
+@json_option
+@pass_context
+def identity(ctx: Context, tenant: str, agent: str | None, user_profile: str | None, goals, as_json: bool) -> None:
+    """The core identity (the first thing every recall injects); with --agent, --user or --goal a new version."""
+    with sql_errors():
+        if agent is not None or user_profile is not None or goals:
+            ctx.client().set_core_identity(tenant, agent, user_profile, list(goals) or None)
+        current = ctx.client().core_identity(tenant)
+    if current is None or current.get("version") is None:
+        click.echo("(no core identity yet: cogmem identity TENANT --agent ... --user ...)")
+        return
+    emit(
+        [current],
+        as_json,
+        lambda c: (
+            f"v{c['version']} agent: {c['agent'] or '-'}\n   user: {c['user_profile'] or '-'}\n"
+            f"   goals: {'; '.join(c['goals'] or []) or '-'}"
+        ),
+    )
+
+
+@click.command()
+@click.argument("tenant")
+@click.option("--event", type=click.Choice(["praise", "delegation", "caught_error", "correction"]), default=None)
+@click.option("--cause", default=None)
+@pass_context
+def trust(ctx: Context, tenant: str, event: str | None, cause: str | None) -> None:
+    """The agent's trust score in TENANT, after recording an --event if given."""
+    with sql_errors():
+        score = ctx.client().trust_event(tenant, event, cause) if event else ctx.client().trust(tenant)
+    click.echo(f"{score:.3f}")
+
+
+@click.group()
+def topics() -> None:
+    """Topics: what a message is about, and the keywords that say so."""
+
+
+@topics.command("detect")
+@click.argument("tenant")
+@click.argument("message")
+@pass_context
+def topics_detect(ctx: Context, tenant: str, message: str) -> None:
+    with sql_errors():
+        click.echo(" ".join(ctx.client().detect_topics(tenant, message)) or "(none)")
+
+
+@topics.command("list")
+@click.argument("tenant")
+@json_option
+@pass_context
+def topics_list(ctx: Context, tenant: str, as_json: bool) -> None:
+    with sql_errors():
+        rows = ctx.client().topic_keywords(tenant)
+    emit(rows, as_json, lambda t: f"{t.topic:14}{' *' if t.overridden else '  '} {', '.join(t.keywords)}")
+
+
+@topics.command("set")
+@click.argument("tenant")
+@click.argument("topic")
+@click.argument("keywords", nargs=-1, required=True)
+@pass_context
+def topics_set(ctx: Context, tenant: str, topic: str, keywords: tuple[str, ...]) -> None:
+    """Give TENANT its own KEYWORDS for TOPIC (they replace the default ones)."""
+    with sql_errors():
+        ctx.client().set_topic(tenant, topic, keywords)
+    click.echo(f"{tenant}: {topic} = {', '.join(keywords)}")
+
+
+COMMANDS = (tenant, grant, revoke, configure, identity, trust, topics)
