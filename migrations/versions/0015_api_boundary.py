@@ -80,4 +80,5 @@ DROP FUNCTION IF EXISTS cogmem.may_use_vault(text) CASCADE;
 -- The batch stages of this release take cogmem._batch_item, which revision 0006 drops on its way down.
 DROP FUNCTION IF EXISTS cogmem._prepare_batch(text, regconfig, jsonb, public.vector[]);
 DROP FUNCTION IF EXISTS cogmem._store_same_text(text, regconfig, cogmem._batch_item[]);
+DROP FUNCTION IF EXISTS cogmem._store_batch(text, regconfig, cogmem._batch_item[]);  -- its name since issue 32
 """)
