@@ -27,6 +27,7 @@ from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import NEVER_CUT, Statement, statements
+from bench.harness import given_or_private
 from bench.inbound import LANGUAGES, embed
 from bench.results import replace_section
 
@@ -163,15 +164,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = statements("test")
     vectors = embed([s.text for s in rows])
-    cluster, dsn = None, args.dsn
-    if dsn is None:
-        from bench.server import tuned_cluster
-        from cogmem_pg.migrate import install
-
-        cluster, _ = tuned_cluster(5463)
-        dsn = cluster.dsn("postgres")
-        install(dsn)
-    try:
+    with given_or_private(args.dsn, 5463, database="postgres") as dsn:
         with psycopg.connect(dsn, autocommit=True) as conn:
             register_vector(conn)
             conn.execute("SET cogmem.embed = 'off'")  # the server does not embed: the caller's vector or none
@@ -181,9 +174,6 @@ def main() -> None:
         print("\n".join(lines))
         if args.results:
             replace_section(args.results, lines, SECTION)
-    finally:
-        if cluster is not None:
-            cluster.stop()
 
 
 if __name__ == "__main__":

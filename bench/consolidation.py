@@ -149,17 +149,15 @@ def section(admin_dsn: str, dsn_for, scales: list[int], workers: tuple[int, ...]
 
 
 if __name__ == "__main__":
-    import shutil
     from pathlib import Path
 
-    from bench.server import tuned_cluster
+    from bench.harness import private_cluster
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--scales", default="100000,1000000")
     parser.add_argument("--results", type=Path, help="Markdown file whose '## Consolidation' section to replace")
     args = parser.parse_args()
-    cluster, home = tuned_cluster(5448)
-    try:
+    with private_cluster(5448) as cluster:
         lines = section(cluster.dsn("postgres"), cluster.dsn, [int(s) for s in args.scales.split(",")])
         print("\n".join(lines))
         if args.results:
@@ -168,6 +166,3 @@ if __name__ == "__main__":
             tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""  # the sections after it (Gut)
             body = "\n\n## Consolidation\n\n" + "\n".join(lines) + "\n"
             args.results.write_text(head.rstrip("\n") + body + tail, encoding="utf-8")
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)

@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.harness import given_or_private  # noqa: E402
 from bench.results import replace_section  # noqa: E402
 from cogmem_pg.client import Client  # noqa: E402
 from cogmem_pg.embed import default_embedder  # noqa: E402
@@ -381,30 +382,18 @@ def main() -> None:
         "ours-en": lambda: load_ours(lang="en"),
         "ours-tr": lambda: load_ours(lang="tr"),
     }
-    cluster = None
-    dsn = args.dsn
-    if dsn is None:
-        from bench.server import tuned_cluster
-        from cogmem_pg.migrate import install
-
-        cluster, _ = tuned_cluster(5460)
-        dsn = cluster.dsn("postgres")
-        install(dsn)
     titles = {
         "locomo": "LoCoMo10 (10 conversations, categories 1-4)",
         "ours-en": "our English conversations (bench/corpus/conversations)",
         "ours-tr": "our Turkish conversations (bench/corpus/conversations)",
     }
     tables = []
-    try:
+    with given_or_private(args.dsn, 5460, database="postgres") as dsn:
         for name in data:
             conversations = sets[name]()[: args.limit]
             table = run(conversations, dsn, methods, BUDGETS)
             tables.append(render(table, titles[name], BUDGETS))
             print(tables[-1])
-    finally:
-        if cluster is not None:
-            cluster.stop()
     if args.results:
         replace_section(args.results, [*INTRO, "", *tables], SECTION)
 

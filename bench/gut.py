@@ -22,7 +22,6 @@ import argparse
 import json
 import math
 import random
-import shutil
 import statistics
 import time
 from collections import defaultdict
@@ -34,11 +33,11 @@ import psycopg
 import psycopg.rows
 from pgvector.psycopg import register_vector
 
+from bench.harness import private_database
 from bench.results import replace_section
 from bench.workload import SHARED_TRUTHS, GutMemory, gut_population, tenant_language
 from cogmem_pg import gut
 from cogmem_pg.embed import default_embedder
-from cogmem_pg.migrate import install
 
 EPSILONS: tuple[float | None, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, None)
 KS = (3, 5, 10)
@@ -321,8 +320,6 @@ def section(stats: dict, results: list[dict], member: dict, nightly: dict, bound
 
 
 def main() -> None:
-    from bench.server import tuned_cluster
-
     parser = argparse.ArgumentParser()
     parser.add_argument("--results", type=Path, help="Markdown file whose '## Gut' section to replace")
     parser.add_argument("--tenants", type=int, default=250)
@@ -331,10 +328,7 @@ def main() -> None:
     if embedder is None:
         raise SystemExit("bench/gut.py embeds for real: install the [embed] extra")
     started = time.perf_counter()
-    cluster, home = tuned_cluster(5447)
-    try:
-        dsn = cluster.dsn("postgres")
-        install(dsn)
+    with private_database(5447, database="postgres") as dsn:
         population = list(gut_population(args.tenants))
         planted = load(dsn, population, embedder)
         items = contributions(dsn)
@@ -367,9 +361,6 @@ def main() -> None:
         if args.results:
             plot(results, args.results.parent / "gut.png")
             replace_section(args.results, lines, "Gut")
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

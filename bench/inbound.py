@@ -324,32 +324,20 @@ if __name__ == "__main__":
     # `python bench/inbound.py [--results bench/RESULTS.md]`: this section alone, on a private cluster
     # whose server cannot embed (the client embeds, as the Python client does).
     import argparse
-    import os
-    import shutil
     import sys
-    import tempfile
 
     from pgvector.psycopg import register_vector
 
-    from cogmem_pg.cluster import Cluster
-    from cogmem_pg.migrate import install
+    from bench.harness import private_database
 
     parser = argparse.ArgumentParser(description="Inbound attention on the test split of bench/corpus.")
     parser.add_argument("--results", type=Path, help="Markdown file whose '## Inbound attention' section to replace")
     args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="cogmem-inbound-"))
-    os.chmod(home, 0o755)
-    cluster = Cluster(home=home / "cluster", port=5446, server_python=False)
-    cluster.start()
-    try:
-        install(cluster.dsn())
-        with psycopg.connect(cluster.dsn(), autocommit=True) as conn:
+    with private_database(5446, tuned=False, server_python=False) as dsn:
+        with psycopg.connect(dsn, autocommit=True) as conn:
             register_vector(conn)
             conn.execute("SET cogmem.embed = off")
             lines = section(conn)
         print("\n".join(lines), file=sys.stdout)
         if args.results:
             replace_section(args.results, lines)
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)

@@ -20,10 +20,7 @@ no cogmem extra installs:
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -35,9 +32,9 @@ from sklearn.neural_network import MLPClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import NEVER_CUT, RINGS, Statement, statements
+from bench.harness import private_database
 from bench.inbound import embed
 from bench.train_router import CUE_SCALE, MIN_TERM_COUNT, Features, inputs
-from cogmem_pg.cluster import Cluster
 from cogmem_pg.migrate import install
 
 LABELS = sorted(RINGS)  # the order of LogisticRegression.classes_
@@ -134,12 +131,5 @@ def main(dsn: str) -> None:
 
 
 if __name__ == "__main__":
-    home = Path(tempfile.mkdtemp(prefix="cogmem-ceiling-"))
-    os.chmod(home, 0o755)
-    cluster = Cluster(home=home / "cluster", port=5444, server_python=False)
-    cluster.start()
-    try:
-        main(cluster.dsn())
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)
+    with private_database(5444, schema=False, tuned=False, server_python=False) as dsn:
+        main(dsn)

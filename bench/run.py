@@ -17,11 +17,9 @@ import os
 import platform
 import random
 import re
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,12 +28,12 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness import given_or_private
 from bench.inbound import section as inbound_section
 from bench.quality import run as memory_quality_scenarios
 from bench.redaction_corpus import section as redaction_section
 from bench.scale import QUERIES as SCALE_QUERIES
 from bench.scenarios import PAIRS, distractors
-from cogmem_pg.cluster import Cluster
 from cogmem_pg.embed import default_embedder
 from cogmem_pg.migrate import install
 
@@ -308,15 +306,8 @@ def machine_of(dsn: str) -> str:
 
 
 if __name__ == "__main__":
-    home = None
-    DSN = os.environ.get("BENCH_DATABASE_URL", "")
-    if not DSN:
-        home = Path(tempfile.mkdtemp(prefix="cogmem-bench-"))
-        os.chmod(home, 0o755)
-        cluster = Cluster(home=home / "cluster", port=5447)
-        cluster.start()
-        DSN = cluster.dsn()
-    try:
+    # Installed here, not by the harness: a given database is installed too.
+    with given_or_private(os.environ.get("BENCH_DATABASE_URL"), 5447, schema=False, tuned=False) as DSN:
         install(DSN)
         with psycopg.connect(DSN, autocommit=True) as conn:
             register_vector(conn)
@@ -388,7 +379,3 @@ if __name__ == "__main__":
         report = report.rstrip("\n") + "\n" + (previous[min(kept) :] if kept else "")
         RESULTS.write_text(report, encoding="utf-8")
         print(report)
-    finally:
-        if home is not None:
-            cluster.stop()
-            shutil.rmtree(home, ignore_errors=True)

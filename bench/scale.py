@@ -643,10 +643,9 @@ def section(results: list[dict], calls: int) -> list[str]:
 
 
 if __name__ == "__main__":
-    import shutil
     from pathlib import Path
 
-    from bench.server import tuned_cluster
+    from bench.harness import private_cluster
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--scales", default="10000,100000,1000000")
@@ -654,8 +653,7 @@ if __name__ == "__main__":
     parser.add_argument("--hnsw-up-to", type=int, default=100000, help="largest scale to build an HNSW index at")
     parser.add_argument("--results", type=Path, help="Markdown file whose '## Speed at scale' section to replace")
     args = parser.parse_args()
-    cluster, home = tuned_cluster(5449)
-    try:
+    with private_cluster(5449) as cluster:
         results = [
             measure(cluster.dsn("postgres"), cluster.dsn, int(s), args.calls, args.hnsw_up_to)
             for s in args.scales.split(",")
@@ -672,6 +670,3 @@ if __name__ == "__main__":
                 tail = marker + rest
             body = "\n## Speed at scale\n\n" + "\n".join(lines) + "\n"
             args.results.write_text(head.rstrip("\n") + "\n" + body + tail, encoding="utf-8")
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import statistics
-import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
+from bench.harness import bench_home
 from bench.results import replace_section
 from bench.run import machine_of
 from bench.scenarios import PAIRS, distractors
@@ -47,6 +48,19 @@ def layout(home: Path, nodes: int, partitions: int) -> tuple[Cluster, list[Clust
         with psycopg.connect(cluster.dsn(), autocommit=True) as conn:
             conn.execute("ALTER DATABASE cogmem SET cogmem.embed = 'off'")
     return router, shards.nodes()
+
+
+@contextmanager
+def layouts_home() -> Iterator[Path]:
+    """A bench_home for layouts; every router and shard cluster started in it is stopped after."""
+    with bench_home() as home:
+        try:
+            yield home
+        finally:
+            for cluster_home in home.glob("*/router"):
+                Cluster(home=cluster_home, port=5491).stop()
+                for node in LocalShards(home=cluster_home / "shards", base_port=5492).nodes():
+                    node.stop()
 
 
 def load(router_dsn: str) -> list[str]:
@@ -121,9 +135,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
     lines: list[str] = []
-    home = Path(tempfile.mkdtemp(prefix="cogmem-bench-shards-"))
-    home.chmod(0o755)
-    try:
+    with layouts_home() as home:
         router, nodes = layout(home / "two", 2, 4)
         names = load(router.dsn(ROUTER_DATABASE))
         timings = overhead(router, nodes, names, args.calls)
@@ -168,12 +180,6 @@ def main() -> None:
             "the one-partition rate, which already pays the router's per-call cost (above). It assumes "
             "tenants spread evenly and the router's own machine is not the limit.",
         ]
-    finally:
-        for cluster_home in home.glob("*/router"):
-            Cluster(home=cluster_home, port=5491).stop()
-            for node in LocalShards(home=cluster_home / "shards", base_port=5492).nodes():
-                node.stop()
-        shutil.rmtree(home, ignore_errors=True)
     print("\n".join(lines))
     if args.results:
         replace_section(args.results, lines, "Sharding")

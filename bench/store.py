@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -29,15 +28,14 @@ import psycopg
 from langgraph.store.base import PutOp
 from psycopg.types.json import Jsonb
 
+from bench.harness import private_database
 from bench.redaction_corpus import luhn_card
 from bench.results import replace_section
 from bench.run import machine_of
 from bench.scenarios import PAIRS, distractors
-from bench.server import tuned_cluster
 from cogmem_pg.client import Client
 from cogmem_pg.embed import default_embedder
 from cogmem_pg.langgraph import CogmemStore
-from cogmem_pg.migrate import install
 
 NAMESPACE = ("memories", "user-1")
 
@@ -191,19 +189,13 @@ def main() -> None:
     parser.add_argument("--linearity-only", action="store_true", help="Only the linearity check; print it.")
     parser.add_argument("--port", type=int, default=5449)
     args = parser.parse_args()
-    cluster, home = tuned_cluster(args.port)
-    try:
-        dsn = cluster.dsn("postgres")
-        install(dsn)
+    with private_database(args.port, database="postgres") as dsn:
         lines: list[str] = []
         if not args.linearity_only:
             timings, load_rate = measure(dsn, args.items, args.calls)
             lines = section(timings, load_rate, args.items, args.calls, machine_of(dsn))
         linear, ok = linearity_section(linearity(dsn, args.rounds), args.rounds)
         lines += linear
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)
     print("\n".join(lines))
     if args.results and not args.linearity_only:
         replace_section(args.results, lines, "LangGraph store")

@@ -23,10 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,8 +38,8 @@ from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import NEVER_CUT, pairs, statements
+from bench.harness import given_or_private
 from bench.inbound import embed
-from cogmem_pg.cluster import Cluster
 from cogmem_pg.embed import DIMENSIONS as EMBEDDING_DIMENSIONS
 from cogmem_pg.migrate import install
 
@@ -386,17 +384,5 @@ def main(dsn: str) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dsn", default=os.environ.get("DATABASE_URL", ""))
-    dsn = parser.parse_args().dsn
-    home = None
-    if not dsn:
-        home = Path(tempfile.mkdtemp(prefix="cogmem-train-"))
-        os.chmod(home, 0o755)
-        cluster = Cluster(home=home / "cluster", port=5448, server_python=False)
-        cluster.start()
-        dsn = cluster.dsn()
-    try:
+    with given_or_private(parser.parse_args().dsn, 5448, schema=False, tuned=False, server_python=False) as dsn:
         main(dsn)
-    finally:
-        if home is not None:
-            cluster.stop()
-            shutil.rmtree(home, ignore_errors=True)

@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cogmem_pg.client import Client, Memory, Recall, RecallItem
+    from cogmem_pg.client import Client
     from cogmem_pg.migrate import install
+    from cogmem_pg.types import Memory, Recall, RecallItem
 
 __all__ = ["Client", "Memory", "Recall", "RecallItem", "install"]
 __version__ = "0.1.0"
 
 # Imported on first use, not with the package: the server's PL/Python imports cogmem_pg.embed, and
 # needs neither psycopg nor alembic for that.
-_LAZY = {"Client": "client", "Memory": "client", "Recall": "client", "RecallItem": "client", "install": "migrate"}
+_LAZY = {"Client": "client", "Memory": "types", "Recall": "types", "RecallItem": "types", "install": "migrate"}
 
 
 def __getattr__(name: str) -> Any:

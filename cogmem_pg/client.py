@@ -1,4 +1,5 @@
-"""Typed client: one class around a psycopg pool, one method per SQL function, dataclass results.
+"""Typed client: one class around a psycopg pool, one method per SQL function, dataclass results
+(cogmem_pg/types.py).
 
 Text is embedded on the client side by default (the built-in MiniLM embedder when the [embed] extra is
 installed, or any :class:`cogmem_pg.embed.Embedder` you pass); ``embedder=False`` leaves embedding to
@@ -14,9 +15,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -26,120 +26,47 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from cogmem_pg.embed import Embedder, default_embedder
+from cogmem_pg.types import (
+    AuditCheck,
+    BatchMemory,
+    BriefingLine,
+    Classification,
+    Classifier,
+    Conflict,
+    Decision,
+    Episode,
+    ErrorReport,
+    Established,
+    ExplainedItem,
+    Finding,
+    Found,
+    GuardItem,
+    GutPattern,
+    GutPeriod,
+    GutRelease,
+    GutSwitches,
+    Memory,
+    Observation,
+    PendingRule,
+    Recall,
+    RecallItem,
+    Resolution,
+    Ring,
+    Sibling,
+    StoredItem,
+    StorePut,
+    TopicKeywords,
+    VaultEntry,
+)
 
-Ring = Literal["shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh"]
+# The result types live in cogmem_pg/types.py; they stay importable from here.
+__all__ = ["PLAIN_TEXT_FIELDS", "AuditCheck", "BatchMemory", "BriefingLine", "Classification", "Classifier",
+           "Client", "Conflict", "Decision", "Episode", "ErrorReport", "Established", "ExplainedItem", "Finding",
+           "Found", "GuardItem", "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Memory", "Observation",
+           "PendingRule", "Recall", "RecallItem", "Resolution", "Ring", "Sibling", "StorePut", "StoredItem",
+           "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
+
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Established:
-    """An established memory a new text might contradict (cogmem.related)."""
-
-    memory_id: int
-    ring: str
-    content: str
-    similarity: float
-
-
-@dataclass(frozen=True)
-class Classification:
-    """A caller-side verdict on one text: its ring, its topics (None: let cogmem detect them) and the ids
-    of the established memories it contradicts (among those it was shown; empty: none)."""
-
-    ring: Ring
-    topics: Sequence[str] | None = None
-    contradicts: Sequence[int] = ()
-
-
-class Classifier(Protocol):
-    """Classifies texts; ``established[i]`` holds the memories text ``i`` might contradict."""
-
-    def __call__(
-        self, texts: Sequence[str], established: Sequence[Sequence[Established]]
-    ) -> Sequence[Classification]: ...
-
-
-@dataclass(frozen=True)
-class Memory:
-    """What remember did. action is created, duplicate or conflict; a conflict stores nothing (memory_id
-    is None) until resolve_conflict(conflict_id, ...) decides, and names the memories it contradicts.
-    candidate: the never-cut ring the memory (or the sentence taken from it) may belong to, waiting for a
-    person (pending_rules); excerpt_id: the memory keeping the sentence of a long turn that is a rule or an
-    incident (the turn itself stays in fresh)."""
-
-    memory_id: int | None
-    ring: str
-    topics: list[str]
-    action: str
-    redactions: list[str]
-    conflict_id: int | None = None
-    conflicts_with: list[int] | None = None
-    candidate: str | None = None
-    excerpt_id: int | None = None
-
-
-@dataclass(frozen=True)
-class GuardItem:
-    kind: str
-    memory_id: int | None
-    content: str
-    strength: float
-    times_referenced: int
-    blocking: bool
-
-
-@dataclass(frozen=True)
-class ErrorReport:
-    learning_id: int
-    errors: int
-    repeats_since_ack: int
-    blocking: bool
-    repeated: bool
-
-
-@dataclass(frozen=True)
-class Conflict:
-    conflict_id: int
-    content: str
-    conflicts_with: list[int]
-    established: list[str]
-    verdict: str
-    opened_at: datetime
-
-
-@dataclass(frozen=True)
-class Episode:
-    episode: UUID
-    touched: list[int]
-    remembered: list[int]
-
-
-@dataclass(frozen=True)
-class BriefingLine:
-    section: str
-    content: str
-    at: datetime
-    tokens: int
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-    ref: str
-    at: datetime
-    content: str
-    topics: list[str]
-    detail: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Found:
-    memory_id: int
-    ring: str
-    content: str
-    topics: list[str]
-    score: float
-
 
 _SEARCH = """
 WITH q AS (
@@ -154,200 +81,6 @@ WHERE CASE WHEN %(vector)b::public.vector IS NULL THEN m.search @@ q.words ELSE 
 ORDER BY score DESC, m.memory_id
 LIMIT %(limit)s
 """
-
-
-@dataclass(frozen=True)
-class VaultEntry:
-    name: str
-    description: str | None
-    subject: str | None
-    version: int
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class TopicKeywords:
-    topic: str
-    keywords: list[str]
-    overridden: bool
-
-
-@dataclass(frozen=True)
-class StoredItem:
-    """A keyed store item (sql/180-store.sql); score is set by a search with a query."""
-
-    namespace: tuple[str, ...]
-    key: str
-    value: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
-    memory_id: int | None
-    score: float | None = None
-
-
-@dataclass(frozen=True)
-class StorePut:
-    """What cogmem.store_put did: the item's memory, remember's action ('stored': no text), redactions."""
-
-    memory_id: int | None
-    action: str
-    redactions: list[str]
-
-
-@dataclass(frozen=True)
-class Resolution:
-    status: str
-    memory_id: int | None
-    weakened: list[int]
-
-
-@dataclass(frozen=True)
-class BatchMemory:
-    """One item of a remember_many batch: its position (from 1) and what became of it."""
-
-    item: int
-    memory_id: int | None  # None when the item was held as a conflict
-    ring: str
-    topics: list[str]
-    action: str
-    redactions: list[str]
-    conflict_id: int | None = None
-    conflicts_with: list[int] | None = None
-    candidate: str | None = None
-    excerpt_id: int | None = None
-
-
-@dataclass(frozen=True)
-class PendingRule:
-    """A candidate rule or incident waiting for a person, with the question to ask them."""
-
-    memory_id: int
-    ring: str
-    content: str
-    probability: float | None
-    question: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class RecallItem:
-    recall_id: UUID
-    layer: str
-    memory_id: int | None
-    content: str
-    tokens: int
-    score: float
-    reason: str
-    rule_id: int | None
-
-
-@dataclass(frozen=True)
-class Observation:
-    turn_id: int
-    memory_id: int | None
-    ring: str | None
-    topics: list[str] | None
-    action: str | None
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class Decision:
-    tenant: str
-    decision: str
-    memories: int
-
-
-@dataclass(frozen=True)
-class Sibling:
-    sibling_id: int
-    content: str
-    similarity: float
-    differs: list[str]
-
-
-@dataclass(frozen=True)
-class ExplainedItem:
-    item: int
-    layer: str
-    memory_id: int | None
-    rule_id: int | None
-    score: float
-    tokens: int
-    reason: str
-    provenance: dict[str, Any] | None
-    history: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class AuditCheck:
-    tenant: str
-    ok: bool
-    rows_checked: int
-    first_bad_id: int | None
-
-
-@dataclass(frozen=True)
-class GutSwitches:
-    gut_contribute: bool
-    gut_receive: bool
-    contributions: int
-
-
-@dataclass(frozen=True)
-class GutRelease:
-    release_id: int
-    epsilon_spent: float
-    delta_spent: float
-    threshold: int
-    published: int
-    withdrawn: int
-    remaining: float
-
-
-@dataclass(frozen=True)
-class GutPattern:
-    pattern_id: int
-    content: str
-    topics: list[str]
-    support: int
-    success: float | None
-    released_at: datetime
-
-
-@dataclass(frozen=True)
-class GutPeriod:
-    period_start: datetime
-    budget: float
-    spent: float
-    remaining: float
-    releases: int
-    published: int
-    withdrawn: int
-
-
-@dataclass(frozen=True)
-class Recall:
-    recall_id: UUID | None
-    items: list[RecallItem] = field(default_factory=list)
-
-    @property
-    def tokens(self) -> int:
-        return sum(i.tokens for i in self.items)
-
-    def layer(self, name: str) -> list[RecallItem]:
-        return [i for i in self.items if i.layer == name]
-
-    def as_prompt(self) -> str:
-        """The recalled context as a block of text for a prompt, grouped by layer."""
-        lines: list[str] = []
-        current = None
-        for item in self.items:
-            if item.layer != current:
-                current = item.layer
-                lines.append(f"## {current}")
-            lines.append(f"- {item.content}")
-        return "\n".join(lines)
 
 
 def _iso(value: object) -> str:
@@ -366,7 +99,10 @@ def _tenant_arg(tenant: str | None) -> tuple[str, ...]:
 
 
 class Client:
-    """cogmem-pg client. ``Client(dsn)``; use as a context manager or call :meth:`close`."""
+    """cogmem-pg client. ``Client(dsn)``; use as a context manager or call :meth:`close`.
+
+    After the pool's plumbing, the methods are grouped by the sql/ file whose functions they call, in the
+    files' order."""
 
     def __init__(
         self,
@@ -438,11 +174,156 @@ class Client:
             cur.execute(query, params)
             return cur.fetchall()
 
-    # -- the SQL API, 1:1 ----------------------------------------------------------------------------
+    # sql/005-embed.sql
+    def server_can_embed(self, *, conn: psycopg.Connection | None = None) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.server_can_embed()", ()))
+
+    # sql/010-topics.sql
+    def detect_topics(self, tenant: str, message: str, *, conn: psycopg.Connection | None = None) -> list[str]:
+        return list(self._scalar(conn, "SELECT cogmem.detect_topics(%s, %s)", (tenant, message)))
+
+    def set_topic(
+        self, tenant: str, topic: str, keywords: Sequence[str], *, conn: psycopg.Connection | None = None
+    ) -> None:
+        with self.connection(conn) as c:
+            c.execute("SELECT cogmem.set_topic(%s, %s, %s)", (tenant, topic, list(keywords)))
+
+    def topic_keywords(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[TopicKeywords]:
+        return self._rows(conn, TopicKeywords, "SELECT * FROM cogmem.topic_keywords(%s)", (tenant,))
+
+    # sql/020-tenants.sql
     def create_tenant(self, tenant: str, language: str = "english", *, conn: psycopg.Connection | None = None) -> None:
         with self.connection(conn) as c:
             c.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
 
+    def configure_tenant(
+        self, tenant: str, settings: dict[str, Any], layer: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> dict[str, Any]:
+        """Changes a tenant's settings (or one layer's, with LAYER); returns them as they now are."""
+        return dict(self._scalar(conn, "SELECT cogmem.configure_tenant(%s, %s, %s)", (tenant, Jsonb(settings), layer)))
+
+    # sql/030-routing.sql
+    def route(
+        self, content: str, embedding: Sequence[float] | None = None, *, conn: psycopg.Connection | None = None
+    ) -> str:
+        return str(self._scalar(conn, "SELECT cogmem.route(%s, %b)", (content, self._vector(content, embedding))))
+
+    def classify(
+        self, content: str, embedding: Sequence[float] | None = None, *, conn: psycopg.Connection | None = None
+    ) -> dict[str, Any]:
+        """cogmem.classify(): ring, instruction, each ring's probability, which model decided, and the
+        never-cut ring it is a candidate for (likely, not sure)."""
+        with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
+            cur.execute("SELECT * FROM cogmem.classify(%s, %b)", (content, self._vector(content, embedding)))
+            row = cur.fetchone()
+            assert row is not None
+            return row
+
+    # sql/035-contradiction.sql
+    def contradicts(self, established: str, instruction: str, *, conn: psycopg.Connection | None = None) -> bool:
+        """The lexical contradiction check remember applies to an instruction."""
+        return bool(self._scalar(conn, "SELECT cogmem.contradicts(%s, %s)", (established, instruction)))
+
+    def polarity(self, content: str, *, conn: psycopg.Connection | None = None) -> int:
+        """-1 for a prohibition, 1 for a requirement, 0 otherwise."""
+        return int(self._scalar(conn, "SELECT cogmem.polarity(%s)", (content,)))
+
+    # sql/040-redaction.sql
+    def redact(self, content: str, *, conn: psycopg.Connection | None = None) -> tuple[str, list[str]]:
+        with self.connection(conn) as c:
+            row = c.execute("SELECT redacted, redactions FROM cogmem.redact(%s)", (content,)).fetchone()
+            assert row is not None
+            return row[0], list(row[1])
+
+    # sql/050-bios.sql (presets through cogmem_pg/bios.py)
+    def add_bios_rule(
+        self,
+        category: str,
+        rule: str,
+        severity: str = "must",
+        preset: str | None = None,
+        tenant: str | None = None,
+        requirement: str | None = None,
+        topics: Sequence[str] | None = None,
+        always_on: bool = False,
+        *,
+        rationale: str | None = None,
+        translations: dict[str, str] | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        """Adds a BIOS rule; translations are keyed by text-search language (e.g. {"turkish": "..."})."""
+        return int(
+            self._scalar(
+                conn,
+                "SELECT cogmem.add_bios_rule(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    category,
+                    rule,
+                    severity,
+                    preset,
+                    tenant,
+                    requirement,
+                    list(topics) if topics is not None else None,
+                    always_on,
+                    rationale,
+                    Jsonb(translations) if translations is not None else None,
+                ),
+            )
+        )
+
+    def subscribe_bios(self, preset: str, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> bool:
+        """The tenant (None: every tenant) takes the preset, so its rules are injected; True if new."""
+        return bool(self._scalar(conn, "SELECT cogmem.subscribe_bios(%s, %s)", (preset, tenant)))
+
+    def unsubscribe_bios(
+        self, preset: str, tenant: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.unsubscribe_bios(%s, %s)", (preset, tenant)))
+
+    def retire_bios_rule(self, rule_id: int, reason: str, *, conn: psycopg.Connection | None = None) -> None:
+        with self.connection(conn) as c:
+            c.execute("SELECT cogmem.retire_bios_rule(%s, %s)", (rule_id, reason))
+
+    def load_bios_preset(
+        self, name_or_path: str, tenant: str | None = None, *, downgrade: bool = False
+    ) -> tuple[Any, list[Any]]:
+        """Loads a shipped preset (or a TOML file): cogmem_pg.bios.load_preset on a pooled connection."""
+        from cogmem_pg import bios
+
+        with self.connection() as c:
+            return bios.load_preset(c, name_or_path, tenant, downgrade=downgrade)
+
+    def bios_preset_diff(self, name_or_path: str, tenant: str | None = None) -> tuple[Any, list[Any]]:
+        """What load_bios_preset would change, changing nothing."""
+        from cogmem_pg import bios
+
+        with self.connection() as c:
+            return bios.diff_preset(c, name_or_path, tenant)
+
+    # sql/055-identity.sql
+    def set_core_identity(
+        self,
+        tenant: str,
+        agent: str | None = None,
+        user_profile: str | None = None,
+        goals: Sequence[str] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        """A new version of who the agent is, who the user is and the standing goals (None keeps a part)."""
+        return int(
+            self._scalar(
+                conn,
+                "SELECT cogmem.set_core_identity(%s, %s, %s, %s)",
+                (tenant, agent, user_profile, list(goals) if goals is not None else None),
+            )
+        )
+
+    def core_identity(self, tenant: str, *, conn: psycopg.Connection | None = None) -> dict[str, Any] | None:
+        with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
+            return cur.execute("SELECT * FROM cogmem.core_identity(%s)", (tenant,)).fetchone()
+
+    # sql/060-remember.sql
     def remember(
         self,
         tenant: str,
@@ -526,6 +407,44 @@ class Client:
             (tenant, json.dumps(list(items), default=_iso), vectors, list(skip)),
         )
 
+    def siblings(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> list[Sibling]:
+        return self._rows(conn, Sibling, "SELECT * FROM cogmem.siblings(%s, %s)", (tenant, memory_id))
+
+    # sql/065-rehearsal.sql
+    def apply_rehearsals(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> int:
+        """Moves logged rehearsals into the statistics now (pg_cron does it every minute)."""
+        return int(self._scalar(conn, "SELECT cogmem.apply_rehearsals(%s)", (tenant,)))
+
+    # sql/068-gut.sql
+    def gut_configure(
+        self,
+        tenant: str,
+        *,
+        contribute: bool | None = None,
+        receive: bool | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> GutSwitches:
+        """Opts a tenant in or out of contributing (administrators; off by default) and receiving."""
+        query = "SELECT * FROM cogmem.gut_configure(%s, contribute => %s, receive => %s)"
+        return self._rows(conn, GutSwitches, query, (tenant, contribute, receive))[0]
+
+    def gut_release(self, epsilon: float | None = None, *, conn: psycopg.Connection | None = None) -> GutRelease:
+        """Releases patterns, spending ``epsilon`` (default: what the period has left); the cogmem_gut role."""
+        return self._rows(conn, GutRelease, "SELECT * FROM cogmem.gut_release(%s)", (epsilon,))[0]
+
+    def gut_patterns(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[GutPattern]:
+        """The released patterns the tenant receives, with their noisy support and success."""
+        return self._rows(conn, GutPattern, "SELECT * FROM cogmem.gut_patterns_for(%s)", (tenant,))
+
+    def gut_deidentify(self, content: str, *, conn: psycopg.Connection | None = None) -> str:
+        """A text as the Gut would take it: redacted, names of a tenant's world replaced by placeholders."""
+        return str(self._scalar(conn, "SELECT cogmem.gut_deidentify(%s)", (content,)))
+
+    def gut_ledger(self, *, conn: psycopg.Connection | None = None) -> list[GutPeriod]:
+        """The privacy budget per period: spent, remaining, releases (the cogmem_gut role, auditors)."""
+        return self._rows(conn, GutPeriod, "SELECT * FROM cogmem.gut_ledger ORDER BY period_start", ())
+
+    # sql/070-recall.sql
     def recall(
         self,
         tenant: str,
@@ -546,7 +465,140 @@ class Client:
         )
         return Recall(recall_id=items[0].recall_id if items else None, items=items)
 
-    # -- metacognition -------------------------------------------------------------------------------
+    def feedback(
+        self,
+        recall_id: UUID,
+        outcome: float,
+        used: Sequence[int] | None = None,
+        *,
+        tenant: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        """Records a cycle's outcome; ``used`` names the memories the answer relied on (default: all injected).
+        With ``tenant``, a recall of another tenant is refused as unknown."""
+        return int(
+            self._scalar(
+                conn,
+                "SELECT cogmem.feedback(" + _tenant_first(tenant) + "%s, %s::real, %s::bigint[])",
+                (*_tenant_arg(tenant), recall_id, outcome, None if used is None else list(used)),
+            )
+        )
+
+    # sql/085-sensory.sql
+    def attention(
+        self,
+        content: str,
+        role: str = "user",
+        embedding: Sequence[float] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> str:
+        """Whether a turn deserves attention (cogmem.attention): the verdict observe acts on."""
+        vector = self._vector(content, embedding)
+        return str(self._scalar(conn, "SELECT cogmem.attention(%s, %s, %b)", (content, role, vector)))
+
+    def observe(
+        self,
+        tenant: str,
+        conversation: str,
+        role: str,
+        content: str,
+        embedding: Sequence[float] | None = None,
+        at: datetime | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> Observation:
+        vector = self._vector(content, embedding)
+        (observation,) = self._rows(
+            conn,
+            Observation,
+            "SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s, coalesce(%s, now()))",
+            (tenant, conversation, role, content, vector, at),
+        )
+        return observation
+
+    # sql/090-consolidation.sql
+    def consolidate(
+        self, as_of: datetime | None = None, tenant: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> list[Decision]:
+        return self._rows(conn, Decision, "SELECT * FROM cogmem.consolidate(coalesce(%s, now()), %s)", (as_of, tenant))
+
+    # sql/100-audit.sql
+    def explain_recall(self, recall_id: UUID, *, conn: psycopg.Connection | None = None) -> list[ExplainedItem]:
+        return self._rows(conn, ExplainedItem, "SELECT * FROM cogmem.explain_recall(%s)", (recall_id,))
+
+    def seal_audit(self, max_rows: int = 1_000_000, *, conn: psycopg.Connection | None = None) -> int:
+        return int(self._scalar(conn, "SELECT cogmem.seal_audit(%s)", (max_rows,)))
+
+    def verify_audit(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> list[AuditCheck]:
+        return self._rows(conn, AuditCheck, "SELECT * FROM cogmem.verify_audit(%s)", (tenant,))
+
+    # sql/110-isolation.sql
+    def grant_tenant(
+        self, role: str, tenant: str, *, vault: bool = False, conn: psycopg.Connection | None = None
+    ) -> None:
+        self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s)", (role, tenant, vault))
+
+    def revoke_tenant(self, role: str, tenant: str, *, conn: psycopg.Connection | None = None) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.revoke_tenant(%s, %s)", (role, tenant)))
+
+    # sql/120-vault.sql
+    def vault_put(
+        self,
+        tenant: str,
+        name: str,
+        secret: str,
+        description: str = "",
+        subject: str | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> int:
+        return int(
+            self._scalar(
+                conn, "SELECT cogmem.vault_put(%s, %s, %s, %s, %s)", (tenant, name, secret, description, subject)
+            )
+        )
+
+    def vault_get(self, tenant: str, name: str, *, conn: psycopg.Connection | None = None) -> str:
+        return str(self._scalar(conn, "SELECT cogmem.vault_get(%s, %s)", (tenant, name)))
+
+    def vault_list(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[VaultEntry]:
+        """Names and descriptions, never the secrets."""
+        return self._rows(conn, VaultEntry, "SELECT * FROM cogmem.vault_list(%s)", (tenant,))
+
+    def vault_delete(self, tenant: str, name: str, *, conn: psycopg.Connection | None = None) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.vault_delete(%s, %s)", (tenant, name)))
+
+    # sql/130-erasure.sql
+    def erase(
+        self, tenant: str, memory_id: int, reason: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.erase(%s, %s, %s)", (tenant, memory_id, reason)))
+
+    def erase_subject(
+        self, tenant: str, subject: str, reason: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> dict[str, int]:
+        with self.connection(conn) as c:
+            rows = c.execute("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (tenant, subject, reason)).fetchall()
+        return {kind: count for kind, count in rows}
+
+    # sql/140-trust.sql
+    def trust(self, tenant: str, *, conn: psycopg.Connection | None = None) -> float:
+        return float(self._scalar(conn, "SELECT cogmem.trust(%s)", (tenant,)))
+
+    def trust_event(
+        self,
+        tenant: str,
+        kind: str,
+        cause: str | None = None,
+        memory_id: int | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> float:
+        """kind: praise, delegation, caught_error or correction; returns the new score."""
+        return float(self._scalar(conn, "SELECT cogmem.trust_event(%s, %s, %s, %s)", (tenant, kind, cause, memory_id)))
+
+    # sql/150-guard.sql
     def guard_check(
         self,
         tenant: str,
@@ -589,6 +641,21 @@ class Client:
         with self.connection(conn) as c:
             c.execute("SELECT * FROM cogmem.acknowledge(%s, %s, %s)", (tenant, learning_id, note))
 
+    # sql/160-dissonance.sql
+    def related(
+        self,
+        tenant: str,
+        content: str,
+        embedding: Sequence[float] | None = None,
+        limit: int = 5,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[Established]:
+        vector = self._vector(content, embedding)
+        return self._rows(
+            conn, Established, "SELECT * FROM cogmem.related(%s, %s, %b, %s)", (tenant, content, vector, limit)
+        )
+
     def open_conflicts(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[Conflict]:
         return self._rows(conn, Conflict, "SELECT * FROM cogmem.open_conflicts(%s)", (tenant,))
 
@@ -611,44 +678,20 @@ class Client:
         )
         return resolved
 
-    def trust(self, tenant: str, *, conn: psycopg.Connection | None = None) -> float:
-        return float(self._scalar(conn, "SELECT cogmem.trust(%s)", (tenant,)))
+    # sql/165-candidates.sql
+    def pending_rules(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[PendingRule]:
+        """The candidate rules and incidents waiting to be confirmed, newest first, with the question to ask."""
+        return self._rows(conn, PendingRule, "SELECT * FROM cogmem.pending_rules(%s)", (tenant,))
 
-    def trust_event(
-        self,
-        tenant: str,
-        kind: str,
-        cause: str | None = None,
-        memory_id: int | None = None,
-        *,
-        conn: psycopg.Connection | None = None,
-    ) -> float:
-        """kind: praise, delegation, caught_error or correction; returns the new score."""
-        return float(self._scalar(conn, "SELECT cogmem.trust_event(%s, %s, %s, %s)", (tenant, kind, cause, memory_id)))
+    def confirm_ring(self, tenant: str, memory_id: int, ring: str, *, conn: psycopg.Connection | None = None) -> str:
+        """A person confirms a memory (a candidate) into a ring."""
+        return str(self._scalar(conn, "SELECT cogmem.confirm_ring(%s, %s, %s)", (tenant, memory_id, ring)))
 
-    # -- core identity, sessions and episodes ----------------------------------------------------------
-    def set_core_identity(
-        self,
-        tenant: str,
-        agent: str | None = None,
-        user_profile: str | None = None,
-        goals: Sequence[str] | None = None,
-        *,
-        conn: psycopg.Connection | None = None,
-    ) -> int:
-        """A new version of who the agent is, who the user is and the standing goals (None keeps a part)."""
-        return int(
-            self._scalar(
-                conn,
-                "SELECT cogmem.set_core_identity(%s, %s, %s, %s)",
-                (tenant, agent, user_profile, list(goals) if goals is not None else None),
-            )
-        )
+    def dismiss_candidate(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> bool:
+        """A person says a candidate is no rule or incident: it becomes an ordinary fresh memory."""
+        return bool(self._scalar(conn, "SELECT cogmem.dismiss_candidate(%s, %s)", (tenant, memory_id)))
 
-    def core_identity(self, tenant: str, *, conn: psycopg.Connection | None = None) -> dict[str, Any] | None:
-        with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
-            return cur.execute("SELECT * FROM cogmem.core_identity(%s)", (tenant,)).fetchone()
-
+    # sql/170-episodes.sql
     def start_session(
         self,
         tenant: str,
@@ -723,286 +766,7 @@ class Client:
             (tenant, topic, since, until),
         )
 
-    def feedback(
-        self,
-        recall_id: UUID,
-        outcome: float,
-        used: Sequence[int] | None = None,
-        *,
-        tenant: str | None = None,
-        conn: psycopg.Connection | None = None,
-    ) -> int:
-        """Records a cycle's outcome; ``used`` names the memories the answer relied on (default: all injected).
-        With ``tenant``, a recall of another tenant is refused as unknown."""
-        return int(
-            self._scalar(
-                conn,
-                "SELECT cogmem.feedback(" + _tenant_first(tenant) + "%s, %s::real, %s::bigint[])",
-                (*_tenant_arg(tenant), recall_id, outcome, None if used is None else list(used)),
-            )
-        )
-
-    def detect_topics(self, tenant: str, message: str, *, conn: psycopg.Connection | None = None) -> list[str]:
-        return list(self._scalar(conn, "SELECT cogmem.detect_topics(%s, %s)", (tenant, message)))
-
-    def related(
-        self,
-        tenant: str,
-        content: str,
-        embedding: Sequence[float] | None = None,
-        limit: int = 5,
-        *,
-        conn: psycopg.Connection | None = None,
-    ) -> list[Established]:
-        vector = self._vector(content, embedding)
-        return self._rows(
-            conn, Established, "SELECT * FROM cogmem.related(%s, %s, %b, %s)", (tenant, content, vector, limit)
-        )
-
-    def search(
-        self,
-        tenant: str,
-        query: str,
-        limit: int = 10,
-        embedding: Sequence[float] | None = None,
-        *,
-        conn: psycopg.Connection | None = None,
-    ) -> list[Found]:
-        """Memories of every ring nearest to QUERY: by cosine with an embedding (the client's, unless
-        embedder=False), else by full text over any of its words. A plain read under row-level security:
-        unlike recall it logs nothing and strengthens nothing."""
-        vector = self._vector(query, embedding)
-        return self._rows(
-            conn,
-            Found,
-            _SEARCH,
-            {"tenant": tenant, "query": query, "vector": vector, "limit": max(1, min(int(limit), 200))},
-        )
-
-    def route(
-        self, content: str, embedding: Sequence[float] | None = None, *, conn: psycopg.Connection | None = None
-    ) -> str:
-        return str(self._scalar(conn, "SELECT cogmem.route(%s, %b)", (content, self._vector(content, embedding))))
-
-    def classify(
-        self, content: str, embedding: Sequence[float] | None = None, *, conn: psycopg.Connection | None = None
-    ) -> dict[str, Any]:
-        """cogmem.classify(): ring, instruction, each ring's probability, which model decided, and the
-        never-cut ring it is a candidate for (likely, not sure)."""
-        with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
-            cur.execute("SELECT * FROM cogmem.classify(%s, %b)", (content, self._vector(content, embedding)))
-            row = cur.fetchone()
-            assert row is not None
-            return row
-
-    def pending_rules(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[PendingRule]:
-        """The candidate rules and incidents waiting to be confirmed, newest first, with the question to ask."""
-        return self._rows(conn, PendingRule, "SELECT * FROM cogmem.pending_rules(%s)", (tenant,))
-
-    def confirm_ring(self, tenant: str, memory_id: int, ring: str, *, conn: psycopg.Connection | None = None) -> str:
-        """A person confirms a memory (a candidate) into a ring."""
-        return str(self._scalar(conn, "SELECT cogmem.confirm_ring(%s, %s, %s)", (tenant, memory_id, ring)))
-
-    def dismiss_candidate(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> bool:
-        """A person says a candidate is no rule or incident: it becomes an ordinary fresh memory."""
-        return bool(self._scalar(conn, "SELECT cogmem.dismiss_candidate(%s, %s)", (tenant, memory_id)))
-
-    def add_bios_rule(
-        self,
-        category: str,
-        rule: str,
-        severity: str = "must",
-        preset: str | None = None,
-        tenant: str | None = None,
-        requirement: str | None = None,
-        topics: Sequence[str] | None = None,
-        always_on: bool = False,
-        *,
-        rationale: str | None = None,
-        translations: dict[str, str] | None = None,
-        conn: psycopg.Connection | None = None,
-    ) -> int:
-        """Adds a BIOS rule; translations are keyed by text-search language (e.g. {"turkish": "..."})."""
-        return int(
-            self._scalar(
-                conn,
-                "SELECT cogmem.add_bios_rule(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    category,
-                    rule,
-                    severity,
-                    preset,
-                    tenant,
-                    requirement,
-                    list(topics) if topics is not None else None,
-                    always_on,
-                    rationale,
-                    Jsonb(translations) if translations is not None else None,
-                ),
-            )
-        )
-
-    def subscribe_bios(self, preset: str, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> bool:
-        """The tenant (None: every tenant) takes the preset, so its rules are injected; True if new."""
-        return bool(self._scalar(conn, "SELECT cogmem.subscribe_bios(%s, %s)", (preset, tenant)))
-
-    def unsubscribe_bios(
-        self, preset: str, tenant: str | None = None, *, conn: psycopg.Connection | None = None
-    ) -> bool:
-        return bool(self._scalar(conn, "SELECT cogmem.unsubscribe_bios(%s, %s)", (preset, tenant)))
-
-    def retire_bios_rule(self, rule_id: int, reason: str, *, conn: psycopg.Connection | None = None) -> None:
-        with self.connection(conn) as c:
-            c.execute("SELECT cogmem.retire_bios_rule(%s, %s)", (rule_id, reason))
-
-    def set_topic(
-        self, tenant: str, topic: str, keywords: Sequence[str], *, conn: psycopg.Connection | None = None
-    ) -> None:
-        with self.connection(conn) as c:
-            c.execute("SELECT cogmem.set_topic(%s, %s, %s)", (tenant, topic, list(keywords)))
-
-    def redact(self, content: str, *, conn: psycopg.Connection | None = None) -> tuple[str, list[str]]:
-        with self.connection(conn) as c:
-            row = c.execute("SELECT redacted, redactions FROM cogmem.redact(%s)", (content,)).fetchone()
-            assert row is not None
-            return row[0], list(row[1])
-
-    def observe(
-        self,
-        tenant: str,
-        conversation: str,
-        role: str,
-        content: str,
-        embedding: Sequence[float] | None = None,
-        at: datetime | None = None,
-        *,
-        conn: psycopg.Connection | None = None,
-    ) -> Observation:
-        vector = self._vector(content, embedding)
-        (observation,) = self._rows(
-            conn,
-            Observation,
-            "SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s, coalesce(%s, now()))",
-            (tenant, conversation, role, content, vector, at),
-        )
-        return observation
-
-    def consolidate(
-        self, as_of: datetime | None = None, tenant: str | None = None, *, conn: psycopg.Connection | None = None
-    ) -> list[Decision]:
-        return self._rows(conn, Decision, "SELECT * FROM cogmem.consolidate(coalesce(%s, now()), %s)", (as_of, tenant))
-
-    def siblings(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> list[Sibling]:
-        return self._rows(conn, Sibling, "SELECT * FROM cogmem.siblings(%s, %s)", (tenant, memory_id))
-
-    def explain_recall(self, recall_id: UUID, *, conn: psycopg.Connection | None = None) -> list[ExplainedItem]:
-        return self._rows(conn, ExplainedItem, "SELECT * FROM cogmem.explain_recall(%s)", (recall_id,))
-
-    def seal_audit(self, max_rows: int = 1_000_000, *, conn: psycopg.Connection | None = None) -> int:
-        return int(self._scalar(conn, "SELECT cogmem.seal_audit(%s)", (max_rows,)))
-
-    def verify_audit(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> list[AuditCheck]:
-        return self._rows(conn, AuditCheck, "SELECT * FROM cogmem.verify_audit(%s)", (tenant,))
-
-    def grant_tenant(
-        self, role: str, tenant: str, *, vault: bool = False, conn: psycopg.Connection | None = None
-    ) -> None:
-        self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s)", (role, tenant, vault))
-
-    def revoke_tenant(self, role: str, tenant: str, *, conn: psycopg.Connection | None = None) -> bool:
-        return bool(self._scalar(conn, "SELECT cogmem.revoke_tenant(%s, %s)", (role, tenant)))
-
-    def configure_tenant(
-        self, tenant: str, settings: dict[str, Any], layer: str | None = None, *, conn: psycopg.Connection | None = None
-    ) -> dict[str, Any]:
-        """Changes a tenant's settings (or one layer's, with LAYER); returns them as they now are."""
-        return dict(self._scalar(conn, "SELECT cogmem.configure_tenant(%s, %s, %s)", (tenant, Jsonb(settings), layer)))
-
-    def topic_keywords(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[TopicKeywords]:
-        return self._rows(conn, TopicKeywords, "SELECT * FROM cogmem.topic_keywords(%s)", (tenant,))
-
-    def attention(
-        self,
-        content: str,
-        role: str = "user",
-        embedding: Sequence[float] | None = None,
-        *,
-        conn: psycopg.Connection | None = None,
-    ) -> str:
-        """Whether a turn deserves attention (cogmem.attention): the verdict observe acts on."""
-        vector = self._vector(content, embedding)
-        return str(self._scalar(conn, "SELECT cogmem.attention(%s, %s, %b)", (content, role, vector)))
-
-    def contradicts(self, established: str, instruction: str, *, conn: psycopg.Connection | None = None) -> bool:
-        """The lexical contradiction check remember applies to an instruction."""
-        return bool(self._scalar(conn, "SELECT cogmem.contradicts(%s, %s)", (established, instruction)))
-
-    def polarity(self, content: str, *, conn: psycopg.Connection | None = None) -> int:
-        """-1 for a prohibition, 1 for a requirement, 0 otherwise."""
-        return int(self._scalar(conn, "SELECT cogmem.polarity(%s)", (content,)))
-
-    def apply_rehearsals(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> int:
-        """Moves logged rehearsals into the statistics now (pg_cron does it every minute)."""
-        return int(self._scalar(conn, "SELECT cogmem.apply_rehearsals(%s)", (tenant,)))
-
-    def server_can_embed(self, *, conn: psycopg.Connection | None = None) -> bool:
-        return bool(self._scalar(conn, "SELECT cogmem.server_can_embed()", ()))
-
-    def load_bios_preset(
-        self, name_or_path: str, tenant: str | None = None, *, downgrade: bool = False
-    ) -> tuple[Any, list[Any]]:
-        """Loads a shipped preset (or a TOML file): cogmem_pg.bios.load_preset on a pooled connection."""
-        from cogmem_pg import bios
-
-        with self.connection() as c:
-            return bios.load_preset(c, name_or_path, tenant, downgrade=downgrade)
-
-    def bios_preset_diff(self, name_or_path: str, tenant: str | None = None) -> tuple[Any, list[Any]]:
-        """What load_bios_preset would change, changing nothing."""
-        from cogmem_pg import bios
-
-        with self.connection() as c:
-            return bios.diff_preset(c, name_or_path, tenant)
-
-    def vault_put(
-        self,
-        tenant: str,
-        name: str,
-        secret: str,
-        description: str = "",
-        subject: str | None = None,
-        *,
-        conn: psycopg.Connection | None = None,
-    ) -> int:
-        return int(
-            self._scalar(
-                conn, "SELECT cogmem.vault_put(%s, %s, %s, %s, %s)", (tenant, name, secret, description, subject)
-            )
-        )
-
-    def vault_get(self, tenant: str, name: str, *, conn: psycopg.Connection | None = None) -> str:
-        return str(self._scalar(conn, "SELECT cogmem.vault_get(%s, %s)", (tenant, name)))
-
-    def vault_list(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[VaultEntry]:
-        """Names and descriptions, never the secrets."""
-        return self._rows(conn, VaultEntry, "SELECT * FROM cogmem.vault_list(%s)", (tenant,))
-
-    def vault_delete(self, tenant: str, name: str, *, conn: psycopg.Connection | None = None) -> bool:
-        return bool(self._scalar(conn, "SELECT cogmem.vault_delete(%s, %s)", (tenant, name)))
-
-    def erase(
-        self, tenant: str, memory_id: int, reason: str | None = None, *, conn: psycopg.Connection | None = None
-    ) -> bool:
-        return bool(self._scalar(conn, "SELECT cogmem.erase(%s, %s, %s)", (tenant, memory_id, reason)))
-
-    def erase_subject(
-        self, tenant: str, subject: str, reason: str | None = None, *, conn: psycopg.Connection | None = None
-    ) -> dict[str, int]:
-        with self.connection(conn) as c:
-            rows = c.execute("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (tenant, subject, reason)).fetchall()
-        return {kind: count for kind, count in rows}
-
-    # -- the keyed store (sql/180-store.sql; LangGraph's BaseStore is cogmem_pg.langgraph) -------------
+    # sql/180-store.sql (LangGraph's BaseStore is cogmem_pg/langgraph.py)
     @staticmethod
     def _store_path(namespace: Sequence[str] | None, *texts: str | None) -> list[str] | None:
         """NAMESPACE as a list; a NUL in it or in TEXTS refused with a reason (PostgreSQL text cannot hold
@@ -1113,34 +877,26 @@ class Client:
             ).fetchall()
         return [tuple(row[0]) for row in rows]
 
-    # -- the Gut (sql/068-gut.sql) ---------------------------------------------------------------------
-    def gut_configure(
+    # no sql/ function: a plain read of the memories table under row-level security
+    def search(
         self,
         tenant: str,
+        query: str,
+        limit: int = 10,
+        embedding: Sequence[float] | None = None,
         *,
-        contribute: bool | None = None,
-        receive: bool | None = None,
         conn: psycopg.Connection | None = None,
-    ) -> GutSwitches:
-        """Opts a tenant in or out of contributing (administrators; off by default) and receiving."""
-        query = "SELECT * FROM cogmem.gut_configure(%s, contribute => %s, receive => %s)"
-        return self._rows(conn, GutSwitches, query, (tenant, contribute, receive))[0]
-
-    def gut_release(self, epsilon: float | None = None, *, conn: psycopg.Connection | None = None) -> GutRelease:
-        """Releases patterns, spending ``epsilon`` (default: what the period has left); the cogmem_gut role."""
-        return self._rows(conn, GutRelease, "SELECT * FROM cogmem.gut_release(%s)", (epsilon,))[0]
-
-    def gut_patterns(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[GutPattern]:
-        """The released patterns the tenant receives, with their noisy support and success."""
-        return self._rows(conn, GutPattern, "SELECT * FROM cogmem.gut_patterns_for(%s)", (tenant,))
-
-    def gut_deidentify(self, content: str, *, conn: psycopg.Connection | None = None) -> str:
-        """A text as the Gut would take it: redacted, names of a tenant's world replaced by placeholders."""
-        return str(self._scalar(conn, "SELECT cogmem.gut_deidentify(%s)", (content,)))
-
-    def gut_ledger(self, *, conn: psycopg.Connection | None = None) -> list[GutPeriod]:
-        """The privacy budget per period: spent, remaining, releases (the cogmem_gut role, auditors)."""
-        return self._rows(conn, GutPeriod, "SELECT * FROM cogmem.gut_ledger ORDER BY period_start", ())
+    ) -> list[Found]:
+        """Memories of every ring nearest to QUERY: by cosine with an embedding (the client's, unless
+        embedder=False), else by full text over any of its words. A plain read under row-level security:
+        unlike recall it logs nothing and strengthens nothing."""
+        vector = self._vector(query, embedding)
+        return self._rows(
+            conn,
+            Found,
+            _SEARCH,
+            {"tenant": tenant, "query": query, "vector": vector, "limit": max(1, min(int(limit), 200))},
+        )
 
 
 # Fields whose string is the memory itself; any other is remembered as "field: text", so that redaction

@@ -1,5 +1,7 @@
 """cogmem_pg.client: the typed Python client, 1:1 with the SQL API."""
 
+import dataclasses
+
 import psycopg
 import pytest
 
@@ -65,6 +67,21 @@ def test_remember_many_embeds_the_batch_on_the_client(client, db):
     embedded = db.execute("SELECT count(*) FILTER (WHERE embedding IS NOT NULL) FROM cogmem.memories").fetchone()
     assert embedded == (2 if default_embedder() is not None else 0,)
     assert [r.action for r in client.remember_many("acme", ["never restart the servers at night!"])] == ["duplicate"]
+
+
+def test_a_batch_item_is_a_memory_with_its_position_first():
+    """cogmem_pg/types.py: BatchMemory shares Memory's fields, and keeps cogmem.remember_many's column order
+    (the JSON of `cogmem remember-many --json`); the types stay importable from cogmem_pg.client."""
+    from cogmem_pg import client, types
+
+    item = types.BatchMemory(3, 7, "fresh", ["server"], "created", [])
+    assert isinstance(item, Memory)
+    assert dataclasses.asdict(item) == {
+        "item": 3, "memory_id": 7, "ring": "fresh", "topics": ["server"], "action": "created", "redactions": [],
+        "conflict_id": None, "conflicts_with": None, "candidate": None, "excerpt_id": None,
+    }  # fmt: skip
+    public = {name for name in vars(types) if name[0].isupper() and getattr(types, name).__module__ == types.__name__}
+    assert len(public) == 29 and all(getattr(client, name) is getattr(types, name) for name in [*public, "Ring"])
 
 
 def test_joins_the_callers_transaction(client, dsn):

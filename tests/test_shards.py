@@ -1,4 +1,4 @@
-"""cogmem_pg/shards.py: a PL/Proxy router in front of four partitions on two local shard clusters.
+"""cogmem_pg/shards/: a PL/Proxy router in front of four partitions on two local shard clusters.
 
 The router is generated from a shard's catalog; what it routes must behave as one node does."""
 

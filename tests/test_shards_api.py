@@ -1,4 +1,4 @@
-"""The suite's own API tests, run as they are through a PL/Proxy router (cogmem_pg/shards.py).
+"""The suite's own API tests, run as they are through a PL/Proxy router (cogmem_pg/shards/).
 
 Every test of the API modules below whose only fixtures are a connection and a tenant, and that reads no
 table and calls no internal helper (the router has neither: an application reaches only the API), runs

@@ -1,0 +1,313 @@
+"""The results of :class:`cogmem_pg.client.Client`: a frozen dataclass per SQL function result, the
+caller-side :class:`Classifier` protocol and its :class:`Classification`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+from uuid import UUID
+
+Ring = Literal["shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh"]
+
+
+@dataclass(frozen=True)
+class Established:
+    """An established memory a new text might contradict (cogmem.related)."""
+
+    memory_id: int
+    ring: str
+    content: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Classification:
+    """A caller-side verdict on one text: its ring, its topics (None: let cogmem detect them) and the ids
+    of the established memories it contradicts (among those it was shown; empty: none)."""
+
+    ring: Ring
+    topics: Sequence[str] | None = None
+    contradicts: Sequence[int] = ()
+
+
+class Classifier(Protocol):
+    """Classifies texts; ``established[i]`` holds the memories text ``i`` might contradict."""
+
+    def __call__(
+        self, texts: Sequence[str], established: Sequence[Sequence[Established]]
+    ) -> Sequence[Classification]: ...
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What remember did. action is created, duplicate or conflict; a conflict stores nothing (memory_id
+    is None) until resolve_conflict(conflict_id, ...) decides, and names the memories it contradicts.
+    candidate: the never-cut ring the memory (or the sentence taken from it) may belong to, waiting for a
+    person (pending_rules); excerpt_id: the memory keeping the sentence of a long turn that is a rule or an
+    incident (the turn itself stays in fresh)."""
+
+    memory_id: int | None
+    ring: str
+    topics: list[str]
+    action: str
+    redactions: list[str]
+    conflict_id: int | None = None
+    conflicts_with: list[int] | None = None
+    candidate: str | None = None
+    excerpt_id: int | None = None
+
+
+@dataclass(frozen=True)
+class GuardItem:
+    kind: str
+    memory_id: int | None
+    content: str
+    strength: float
+    times_referenced: int
+    blocking: bool
+
+
+@dataclass(frozen=True)
+class ErrorReport:
+    learning_id: int
+    errors: int
+    repeats_since_ack: int
+    blocking: bool
+    repeated: bool
+
+
+@dataclass(frozen=True)
+class Conflict:
+    conflict_id: int
+    content: str
+    conflicts_with: list[int]
+    established: list[str]
+    verdict: str
+    opened_at: datetime
+
+
+@dataclass(frozen=True)
+class Episode:
+    episode: UUID
+    touched: list[int]
+    remembered: list[int]
+
+
+@dataclass(frozen=True)
+class BriefingLine:
+    section: str
+    content: str
+    at: datetime
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    ref: str
+    at: datetime
+    content: str
+    topics: list[str]
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Found:
+    memory_id: int
+    ring: str
+    content: str
+    topics: list[str]
+    score: float
+
+
+@dataclass(frozen=True)
+class VaultEntry:
+    name: str
+    description: str | None
+    subject: str | None
+    version: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class TopicKeywords:
+    topic: str
+    keywords: list[str]
+    overridden: bool
+
+
+@dataclass(frozen=True)
+class StoredItem:
+    """A keyed store item (sql/180-store.sql); score is set by a search with a query."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    memory_id: int | None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class StorePut:
+    """What cogmem.store_put did: the item's memory, remember's action ('stored': no text), redactions."""
+
+    memory_id: int | None
+    action: str
+    redactions: list[str]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    status: str
+    memory_id: int | None
+    weakened: list[int]
+
+
+@dataclass(frozen=True)
+class _BatchItem:
+    item: int
+
+
+# A Memory, after its position: as a base listed after Memory, _BatchItem's field comes first, so the
+# constructor, the fields and the JSON of a row keep the order cogmem.remember_many returns them in.
+@dataclass(frozen=True)
+class BatchMemory(Memory, _BatchItem):
+    """One item of a remember_many batch: its position (from 1) and what became of it (memory_id is None
+    when the item was held as a conflict)."""
+
+
+@dataclass(frozen=True)
+class PendingRule:
+    """A candidate rule or incident waiting for a person, with the question to ask them."""
+
+    memory_id: int
+    ring: str
+    content: str
+    probability: float | None
+    question: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    recall_id: UUID
+    layer: str
+    memory_id: int | None
+    content: str
+    tokens: int
+    score: float
+    reason: str
+    rule_id: int | None
+
+
+@dataclass(frozen=True)
+class Observation:
+    turn_id: int
+    memory_id: int | None
+    ring: str | None
+    topics: list[str] | None
+    action: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    tenant: str
+    decision: str
+    memories: int
+
+
+@dataclass(frozen=True)
+class Sibling:
+    sibling_id: int
+    content: str
+    similarity: float
+    differs: list[str]
+
+
+@dataclass(frozen=True)
+class ExplainedItem:
+    item: int
+    layer: str
+    memory_id: int | None
+    rule_id: int | None
+    score: float
+    tokens: int
+    reason: str
+    provenance: dict[str, Any] | None
+    history: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class AuditCheck:
+    tenant: str
+    ok: bool
+    rows_checked: int
+    first_bad_id: int | None
+
+
+@dataclass(frozen=True)
+class GutSwitches:
+    gut_contribute: bool
+    gut_receive: bool
+    contributions: int
+
+
+@dataclass(frozen=True)
+class GutRelease:
+    release_id: int
+    epsilon_spent: float
+    delta_spent: float
+    threshold: int
+    published: int
+    withdrawn: int
+    remaining: float
+
+
+@dataclass(frozen=True)
+class GutPattern:
+    pattern_id: int
+    content: str
+    topics: list[str]
+    support: int
+    success: float | None
+    released_at: datetime
+
+
+@dataclass(frozen=True)
+class GutPeriod:
+    period_start: datetime
+    budget: float
+    spent: float
+    remaining: float
+    releases: int
+    published: int
+    withdrawn: int
+
+
+@dataclass(frozen=True)
+class Recall:
+    recall_id: UUID | None
+    items: list[RecallItem] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(i.tokens for i in self.items)
+
+    def layer(self, name: str) -> list[RecallItem]:
+        return [i for i in self.items if i.layer == name]
+
+    def as_prompt(self) -> str:
+        """The recalled context as a block of text for a prompt, grouped by layer."""
+        lines: list[str] = []
+        current = None
+        for item in self.items:
+            if item.layer != current:
+                current = item.layer
+                lines.append(f"## {current}")
+            lines.append(f"- {item.content}")
+        return "\n".join(lines)
