@@ -174,7 +174,16 @@ class Client:
             cur.execute(query, params)
             return cur.fetchall()
 
-    # sql/005-embed.sql
+    # sql/000-tenant-access.sql
+    def grant_tenant(
+        self, role: str, tenant: str, *, vault: bool = False, conn: psycopg.Connection | None = None
+    ) -> None:
+        self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s)", (role, tenant, vault))
+
+    def revoke_tenant(self, role: str, tenant: str, *, conn: psycopg.Connection | None = None) -> bool:
+        return bool(self._scalar(conn, "SELECT cogmem.revoke_tenant(%s, %s)", (role, tenant)))
+
+    # sql/007-embed.sql
     def server_can_embed(self, *, conn: psycopg.Connection | None = None) -> bool:
         return bool(self._scalar(conn, "SELECT cogmem.server_can_embed()", ()))
 
@@ -323,6 +332,11 @@ class Client:
         with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
             return cur.execute("SELECT * FROM cogmem.core_identity(%s)", (tenant,)).fetchone()
 
+    # sql/058-rehearsal.sql
+    def apply_rehearsals(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> int:
+        """Moves logged rehearsals into the statistics now (pg_cron does it every minute)."""
+        return int(self._scalar(conn, "SELECT cogmem.apply_rehearsals(%s)", (tenant,)))
+
     # sql/060-remember.sql
     def remember(
         self,
@@ -372,6 +386,7 @@ class Client:
         )
         return memory
 
+    # sql/061-remember-many.sql
     def remember_many(
         self,
         tenant: str,
@@ -407,13 +422,9 @@ class Client:
             (tenant, json.dumps(list(items), default=_iso), vectors, list(skip)),
         )
 
+    # sql/064-siblings.sql
     def siblings(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> list[Sibling]:
         return self._rows(conn, Sibling, "SELECT * FROM cogmem.siblings(%s, %s)", (tenant, memory_id))
-
-    # sql/065-rehearsal.sql
-    def apply_rehearsals(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> int:
-        """Moves logged rehearsals into the statistics now (pg_cron does it every minute)."""
-        return int(self._scalar(conn, "SELECT cogmem.apply_rehearsals(%s)", (tenant,)))
 
     # sql/068-gut.sql
     def gut_configure(
@@ -484,7 +495,7 @@ class Client:
             )
         )
 
-    # sql/085-sensory.sql
+    # sql/085-observe.sql
     def attention(
         self,
         content: str,
@@ -523,24 +534,16 @@ class Client:
     ) -> list[Decision]:
         return self._rows(conn, Decision, "SELECT * FROM cogmem.consolidate(coalesce(%s, now()), %s)", (as_of, tenant))
 
-    # sql/100-audit.sql
-    def explain_recall(self, recall_id: UUID, *, conn: psycopg.Connection | None = None) -> list[ExplainedItem]:
-        return self._rows(conn, ExplainedItem, "SELECT * FROM cogmem.explain_recall(%s)", (recall_id,))
-
+    # sql/100-audit-chain.sql
     def seal_audit(self, max_rows: int = 1_000_000, *, conn: psycopg.Connection | None = None) -> int:
         return int(self._scalar(conn, "SELECT cogmem.seal_audit(%s)", (max_rows,)))
 
     def verify_audit(self, tenant: str | None = None, *, conn: psycopg.Connection | None = None) -> list[AuditCheck]:
         return self._rows(conn, AuditCheck, "SELECT * FROM cogmem.verify_audit(%s)", (tenant,))
 
-    # sql/110-isolation.sql
-    def grant_tenant(
-        self, role: str, tenant: str, *, vault: bool = False, conn: psycopg.Connection | None = None
-    ) -> None:
-        self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s)", (role, tenant, vault))
-
-    def revoke_tenant(self, role: str, tenant: str, *, conn: psycopg.Connection | None = None) -> bool:
-        return bool(self._scalar(conn, "SELECT cogmem.revoke_tenant(%s, %s)", (role, tenant)))
+    # sql/102-explain-recall.sql
+    def explain_recall(self, recall_id: UUID, *, conn: psycopg.Connection | None = None) -> list[ExplainedItem]:
+        return self._rows(conn, ExplainedItem, "SELECT * FROM cogmem.explain_recall(%s)", (recall_id,))
 
     # sql/120-vault.sql
     def vault_put(
@@ -641,7 +644,7 @@ class Client:
         with self.connection(conn) as c:
             c.execute("SELECT * FROM cogmem.acknowledge(%s, %s, %s)", (tenant, learning_id, note))
 
-    # sql/160-dissonance.sql
+    # sql/160-conflicts.sql
     def related(
         self,
         tenant: str,
