@@ -158,18 +158,27 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
         },
         "cogmem.recall without its audit row": "SELECT * FROM pg_temp.recall(%(t)s, %(m)s, %(v)b)",
     }
-    # The audit's cost on the hot path: the same function with its one audit INSERT cut out (bench only;
-    # same name in pg_temp, so its body's recall.parameter references still resolve).
-    definition = conn.execute(
-        "SELECT pg_get_functiondef('cogmem.recall(text, text, vector, text[], bigint, text)'::regprocedure)"
-    ).fetchone()[0]  # type: ignore[index]
+
+    # The audit's cost on the hot path: recall's cycle log with its one audit INSERT cut out, and recall
+    # calling that log (bench only; same names in pg_temp, so the bodies' parameter references resolve).
+    def definition(signature: str) -> str:
+        return conn.execute("SELECT pg_get_functiondef(%s::regprocedure)", (signature,)).fetchone()[0]  # type: ignore[index]
+
+    log = definition(
+        "cogmem._log_recall(text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[],"
+        " bigint[], real[], integer[], text[], text[])"
+    )
     unaudited, cuts = re.subn(
         r"INSERT INTO cogmem\.audit_log \(tenant, level, event, recall_id, detail\)[^;]*;",  # to its end
         "",
-        definition,
+        log,
     )
-    assert cuts == 1, "recall's audit INSERT was not found"
-    conn.execute(unaudited.replace("FUNCTION cogmem.recall(", "FUNCTION pg_temp.recall(", 1))
+    assert cuts == 1, "the audit INSERT of recall's cycle log was not found"
+    conn.execute(unaudited.replace("FUNCTION cogmem._log_recall(", "FUNCTION pg_temp._log_recall(", 1))
+    recall = definition("cogmem.recall(text, text, vector, text[], bigint, text)")
+    assert recall.count("cogmem._log_recall(") == 1, "recall's call of its cycle log was not found"
+    recall = recall.replace("cogmem._log_recall(", "pg_temp._log_recall(")
+    conn.execute(recall.replace("FUNCTION cogmem.recall(", "FUNCTION pg_temp.recall(", 1))
     timings: dict[str, list[float]] = {name: [] for name in queries}
     for _ in range(calls):
         params = {
