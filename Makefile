@@ -2,7 +2,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint pytest up down clean bench
+.PHONY: setup demo test lint pytest up down clean bench schema
 
 setup:
 	bash scripts/setup.sh
@@ -40,3 +40,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/shards.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/conversation.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/candidates.py --results bench/RESULTS.md
+
+# sql/schema/tables.sql: the head revision's tables in one file (tests/test_schema.py compares).
+schema: setup
+	$(BIN)/python -m cogmem_pg.schema

@@ -1,4 +1,4 @@
-"""Trains the inbound router on the corpus and writes its weights to sql/025-routing-model.sql.
+"""Trains the inbound router on the corpus and writes its weights to cogmem_pg/data/routing-model.json.
 
 Two models, each with two heads (logistic regression, scikit-learn):
 - ``embedding``: the MiniLM embedding, the lexical cues of cogmem._inbound_cues() and the terms of
@@ -21,6 +21,7 @@ unit embedding's components are small); the written weights are for the unscaled
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -42,8 +43,10 @@ from bench.harness import given_or_private
 from bench.inbound import embed
 from cogmem_pg.embed import DIMENSIONS as EMBEDDING_DIMENSIONS
 from cogmem_pg.migrate import install
+from cogmem_pg.paths import routing_model_file, routing_model_hash_file
 
-MODEL_FILE = Path(__file__).resolve().parents[1] / "sql" / "025-routing-model.sql"
+MODEL_FILE = routing_model_file()
+MODEL_HASH_FILE = routing_model_hash_file()
 # Dev precision each guarded label must keep (the never-cut rings are worth more than their recall);
 # a little above the 0.97 the test split must show, since dev chooses the thresholds.
 PRECISION = {"dos_and_donts": 0.98, "shocks": 0.98, "instruction": 0.97, "contradicts": 0.9}
@@ -183,15 +186,11 @@ def train_head(
     return fit(x, y, best[2], n_terms), best[1], best[2]
 
 
-def vector_literal(values: np.ndarray) -> str:
-    return "[" + ",".join(f"{v:.6g}" for v in values) + "]"
-
-
 def model_rows(
     name: str, head: str, model: LogisticRegression, thresholds: Thresholds, features: Features
-) -> tuple[list[str], str | None]:
-    """The SQL rows of one head: one per label (bias, threshold, dense weights), and one with the weights of
-    its terms, each term an array in label order (None when the model has no terms)."""
+) -> tuple[list[dict], list[list]]:
+    """The rows of one head: one per label (bias, thresholds, dense weights), and one per term with the
+    term's weights in label order."""
     labels = [str(label) for label in model.classes_]
     coef = model.coef_
     if len(labels) == 2:  # binary: one score for the positive label, 0 for the other (a sigmoid)
@@ -208,87 +207,54 @@ def model_rows(
         if name.startswith("embedding"):
             dense = np.concatenate([dense[-EMBEDDING_DIMENSIONS:], dense[:-EMBEDDING_DIMENSIONS]])
         rows.append(
-            f"    ('{name}', '{head}', '{label}', {slot}, {bias:.6g}::real, "
-            f"{thresholds.sure.get(label, 0.0):.4g}::real, {thresholds.candidate.get(label, 0.0):.4g}::real,"
-            f"\n     '{vector_literal(dense)}'::public.vector)"
+            {
+                "model": name,
+                "head": head,
+                "label": label,
+                "slot": slot,
+                "bias": float(f"{bias:.6g}"),
+                "threshold": float(f"{thresholds.sure.get(label, 0.0):.4g}"),
+                "candidate_threshold": float(f"{thresholds.candidate.get(label, 0.0):.4g}"),
+                "weights": [float(f"{v:.6g}") for v in dense],
+            }
         )
-    if not n_terms:
-        return rows, None
-    terms = {
-        t: [round(float(w), 2) for w in coef[:, i]]
+    terms = [
+        [name, head, t, [round(float(w), 2) for w in coef[:, i]]]
         for i, t in enumerate(features.vocabulary)
         if np.abs(coef[:, i]).max() >= TERM_WEIGHT_FLOOR
-    }
-    text = json.dumps(terms, ensure_ascii=False, sort_keys=True, separators=(",", ":")).replace("'", "''")
-    return rows, f"    ('{name}', '{head}', '{text}'::jsonb)"
+    ]
+    return rows, terms
 
 
-def _values(rows: list[str], nulls: str) -> list[str]:
-    """RETURN QUERY of the rows; of no row while the script installs the schema to compute the cues."""
-    if not rows:
-        return [f"    RETURN QUERY SELECT {nulls} WHERE false;"]
-    return ["    RETURN QUERY VALUES", ",\n".join(rows) + ";"]
+def model_json(model: dict) -> str:
+    """The model as JSON, a label or a term a line, so that a new model's diff can be read."""
+    parts = []
+    for key, value in model.items():
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if key in ("labels", "terms") and value:
+            text = (
+                "[\n  " + ",\n  ".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in value) + "\n ]"
+            )
+        parts.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def write(rows: list[str], term_rows: list[str], cue_names: list[str], summary: list[str]) -> None:
+def write(labels: list[dict], terms: list[list], cue_names: list[str], summary: list[str]) -> None:
+    """The model file and its pinned hash (cogmem_pg.migrate.load_routing_model checks one against the other)."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    MODEL_FILE.write_text(
-        "\n".join(
-            [
-                "-- The inbound router's weights (see sql/030-routing.sql). Generated by bench/train_router.py",
-                f"-- from the train and dev splits of bench/corpus at commit {commit or 'unknown'}; do not edit:",
-                "-- re-run it.",
-                *[f"-- {line}" for line in summary],
-                "",
-                "CREATE OR REPLACE FUNCTION cogmem._routing_model_cues()",
-                "RETURNS text[]",
-                "LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER",
-                "SET search_path = pg_catalog, cogmem, public, pg_temp",
-                "RETURN ARRAY[" + ", ".join(f"'{n}'" for n in cue_names) + "]::text[];",
-                "COMMENT ON FUNCTION cogmem._routing_model_cues() IS",
-                "'The cues the routing model was trained on, in order (cogmem._inbound_cue_names() must match).';",
-                "",
-                "DROP FUNCTION IF EXISTS cogmem._routing_model();  -- its columns may change with a new model",
-                "CREATE OR REPLACE FUNCTION cogmem._routing_model()",
-                "RETURNS TABLE (",
-                "    model text, head text, label text, slot integer, bias real, threshold real,",
-                "    candidate_threshold real, weights public.vector",
-                ")",
-                "LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER",
-                "SET search_path = pg_catalog, cogmem, public, pg_temp",
-                "-- PL/pgSQL: the literals are parsed once per session, with the plan, not on every call.",
-                "AS $$",
-                "BEGIN",
-                *_values(
-                    rows,
-                    "NULL::text, NULL::text, NULL::text, NULL::integer, NULL::real, NULL::real, NULL::real,"
-                    " NULL::public.vector",
-                ),
-                "END;",
-                "$$;",
-                "COMMENT ON FUNCTION cogmem._routing_model() IS",
-                "'The routing model: per model (embedding, cues, pair-embedding, pair-cues), head and label, the '",
-                "'label''s slot in its head, the bias, the threshold a never-cut ring, an instruction or a '",
-                "'contradiction needs, the threshold of a candidate rule or incident, and the weights of the '",
-                "'dense features (models named -long judge long texts, cogmem._is_long).';",
-                "",
-                "CREATE OR REPLACE FUNCTION cogmem._routing_terms()",
-                "RETURNS TABLE (model text, head text, terms jsonb)",
-                "LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER",
-                "SET search_path = pg_catalog, cogmem, public, pg_temp",
-                "AS $$",
-                "BEGIN",
-                *_values(term_rows, "NULL::text, NULL::text, NULL::jsonb"),
-                "END;",
-                "$$;",
-                "COMMENT ON FUNCTION cogmem._routing_terms() IS",
-                "'The routing model''s term weights: per model and head, each term''s weights in label slot '",
-                "'order.';",
-                "",
-            ]
-        ),
-        encoding="utf-8",
-    )
+    text = model_json(
+        {
+            "about": "The inbound router's weights (sql/025-routing-model.sql). Generated by bench/train_router.py "
+            "from the train and dev splits of bench/corpus; do not edit: re-run it.",
+            "commit": commit or "unknown",
+            "summary": summary,
+            "cues": cue_names,
+            "labels": labels,
+            "terms": terms,
+        }
+    ).encode()
+    MODEL_FILE.write_bytes(text)
+    MODEL_HASH_FILE.write_text(f"{hashlib.sha256(text).hexdigest()}  {MODEL_FILE.name}\n", encoding="utf-8")
 
 
 LANGUAGES = {"en": "english", "tr": "turkish"}
@@ -317,12 +283,13 @@ def pair_inputs(conn: psycopg.Connection, records: list[dict]) -> np.ndarray:
     return np.asarray([r[0] for r in rows], dtype=np.float64)
 
 
-def train_pairs(conn: psycopg.Connection) -> tuple[list[str], list[str]]:
+def train_pairs(conn: psycopg.Connection) -> tuple[list[dict], list[str]]:
     """The contradiction models (with a cosine, and without: similarity 0), as rows and summary lines."""
     known = pairs("dissonance", "train") + pairs("dissonance", "dev")
     x = pair_inputs(conn, known)
     y = np.array(["contradicts" if r["contradicts"] else "compatible" for r in known])
-    rows, summary = [], [f"{len(known)} train and dev contradiction pairs."]
+    rows: list[dict] = []
+    summary = [f"{len(known)} train and dev contradiction pairs."]
     for name, keep_similarity in (("pair-embedding", True), ("pair-cues", False)):
         mask = np.ones(x.shape[1])
         mask[0] = 1.0 if keep_similarity else 0.0
@@ -345,7 +312,8 @@ def main(dsn: str) -> None:
     rings = np.array([s.ring for s in known])
     instructions = np.array(["instruction" if s.instruction else "statement" for s in known])
 
-    rows, term_rows = [], []
+    rows: list[dict] = []
+    term_rows: list[list] = []
     summary = [f"{len(known)} train and dev statements; {len(cue_names)} cues."]
     cue_scale = np.full(len(cue_names), CUE_SCALE)
     # Short statements and long turns (cogmem._is_long) each have models of their own: a long turn's
@@ -366,7 +334,7 @@ def main(dsn: str) -> None:
                 )
                 head_rows, head_terms = model_rows(name + suffix, head, model, thresholds, x)
                 rows += head_rows
-                term_rows += [head_terms] if head_terms else []
+                term_rows += head_terms
                 shown = ", ".join(
                     f"{g} {thresholds.sure[g]:.3g} (candidate {thresholds.candidate[g]:.3g})" for g in guarded
                 )

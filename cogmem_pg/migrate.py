@@ -1,10 +1,12 @@
-"""Install and upgrade: alembic revisions for tables, then every sql/ feature file, in one transaction.
+"""Install and upgrade: alembic revisions for tables, the routing model's data, then every sql/ feature
+file, in one transaction.
 
 `cogmem migrate` and `cogmem_pg.install(dsn)` both call :func:`install`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import psycopg
@@ -14,7 +16,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, pool
 
-from cogmem_pg.paths import migrations_dir, sql_dir
+from cogmem_pg.paths import migrations_dir, routing_model_file, routing_model_hash_file, sql_dir
 
 # Serialises concurrent installs of the same database.
 _INSTALL_LOCK = 0x636F676D656D  # "cogmem"
@@ -52,6 +54,48 @@ class InstallError(RuntimeError):
     """The target database cannot hold cogmem as it is; the message says what to do."""
 
 
+# The JSON's rows into the tables of revision 0031; its numbers are read as the columns' types, as the
+# literals they replaced were.
+_LOAD_ROUTING_MODEL = (
+    "DELETE FROM cogmem.routing_terms",
+    "DELETE FROM cogmem.routing_model",
+    "DELETE FROM cogmem.routing_model_version",
+    """INSERT INTO cogmem.routing_model_version (sha256, cues, metadata)
+    SELECT %(sha256)s, ARRAY(SELECT jsonb_array_elements_text(f.model -> 'cues')),
+           f.model - '{cues,labels,terms}'::text[]
+    FROM (SELECT %(model)s::jsonb AS model) AS f""",
+    """INSERT INTO cogmem.routing_model (model, head, label, slot, bias, threshold, candidate_threshold, weights)
+    SELECT r.model, r.head, r.label, r.slot, r.bias, r.threshold, r.candidate_threshold, r.weights::text::public.vector
+    FROM jsonb_to_recordset(%(model)s::jsonb -> 'labels') AS r (
+        model text, head text, label text, slot integer, bias real, threshold real, candidate_threshold real,
+        weights jsonb)""",
+    """INSERT INTO cogmem.routing_terms (model, head, term, weights)
+    SELECT t ->> 0, t ->> 1, t ->> 2, ARRAY(SELECT w::double precision FROM jsonb_array_elements_text(t -> 3) AS w)
+    FROM jsonb_array_elements(%(model)s::jsonb -> 'terms') AS t""",
+)
+
+
+def load_routing_model(conn: psycopg.Connection) -> None:
+    """Loads the inbound router's weights (bench/train_router.py) unless the same file is already loaded.
+
+    The file must match its pinned sha256: a model edited by hand, cut short or mixed up with another
+    would route every memory wrongly without a word.
+    """
+    path, pinned_path = routing_model_file(), routing_model_hash_file()
+    data = path.read_bytes()
+    sha256 = hashlib.sha256(data).hexdigest()
+    pinned = pinned_path.read_text(encoding="utf-8").split()[0]
+    if sha256 != pinned:
+        raise InstallError(
+            f"{path} has sha256 {sha256}, but {pinned_path.name} pins {pinned}: the routing model was "
+            "changed without bench/train_router.py (re-run it, or restore both files from the release)"
+        )
+    loaded = conn.execute("SELECT sha256 FROM cogmem.routing_model_version").fetchone()
+    if loaded is None or loaded[0] != sha256:
+        for statement in _LOAD_ROUTING_MODEL:
+            conn.execute(statement, {"sha256": sha256, "model": data.decode("utf-8")})
+
+
 def preflight(conn: psycopg.Connection) -> None:
     """Clear errors for what would otherwise fail deep inside a migration."""
     version = conn.execute("SELECT current_setting('server_version_num')::int").fetchone()
@@ -76,8 +120,8 @@ def preflight(conn: psycopg.Connection) -> None:
 def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
     """Upgrades the cogmem schema in ``dsn`` to ``revision`` and re-applies sql/. Returns the revision.
 
-    The feature files describe the head revision: ``apply_sql=False`` stops at the tables, which is
-    how an older release is simulated before an upgrade.
+    The feature files and the routing model describe the head revision: ``apply_sql=False`` stops at the
+    tables, which is how an older release is simulated before an upgrade.
     """
     engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(dsn), poolclass=pool.NullPool)
     try:
@@ -94,6 +138,7 @@ def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
             command.upgrade(config, revision)
             current = context.get_current_revision()
             if apply_sql:
+                load_routing_model(raw)  # type: ignore[arg-type]
                 apply_sql_files(raw)  # type: ignore[arg-type]
                 # The audit trail exists from here on: the upgrade is a governance event.
                 raw.execute(

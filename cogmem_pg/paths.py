@@ -22,3 +22,13 @@ def migrations_dir() -> Path:
 
 def presets_dir() -> Path:
     return _PACKAGE / "presets"
+
+
+def routing_model_file() -> Path:
+    """The inbound router's weights (bench/train_router.py writes them; the installer loads them)."""
+    return _PACKAGE / "data" / "routing-model.json"
+
+
+def routing_model_hash_file() -> Path:
+    """The sha256 of routing_model_file(), pinned in the repository (sha256sum's format)."""
+    return _PACKAGE / "data" / "routing-model.json.sha256"

@@ -6,7 +6,7 @@
 -- incident. A keyword router cannot tell; a logistic regression over the sentence's MiniLM embedding
 -- and the lexical cues below can. It is trained by bench/train_router.py on the train and dev splits of
 -- bench/corpus (our own labelled statements, English and Turkish, a third casual talk full of
--- always/never/asla/unutma) and its weights ship as data, sql/025-routing-model.sql. A never-cut ring
+-- always/never/asla/unutma) and its weights ship as data, cogmem_pg/data/routing-model.json (sql/025). A never-cut ring
 -- is chosen only when the model is sure (its threshold set for precision on out-of-fold predictions); else the
 -- statement goes to procedures or fresh, which decay and are topic-filtered. Without an embedding (a
 -- server that cannot embed, a caller that sends none) a model over the cues alone decides, with its own,
@@ -225,20 +225,11 @@ DECLARE
 BEGIN
     v_features := CASE WHEN p_embedding IS NULL THEN v_cues ELSE p_embedding OPERATOR(public.||) v_cues END;
     RETURN QUERY
-    WITH term_scores AS (
-        -- Per head and label slot, the sum of the weights of the statement's known terms.
-        SELECT h.head, (e.n - 1)::integer AS slot, sum(e.weight::double precision) AS score
-        FROM cogmem._routing_terms() AS h
-        CROSS JOIN unnest(v_terms) AS t (term)
-        CROSS JOIN LATERAL jsonb_array_elements_text(h.terms -> t.term) WITH ORDINALITY AS e (weight, n)
-        WHERE h.model = v_model
-        GROUP BY h.head, e.n
-    ),
-    scores AS (
+    WITH scores AS (
         SELECT m.head, m.label, m.threshold, m.candidate_threshold,
                m.bias - (m.weights OPERATOR(public.<#>) v_features) + coalesce(ts.score, 0) AS score  -- <#>: minus the dot product
         FROM cogmem._routing_model() AS m
-        LEFT JOIN term_scores AS ts ON ts.head = m.head AND ts.slot = m.slot
+        LEFT JOIN cogmem._routing_term_scores(v_model, v_terms) AS ts ON ts.head = m.head AND ts.slot = m.slot
         WHERE m.model = v_model
     ),
     -- A softmax per head, shifted by the head's largest score so that exp() cannot overflow.

@@ -7,7 +7,7 @@
 -- Candidates are the established memories close to the statement: cosine at least
 -- tenants.dissonance_similarity with an embedding, else two words in common. Of those, a logistic
 -- regression over the pair's cues (below) decides, trained by bench/train_router.py on the train and dev
--- splits of bench/corpus/dissonance.jsonl (its weights in sql/025-routing-model.sql, model pair-embedding
+-- splits of bench/corpus/dissonance.jsonl (its weights in cogmem.routing_model, sql/025, model pair-embedding
 -- or pair-cues; its threshold set for precision on out-of-fold predictions). The cues include the older
 -- rule-based test, cogmem.contradicts(): opposite polarity, or an alternative to what an exclusive rule
 -- insists on; an instruction that passes that test and shares most of its words is a conflict outright.

@@ -88,6 +88,9 @@ REVOKE UPDATE, DELETE ON cogmem.audit_log, cogmem.audit_chain, cogmem.bios_rule_
 REVOKE UPDATE ON cogmem.episodes, cogmem.core_identity FROM cogmem_owner;
 -- The Gut's shard key is written by its owner alone (cogmem_pg.shards.share_gut_key), read by definers.
 REVOKE INSERT, UPDATE, DELETE ON cogmem.gut_shard_key FROM cogmem_owner;
+-- The routing model is written by the installer alone (cogmem_pg.migrate.load_routing_model).
+REVOKE INSERT, UPDATE, DELETE ON cogmem.routing_model, cogmem.routing_terms, cogmem.routing_model_version
+FROM cogmem_owner;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA cogmem TO cogmem_owner;
 -- gut_import (sql/068-gut.sql) continues the ids a release on another shard made.
 GRANT UPDATE ON SEQUENCE cogmem.gut_releases_release_id_seq, cogmem.gut_patterns_pattern_id_seq TO cogmem_owner;

@@ -22,6 +22,9 @@ GLOBAL_TABLES = {
     "audit_seal_state",
     "audit_settings",
     "audit_archives",
+    "routing_model",  # the inbound router's weights (cogmem_pg/data/routing-model.json)
+    "routing_terms",
+    "routing_model_version",
 }
 # Procedures that COMMIT cannot carry a SET clause (PostgreSQL forbids it); they qualify every name instead.
 COMMITTING_PROCEDURES = {

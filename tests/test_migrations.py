@@ -1,38 +1,17 @@
 """migrations/ + cogmem_pg.migrate: upgrading an older install gives the same catalog as a fresh one."""
 
-import subprocess
 import uuid
 
 import psycopg
 import pytest
 
-from cogmem_pg.cluster import pg_bindir
 from cogmem_pg.migrate import current_revision, downgrade, head_revision, install
-from tests.conftest import CLUSTER
+from cogmem_pg.schema import dump
 
 
 def catalog(dsn: str) -> str:
     """The schema of cogmem as pg_dump prints it, without its volatile header lines."""
-    dbname = dsn.split("dbname=")[1]
-    out = subprocess.run(
-        [
-            str(pg_bindir() / "pg_dump"),
-            "--schema-only",
-            "--schema=cogmem",
-            "-h",
-            str(CLUSTER.socketdir),
-            "-p",
-            str(CLUSTER.port),
-            "-U",
-            "postgres",
-            dbname,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    volatile = ("--", "\\restrict", "\\unrestrict")  # comments and pg_dump's per-run random keys
-    return "\n".join(line for line in out.splitlines() if line.strip() and not line.startswith(volatile))
+    return dump(dsn)
 
 
 def test_upgrade_from_the_first_revision_equals_a_fresh_install(fresh_database):

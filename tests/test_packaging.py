@@ -1,5 +1,5 @@
-"""The wheel: it carries sql/, the migrations, the presets and the model hashes, and installs cogmem
-from a clean virtualenv into an empty database, with no help from this checkout."""
+"""The wheel: it carries sql/, the migrations, the presets, the routing model and the model hashes, and
+installs cogmem from a clean virtualenv into an empty database, with no help from this checkout."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ def test_the_wheel_holds_the_schema_presets_licence_and_model_hashes(wheel):
     assert {f"cogmem_pg/sql/{p.name}" for p in (ROOT / "sql").glob("*.sql")} <= names
     assert {f"cogmem_pg/migrations/versions/{p.name}" for p in (ROOT / "migrations/versions").glob("*.py")} <= names
     assert {f"cogmem_pg/presets/{p.name}" for p in (ROOT / "cogmem_pg/presets").glob("*.toml")} <= names
+    assert {"cogmem_pg/data/routing-model.json", "cogmem_pg/data/routing-model.json.sha256"} <= names
+    assert "cogmem_pg/sql/schema/tables.sql" in names
     assert "cogmem_pg-0.1.0.dist-info/licenses/LICENSE" in names
     assert embed.MODEL_SHA256 in embed_source and embed.TOKENIZER_SHA256 in embed_source
     assert "Version: 0.1.0" in metadata and "License-Expression: Apache-2.0" in metadata

@@ -19,10 +19,11 @@ from pgvector.psycopg import register_vector
 
 from tests.test_shards import sharded_layout
 
-API_MODULES = ("test_recall", "test_remember", "test_guard", "test_episodes", "test_trust", "test_vault",
-               "test_identity", "test_dissonance", "test_sensory", "test_topics", "test_tenants", "test_erasure",
-               "test_consolidation", "test_rehearsal", "test_contradiction", "test_redaction", "test_hostile",
-               "test_audit", "test_bios", "test_gut", "test_routing", "test_markdown", "test_isolation")  # fmt: skip
+API_MODULES = ("test_recall", "test_remember", "test_remember_many", "test_siblings", "test_guard", "test_episodes",
+               "test_trust", "test_vault", "test_identity", "test_conflicts", "test_observe", "test_topics",
+               "test_tenants", "test_erasure", "test_consolidation", "test_rehearsal", "test_contradiction",
+               "test_redaction", "test_hostile", "test_audit_chain", "test_audit_views", "test_explain_recall",
+               "test_bios", "test_gut", "test_routing", "test_markdown", "test_tenant_access", "test_restore")  # fmt: skip
 # A table or view (not a function call), or an internal helper: what only a single node has.
 SINGLE_NODE_ONLY = re.compile(r"\b(FROM|JOIN|UPDATE|INTO|TABLE)\s+cogmem\.\w+\b(?!\s*\()|\bcogmem\._\w+", re.I)
 # What changes every tenant's world (a global BIOS rule, a preset, a Gut release): on one node each test
@@ -31,7 +32,7 @@ GLOBAL_WRITE = re.compile(r"add_bios_rule\((?![^)]*tenant)|load_bios_preset|subs
 # Tests that qualify but run on one node only, and why.
 NOT_THROUGH_THE_ROUTER = {
     # resolve_conflict by the conflict id alone: the router takes the tenant-first form (docs/scaling.md).
-    "test_dissonance::test_recall_notes_open_conflicts_until_resolved",
+    "test_conflicts::test_recall_notes_open_conflicts_until_resolved",
     # bench/inbound.py, which it runs, counts rows of the memories table.
     "test_consolidation::test_duplicates_and_siblings_on_the_test_split",
 }

@@ -1,0 +1,105 @@
+"""The routing model as data: cogmem_pg/data/routing-model.json, checked against its pinned sha256 and
+loaded into cogmem.routing_model / routing_terms / routing_model_version by the installer."""
+
+import hashlib
+import json
+import struct
+
+import psycopg
+import pytest
+
+from cogmem_pg import migrate
+from cogmem_pg.paths import routing_model_file, routing_model_hash_file
+from tests.conftest import one
+
+MODEL = json.loads(routing_model_file().read_text(encoding="utf-8"))
+SHA256 = hashlib.sha256(routing_model_file().read_bytes()).hexdigest()
+
+
+def real(value: float) -> float:
+    """The value as PostgreSQL's real holds it."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def test_the_pinned_hash_is_the_files():
+    assert routing_model_hash_file().read_text(encoding="utf-8") == f"{SHA256}  routing-model.json\n"
+
+
+def test_the_readers_give_the_files_numbers(db):
+    rows = db.execute(
+        "SELECT model, head, label, slot, bias::float8, threshold::float8, candidate_threshold::float8,"
+        " weights::real[]::float8[]"
+        " FROM cogmem._routing_model() ORDER BY model, head, slot"
+    ).fetchall()
+    want = sorted(
+        (
+            r["model"],
+            r["head"],
+            r["label"],
+            r["slot"],
+            *map(real, (r["bias"], r["threshold"], r["candidate_threshold"])),
+            [real(w) for w in r["weights"]],
+        )
+        for r in MODEL["labels"]
+    )
+    assert len(rows) == len(want) == 28
+    assert sorted(tuple(r) for r in rows) == want  # bit for bit, as the literals they replaced
+    assert one(db, "SELECT cogmem._routing_model_cues()") == MODEL["cues"]
+    assert one(db, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])
+    model, head, term, weights = MODEL["terms"][0]
+    assert (
+        one(
+            db,
+            "SELECT weights FROM cogmem.routing_terms WHERE model = %s AND head = %s AND term = %s",
+            (model, head, term),
+        )
+        == weights
+    )
+    assert one(db, "SELECT (sha256, metadata ->> 'commit') FROM cogmem.routing_model_version") == (
+        SHA256,
+        MODEL["commit"],
+    )
+
+
+def _model_files(tmp_path, monkeypatch, text: bytes, pinned: str) -> None:
+    (tmp_path / "routing-model.json").write_bytes(text)
+    (tmp_path / "routing-model.json.sha256").write_text(f"{pinned}  routing-model.json\n")
+    monkeypatch.setattr(migrate, "routing_model_file", lambda: tmp_path / "routing-model.json")
+    monkeypatch.setattr(migrate, "routing_model_hash_file", lambda: tmp_path / "routing-model.json.sha256")
+
+
+def test_a_model_that_is_not_the_pinned_one_is_refused(fresh_database, tmp_path, monkeypatch):
+    text = routing_model_file().read_bytes().replace(b'"bias":0.94705', b'"bias":0.5', 1)
+    _model_files(tmp_path, monkeypatch, text, SHA256)
+    dsn = fresh_database()
+    with pytest.raises(migrate.InstallError) as refused:
+        migrate.install(dsn)
+    assert str(refused.value) == (
+        f"{tmp_path / 'routing-model.json'} has sha256 {hashlib.sha256(text).hexdigest()}, but "
+        f"routing-model.json.sha256 pins {SHA256}: the routing model was changed without "
+        "bench/train_router.py (re-run it, or restore both files from the release)"
+    )
+    assert migrate.current_revision(dsn) is None  # one transaction: nothing stays
+
+
+def test_a_new_model_replaces_the_old_and_the_same_one_is_not_loaded_again(fresh_database, tmp_path, monkeypatch):
+    dsn = fresh_database()
+    migrate.install(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        loaded_at = one(conn, "SELECT loaded_at FROM cogmem.routing_model_version")
+    migrate.install(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert one(conn, "SELECT loaded_at FROM cogmem.routing_model_version") == loaded_at
+
+    text = routing_model_file().read_bytes().replace(b'"bias":0.94705', b'"bias":0.5', 1)
+    _model_files(tmp_path, monkeypatch, text, hashlib.sha256(text).hexdigest())
+    migrate.install(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert one(conn, "SELECT sha256 FROM cogmem.routing_model_version") == hashlib.sha256(text).hexdigest()
+        assert one(
+            conn,
+            "SELECT bias FROM cogmem._routing_model() WHERE model = 'embedding' AND head = 'ring'"
+            " AND label = 'dos_and_donts'",
+        ) == pytest.approx(0.5)
+        assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == 28
+        assert one(conn, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])
