@@ -12,7 +12,7 @@ near-duplicates. Everything runs through the SQL API, as an application calls it
   second rehearsed the first or the night merged them, sibling when the night linked them.
 
 Used by bench/run.py (the tables in bench/RESULTS.md) and by tests/test_routing.py and
-tests/test_dissonance.py (which keep the figures from regressing).
+tests/test_conflicts.py (which keep the figures from regressing).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""cogmem_pg.cli.audit: seal, verify, explain (export: tests/test_audit.py)."""
+"""cogmem_pg.cli.audit: seal, verify, explain (export: tests/test_audit_chain.py)."""
 
 import json
 

@@ -75,7 +75,8 @@ FROM delta AS d WHERE s.tenant = d.tenant AND s.memory_id = d.memory_id;
 DROP VIEW IF EXISTS cogmem.memory_census, cogmem.pending_rehearsals CASCADE;
 -- A batch stage of this release takes cogmem._batch_item, which revision 0006 drops on its way down.
 DROP FUNCTION IF EXISTS cogmem._batch_alone(cogmem.tenants, cogmem._batch_item[], boolean, boolean);
-DROP FUNCTION IF EXISTS cogmem._unrelated_batch_items(cogmem.tenants, cogmem._batch_item[], boolean, boolean);  -- since issue 32
+-- Its name since issue 32:
+DROP FUNCTION IF EXISTS cogmem._unrelated_batch_items(cogmem.tenants, cogmem._batch_item[], boolean, boolean);
 DROP INDEX cogmem.recalls_pending_idx;
 ALTER TABLE cogmem.recalls DROP COLUMN pending, DROP COLUMN rehearsed, DROP COLUMN credited_outcome,
     DROP COLUMN credited_used;
