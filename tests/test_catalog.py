@@ -199,19 +199,12 @@ def test_no_api_function_takes_a_narrower_integer_than_drivers_send(db):
     assert {r[0] for r in rows} == set()
 
 
-# Files whose behaviour is tested under another name: the routing model is data, tested through routing.
-TESTED_ELSEWHERE = {"025-routing-model.sql": "test_routing.py"}
-
-
 def test_every_sql_file_has_its_namesake_test():
     """A newcomer finds any behaviour in one sql/ file and its tests/test_<feature>.py."""
     tests = Path(__file__).parent
     missing = []
     for path in sql_files():
-        name = TESTED_ELSEWHERE.get(path.name, "test_" + path.stem.split("-", 1)[1].replace("-", "_") + ".py")
-        test = tests / name
-        if not test.exists() or (
-            path.name not in test.read_text().split("\n", 1)[0] and path.name not in TESTED_ELSEWHERE
-        ):
-            missing.append(f"{path.name}: {name}")
+        test = tests / ("test_" + path.stem.split("-", 1)[1].replace("-", "_") + ".py")
+        if not test.exists() or path.name not in test.read_text().split("\n", 1)[0]:  # its docstring names it
+            missing.append(f"{path.name}: {test.name}")
     assert missing == []

@@ -1,5 +1,5 @@
-"""The routing model as data: cogmem_pg/data/routing-model.json, checked against its pinned sha256 and
-loaded into cogmem.routing_model / routing_terms / routing_model_version by the installer."""
+"""sql/025-routing-model.sql and the model as data: cogmem_pg/data/routing-model.json, checked against its
+pinned sha256, loaded into cogmem.routing_model / routing_terms / routing_model_version by the installer."""
 
 import hashlib
 import json
