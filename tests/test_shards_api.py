@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 import uuid
 
 import psycopg
@@ -40,14 +41,15 @@ NOT_THROUGH_THE_ROUTER = {
 
 
 def source(function, module, seen: set | None = None) -> str:
-    """The source of FUNCTION and of the module's functions it calls, however deep."""
+    """The source of FUNCTION and of the test helpers it calls (its module's or another test module's),
+    however deep."""
     seen = set() if seen is None else seen
     seen.add(function.__name__)
     text = inspect.getsource(function)
     for name in function.__code__.co_names:
         called = getattr(module, name, None)
-        if inspect.isfunction(called) and called.__module__ == module.__name__ and name not in seen:
-            text += source(called, module, seen)
+        if inspect.isfunction(called) and called.__module__.startswith("tests.") and name not in seen:
+            text += source(called, sys.modules[called.__module__], seen)
     return text
 
 
