@@ -1,4 +1,4 @@
-"""The labelled inbound corpus (bench/corpus/, see its README): statements, contradiction and duplicate pairs.
+"""The labelled corpus (bench/corpus/, see its README): statements, contradiction and duplicate pairs, follow-ups.
 
 Each record carries its split; `python bench/corpus.py` gives new records one from a hash of their text
 (60% train, 20% dev, 20% test), so that adding records never moves old ones between splits. Pairs are
@@ -65,18 +65,26 @@ def pairs(name: str, split: str | None = None) -> list[dict]:
     return [r for r in rows if split is None or r["split"] == split]
 
 
+def followups(split: str | None = None) -> list[dict]:
+    """Records of followups/*.jsonl: an exchange, the user's next turn, and what it says of the answer."""
+    rows = [r for path in sorted((CORPUS / "followups").glob("*.jsonl")) for r in _records(path)]
+    return [r for r in rows if split is None or r["split"] == split]
+
+
 def assign_splits() -> dict[str, int]:
     """Gives every record without a split the one its hash names; returns how many were given one."""
     given: dict[str, int] = {}
     files = [(p, "text") for p in sorted((CORPUS / "inbound").glob("*.jsonl"))]
     files += [(CORPUS / "dissonance.jsonl", "established"), (CORPUS / "duplicates.jsonl", "a")]
+    # A follow-up is split by the question it follows.
+    files += [(p, "asked") for p in sorted((CORPUS / "followups").glob("*.jsonl"))]
     for path, key in files:
         rows = _records(path)
         missing = [r for r in rows if "split" not in r]
         for r in missing:
             r["split"] = split_of(r[key])
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-        given[path.name] = len(missing)
+        given[str(path.relative_to(CORPUS))] = len(missing)
     return given
 
 
