@@ -4,14 +4,11 @@ names the socket file: the cluster listens on no TCP address), so that scripts c
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
-from cogmem_pg.cluster import DATABASE, Cluster
+from cogmem_pg.cluster import DATABASE, Cluster, temporary_cluster, temporary_home
 from cogmem_pg.migrate import install
 
 # For the scale benchmarks' 24 GB machine, not the embedded default: a quarter of the memory as shared
@@ -19,30 +16,17 @@ from cogmem_pg.migrate import install
 TUNED = {"shared_buffers": "'6GB'", "maintenance_work_mem": "'1GB'", "max_wal_size": "'8GB'"}
 
 
-@contextmanager
-def bench_home() -> Iterator[Path]:
+def bench_home() -> AbstractContextManager[Path]:
     """A fresh temporary directory the server's user can traverse, removed after."""
-    home = Path(tempfile.mkdtemp(prefix="cogmem-bench-"))
-    os.chmod(home, 0o755)
-    try:
-        yield home
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    return temporary_home("cogmem-bench-")
 
 
-@contextmanager
-def private_cluster(port: int, *, tuned: bool = True, server_python: bool = True) -> Iterator[Cluster]:
+def private_cluster(port: int, *, tuned: bool = True, server_python: bool = True) -> AbstractContextManager[Cluster]:
     """A started cluster on PORT in a bench_home, TUNED or as the embedded default, and with the server's
     Python able to import cogmem_pg (SERVER_PYTHON) or not, as an ordinary server."""
-    with bench_home() as home:
-        cluster = Cluster(
-            home=home / "cluster", port=port, settings=dict(TUNED) if tuned else {}, server_python=server_python
-        )
-        try:
-            cluster.start()
-            yield cluster
-        finally:
-            cluster.stop()
+    return temporary_cluster(
+        port, prefix="cogmem-bench-", settings=TUNED if tuned else None, server_python=server_python
+    )
 
 
 @contextmanager

@@ -17,6 +17,9 @@ import stat
 import subprocess
 import sys
 import sysconfig
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -333,3 +336,29 @@ class Cluster:
             "dsn": self.dsn(),
             "server_embedding": self.server_can_embed(),
         }
+
+
+@contextmanager
+def temporary_home(prefix: str = "cogmem-") -> Iterator[Path]:
+    """A fresh temporary directory the server's user can traverse, removed after."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    home.chmod(0o755)
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@contextmanager
+def temporary_cluster(
+    port: int, *, prefix: str = "cogmem-", settings: dict[str, str] | None = None, server_python: bool = True
+) -> Iterator[Cluster]:
+    """A started throw-away cluster on PORT in a temporary_home, stopped and removed however the caller ends
+    (a benchmark, `make schema`)."""
+    with temporary_home(prefix) as home:
+        cluster = Cluster(home=home / "cluster", port=port, settings=dict(settings or {}), server_python=server_python)
+        try:
+            cluster.start()
+            yield cluster
+        finally:
+            cluster.stop()

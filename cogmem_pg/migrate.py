@@ -54,24 +54,30 @@ class InstallError(RuntimeError):
     """The target database cannot hold cogmem as it is; the message says what to do."""
 
 
-# The JSON's rows into the tables of revision 0031; its numbers are read as the columns' types, as the
-# literals they replaced were.
+# The JSON's rows into the tables of revision 0031, the file parsed once; its numbers are read as the
+# columns' types, as the literals they replaced were.
 _LOAD_ROUTING_MODEL = (
     "DELETE FROM cogmem.routing_terms",
     "DELETE FROM cogmem.routing_model",
     "DELETE FROM cogmem.routing_model_version",
-    """INSERT INTO cogmem.routing_model_version (sha256, cues, metadata)
-    SELECT %(sha256)s, ARRAY(SELECT jsonb_array_elements_text(f.model -> 'cues')),
-           f.model - '{cues,labels,terms}'::text[]
-    FROM (SELECT %(model)s::jsonb AS model) AS f""",
-    """INSERT INTO cogmem.routing_model (model, head, label, slot, bias, threshold, candidate_threshold, weights)
-    SELECT r.model, r.head, r.label, r.slot, r.bias, r.threshold, r.candidate_threshold, r.weights::text::public.vector
-    FROM jsonb_to_recordset(%(model)s::jsonb -> 'labels') AS r (
-        model text, head text, label text, slot integer, bias real, threshold real, candidate_threshold real,
-        weights jsonb)""",
-    """INSERT INTO cogmem.routing_terms (model, head, term, weights)
+    """WITH f AS (SELECT %(model)s::jsonb AS model),
+    version AS (
+        INSERT INTO cogmem.routing_model_version (sha256, cues, metadata)
+        SELECT %(sha256)s, ARRAY(SELECT jsonb_array_elements_text(f.model -> 'cues')),
+               f.model - '{cues,labels,terms}'::text[]
+        FROM f
+    ),
+    labels AS (
+        INSERT INTO cogmem.routing_model (model, head, label, slot, bias, threshold, candidate_threshold, weights)
+        SELECT r.model, r.head, r.label, r.slot, r.bias, r.threshold, r.candidate_threshold,
+               r.weights::text::public.vector
+        FROM f, jsonb_to_recordset(f.model -> 'labels') AS r (
+            model text, head text, label text, slot integer, bias real, threshold real, candidate_threshold real,
+            weights jsonb)
+    )
+    INSERT INTO cogmem.routing_terms (model, head, term, weights)
     SELECT t ->> 0, t ->> 1, t ->> 2, ARRAY(SELECT w::double precision FROM jsonb_array_elements_text(t -> 3) AS w)
-    FROM jsonb_array_elements(%(model)s::jsonb -> 'terms') AS t""",
+    FROM f, jsonb_array_elements(f.model -> 'terms') AS t""",
 )
 
 

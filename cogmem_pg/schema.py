@@ -10,13 +10,12 @@ keys), so that every pg_dump from PostgreSQL 15 on gives the same text for the s
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from cogmem_pg.cluster import Cluster, pg_bindir
+from cogmem_pg.cluster import pg_bindir, temporary_cluster
 from cogmem_pg.migrate import install
 from cogmem_pg.paths import sql_dir
 
@@ -63,17 +62,10 @@ def tables_sql(dsn: str) -> str:
 
 def main(port: int = 5447) -> None:
     """Installs cogmem into a private, throw-away cluster and writes sql/schema/tables.sql."""
-    home = Path(tempfile.mkdtemp(prefix="cogmem-schema-"))
-    home.chmod(0o755)
-    cluster = Cluster(home=home / "cluster", port=port, server_python=False)
-    try:
-        cluster.start()
+    with temporary_cluster(port, prefix="cogmem-schema-", server_python=False) as cluster:
         install(cluster.dsn())
         TABLES_FILE.parent.mkdir(exist_ok=True)
         TABLES_FILE.write_text(tables_sql(cluster.dsn()), encoding="utf-8")
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)
     print(f"wrote {TABLES_FILE}", file=sys.stderr)
 
 

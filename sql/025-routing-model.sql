@@ -1,7 +1,8 @@
 -- The inbound router's model (see sql/030-routing.sql) is data: cogmem_pg/data/routing-model.json, written
 -- by bench/train_router.py with its sha256 pinned beside it, and loaded into cogmem.routing_model,
 -- cogmem.routing_terms and cogmem.routing_model_version by the installer (cogmem_pg.migrate). These
--- functions are the only readers.
+-- functions are the only readers, in PL/pgSQL where it matters: their plans are kept for the session, not
+-- made again on every call.
 
 -- Before 0031 the weights were literals of these functions, and the terms one jsonb per head.
 DROP FUNCTION IF EXISTS cogmem._routing_terms();
@@ -14,7 +15,6 @@ AS $$ SELECT v.cues FROM cogmem.routing_model_version AS v $$;
 COMMENT ON FUNCTION cogmem._routing_model_cues() IS
 'The cues the routing model was trained on, in order (cogmem._inbound_cue_names() must match).';
 
-DROP FUNCTION IF EXISTS cogmem._routing_model();  -- its columns may change with a new model
 CREATE OR REPLACE FUNCTION cogmem._routing_model()
 RETURNS TABLE (
     model text, head text, label text, slot integer, bias real, threshold real,
@@ -34,8 +34,6 @@ COMMENT ON FUNCTION cogmem._routing_model() IS
 'label''s slot in its head, the bias, the threshold a never-cut ring, an instruction or a '
 'contradiction needs, the threshold of a candidate rule or incident, and the weights of the '
 'dense features (models named -long judge long texts, cogmem._is_long).';
-
--- PL/pgSQL, not SQL: the readers' plans are kept for the session, not made again on every call.
 
 -- A term said twice counts twice, as it did when the terms were one jsonb per head.
 CREATE OR REPLACE FUNCTION cogmem._routing_term_scores(p_model text, p_terms text[])

@@ -6,9 +6,10 @@
 -- incident. A keyword router cannot tell; a logistic regression over the sentence's MiniLM embedding
 -- and the lexical cues below can. It is trained by bench/train_router.py on the train and dev splits of
 -- bench/corpus (our own labelled statements, English and Turkish, a third casual talk full of
--- always/never/asla/unutma) and its weights ship as data, cogmem_pg/data/routing-model.json (sql/025). A never-cut ring
--- is chosen only when the model is sure (its threshold set for precision on out-of-fold predictions); else the
--- statement goes to procedures or fresh, which decay and are topic-filtered. Without an embedding (a
+-- always/never/asla/unutma) and its weights ship as data, cogmem_pg/data/routing-model.json (read by
+-- sql/025-routing-model.sql). A never-cut ring is chosen only when the model is sure (its threshold set for
+-- precision on out-of-fold predictions); else the statement goes to procedures or fresh, which decay and
+-- are topic-filtered. Without an embedding (a
 -- server that cannot embed, a caller that sends none) a model over the cues alone decides, with its own,
 -- more conservative thresholds. Figures: bench/RESULTS.md, kept from regressing by tests/test_routing.py.
 --
