@@ -8,6 +8,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from cogmem_pg.embed import default_embedder, to_literal
 from tests.conftest import one
 
 CONFIRMED = ("thanks, that worked!", "süper, oldu teşekkürler")
@@ -227,3 +228,40 @@ def test_another_tenants_recall_is_unknown_to_a_judge(db, tenant):
     db.execute("SELECT cogmem.create_tenant('other')")
     with pytest.raises(psycopg.errors.NoDataFound):
         db.execute("SELECT cogmem.judge_recall('other', %s, 'confirmed')", (recall_id,))
+
+
+def test_an_application_role_gets_implicit_feedback_and_no_helper(db, tenant, login):
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (app.info.user, tenant))
+    fact = _fact(db, tenant)
+    recall_id = _recall(app, tenant, "which port does the staging database listen on?")
+    app.execute("SELECT * FROM cogmem.remember(%s, %s, conversation => 'c1')", (tenant, CONFIRMED[1]))
+    row = _recall_row(db, recall_id)  # the server embeds here: either model may judge
+    assert row[:3] == (1.0, "implicit", "confirmed") and row[4] == [fact]
+    assert one(app, "SELECT implicit FROM cogmem.outcome_stats WHERE tenant = %s", (tenant,)) == 1
+    for helper in (
+        "cogmem._judge_turn('acme', 'c1', NULL, 'thanks', NULL)",
+        "cogmem._apply_judgement('acme', %s, 'confirmed', 1, 'x', NULL, '{}')",
+    ):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            app.execute(f"SELECT {helper}", (recall_id,) if "%s" in helper else None)
+
+
+def test_with_embeddings_the_turn_is_judged_beside_the_question(db, tenant):
+    embedder = default_embedder()
+    if embedder is None:
+        pytest.skip("the [embed] extra is not installed")
+    question, turn = "which port does the staging database listen on?", CONFIRMED[0]
+    fact = "The staging database listens on port 6432 behind pgbouncer."
+    vectors = [to_literal(v) for v in embedder.embed([fact, question, turn])]
+    db.execute("SELECT * FROM cogmem.remember(%s, %s, 'fresh', embedding => %s::vector)", (tenant, fact, vectors[0]))
+    recall_id = one(
+        db,
+        "SELECT recall_id FROM cogmem.recall(%s, %s, %s::vector, conversation => 'c1') LIMIT 1",
+        (tenant, question, vectors[1]),
+    )
+    db.execute(
+        "SELECT * FROM cogmem.remember(%s, %s, embedding => %s::vector, conversation => 'c1')",
+        (tenant, turn, vectors[2]),
+    )
+    assert _recall_row(db, recall_id)[1:4] == ("implicit", "confirmed", "followup-embedding")
