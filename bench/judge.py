@@ -91,10 +91,19 @@ def judge_lines(conn: psycopg.Connection) -> list[str]:
         "| model | turns | " + " | ".join(columns) + " |",
         "|---|---|" + "---|" * len(columns),
     ]
+    long = [
+        r[0]
+        for r in conn.execute(
+            "SELECT cogmem._is_long(t) FROM unnest(%s::text[]) WITH ORDINALITY AS x (t, n) ORDER BY n",
+            ([r["followup"] for r in test],),
+        )
+    ]
+    for r, is_long in zip(test, long, strict=True):
+        r["length"] = "long" if is_long else "short"
     for with_embedding, model in ((True, "followup-embedding"), (False, "followup-cues")):
         predicted = judged(conn, test, with_embedding)
         groups = [("all", test, predicted)]
-        for key in ("lang", "context"):
+        for key in ("length", "lang", "context"):
             for value in sorted({r[key] for r in test}):
                 keep = [i for i, r in enumerate(test) if r[key] == value]
                 groups.append((value, [test[i] for i in keep], [predicted[i] for i in keep]))

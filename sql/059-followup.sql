@@ -21,7 +21,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 RETURN ARRAY[
     'turkish', 'thanks', 'worked', 'approval', 'starts_no', 'still_again', 'failure', 'wrong', 'asked_again',
     'but_how', 'question', 'topic_change', 'sarcasm', 'positive_emoji', 'laughing', 'short', 'long', 'you_said',
-    'contrast', 'tried', 'now_done', 'appreciate', 'not_understood'
+    'contrast', 'tried', 'now_done', 'appreciate', 'not_understood', 'ironic_emoji'
 ];
 COMMENT ON FUNCTION cogmem._followup_cue_names() IS
 'Names of the lexical cues of cogmem._followup_cues(), in the same order (the judge''s columns).';
@@ -72,14 +72,15 @@ BEGIN
         w && '{appreciate,appreciated,lifesaver,sayende,sayenizde,kurtardın,kurtardınız}'
             OR p LIKE ANY ('{"% iyi ki %","% saved me %","% saved my %","% you rock %","% eline sağlık %"}'::text[]),
         w && '{anlamadım,confused,confusing,unclear}'
-            OR p LIKE ANY ('{"% don''t get it %","% dont get it %","% don''t understand %","% dont understand %","% didn''t answer %","% just tell me %","% cevap vermedin %","% soruma cevap %","% hala anlamadım %","% net söyle %"}'::text[])
+            OR p LIKE ANY ('{"% don''t get it %","% dont get it %","% don''t understand %","% dont understand %","% didn''t answer %","% just tell me %","% cevap vermedin %","% soruma cevap %","% hala anlamadım %","% net söyle %"}'::text[]),
+        turn ~ '[🙃🙄😒👏]'
     ]::boolean[]::integer[]::real[];
 END;
 $$;
 COMMENT ON FUNCTION cogmem._followup_cues(text) IS
 'Lexical cues of a follow-up turn, 0 or 1 each, in the order of cogmem._followup_cue_names() (English and '
 'Turkish): thanks, it worked, approval, a leading no, still or again, failure, wrong, I asked, a question, a '
-'change of topic, sarcasm, emoji, length, appreciation and not understanding.';
+'change of topic, sarcasm, emoji (glad, laughing, ironic), length, appreciation and not understanding.';
 
 -- The judge's probability of each verdict for a turn: bias + weights · features + the weights of the turn's
 -- terms, softmax. The features are the cues, the cosine of the turn to the question and the turn's embedding

@@ -106,12 +106,12 @@ SELECT
     (t.detail ->> 'replaces')::real AS replaces,
     (t.detail ->> 'memories_credited')::integer AS memories_credited,
     t.sealed,
-    t.event,
     -- Before 0032 every outcome was explicit feedback.
     coalesce(t.detail ->> 'source', 'explicit') AS source,
     t.detail ->> 'verdict' AS verdict,
     coalesce((t.detail ->> 'confidence')::real, 1) AS confidence,
-    t.detail ->> 'judged_by' AS judged_by
+    t.detail ->> 'judged_by' AS judged_by,
+    t.event
 FROM cogmem.audit_trail AS t WHERE t.level = 'outcome';
 COMMENT ON VIEW cogmem.audit_outcomes IS
 'Level 3: outcomes of recall cycles (a later one replaces an earlier): explicit feedback (event feedback), '

@@ -104,6 +104,7 @@ COMMANDS = {
     "trust": "trust", "trust_event": "trust", "unsubscribe_bios": "bios unsubscribe", "vault_delete": "vault rm",
     "vault_get": "vault get", "vault_list": "vault list", "vault_put": "vault put", "verify_audit": "audit verify",
     "pending_rules": "rules pending", "confirm_ring": "rules confirm", "dismiss_candidate": "rules dismiss",
+    "judge_followup": "judge", "judge_recall": "judge-recall",
 }  # fmt: skip
 
 

@@ -1,5 +1,5 @@
-"""cogmem_pg.cli.memory: remember, remember-many, recall, feedback, search, siblings, related, analyze,
-classify, rehearse, consolidate (export and import: tests/test_markdown.py)."""
+"""cogmem_pg.cli.memory: remember, remember-many, recall, feedback, judge, judge-recall, search, siblings,
+related, analyze, classify, rehearse, consolidate (export and import: tests/test_markdown.py)."""
 
 import json
 
@@ -76,3 +76,18 @@ def test_feedback_reads_and_attention_commands(dsn, tmp_path):
     assert run("--dsn", dsn, "analyze", "acme", "database") != ""
     result = CliRunner().invoke(main, ["--dsn", dsn, "feedback", recall_id, "3"])
     assert result.exit_code == 2
+
+
+def test_judge_and_judge_recall(dsn):
+    assert run("--dsn", dsn, "judge", "süper, oldu teşekkürler").startswith("confirmed ")
+    verdict = json.loads(run("--dsn", dsn, "judge", "bu arada yarın toplantı var mı", "--json"))
+    assert verdict["verdict"] == "neutral" and verdict["model"] == "followup-cues"
+    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "remember", "acme", "The staging database listens on port 6432.", "--ring", "fresh")
+    recall_id = run("--dsn", dsn, "recall", "acme", "which port does staging use", "--json").split('"recall_id": "')[1][
+        :36
+    ]
+    assert run(
+        "--dsn", dsn, "judge-recall", "acme", recall_id, "corrected", "--confidence", "0.8", "--by", "my-llm"
+    ) == ("applied\n")
+    assert run("--dsn", dsn, "judge-recall", "acme", recall_id, "confirmed").strip() == "applied"

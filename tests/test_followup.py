@@ -11,8 +11,8 @@ import pytest
 from cogmem_pg.embed import default_embedder, to_literal
 from tests.conftest import one
 
-CONFIRMED = ("thanks, that worked!", "süper, oldu teşekkürler")
-CORRECTED = ("no, that's wrong, it still fails with the same error", "hayır yanlış, hala çalışmıyor")
+CONFIRMED = ("works now, thank you!", "süper, oldu teşekkürler")
+CORRECTED = ("tried it, still the same error", "olmadı, hala aynı hata veriyor")
 NEUTRAL = ("by the way, are you coming to the team offsite in september?", "bu arada yarın toplantı var mı")
 
 
@@ -37,7 +37,7 @@ def test_a_new_topic_abstains(db, turn):
 
 def test_the_judge_says_how_it_decided(db):
     verdict, confidence, probabilities, model, cues = db.execute(
-        "SELECT * FROM cogmem.judge_followup('thanks, that worked!')"
+        "SELECT * FROM cogmem.judge_followup(%s)", (CONFIRMED[0],)
     ).fetchone()
     assert verdict == "confirmed" and model == "followup-cues"  # no embeddings given
     assert confidence == pytest.approx(probabilities["confirmed"], abs=1e-4)
@@ -102,7 +102,7 @@ def test_the_next_turn_remembered_confirms_the_recall(db, tenant):
 def test_the_next_recall_of_the_conversation_corrects_the_last(db, tenant):
     fact = _fact(db, tenant)
     first = _recall(db, tenant, "which port does the staging database listen on?")
-    _recall(db, tenant, CORRECTED[0])
+    db.execute("SELECT * FROM cogmem.recall(%s, %s, conversation => 'c1')", (tenant, CORRECTED[0]))
     assert _recall_row(db, first)[:3] == (0.0, "implicit", "corrected")
     assert fact in _recall_row(db, first)[4]
 

@@ -42,7 +42,8 @@ def test_the_readers_give_the_files_numbers(db):
         )
         for r in MODEL["labels"]
     )
-    assert len(rows) == len(want) == 28 + 8  # the router's rows and the follow-up judge's (2 models, 4 verdicts)
+    # The router's rows, and the follow-up judge's: 2 models, 4 verdicts.
+    assert len(rows) == len(want) == 28 + 8
     assert sorted(tuple(r) for r in rows) == want  # bit for bit, as the literals they replaced
     assert one(db, "SELECT cogmem._routing_model_cues()") == MODEL["cues"]
     assert one(db, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])

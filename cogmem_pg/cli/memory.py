@@ -1,6 +1,6 @@
-"""Memories: remember one or a file of them, recall and feedback, plain reads (search, siblings, related,
-analyze), inbound attention on a text (classify), rehearsals, the night (consolidate), and Markdown
-export and import."""
+"""Memories: remember one or a file of them, recall and feedback (explicit, or a judge's verdict), plain
+reads (search, siblings, related, analyze), inbound attention on a text (classify), rehearsals, the night
+(consolidate), and Markdown export and import."""
 
 from __future__ import annotations
 
@@ -117,6 +117,34 @@ def feedback(ctx: Context, recall_id: UUID, outcome: float, used: tuple[int, ...
     with sql_errors():
         credited = ctx.client().feedback(recall_id, outcome, list(used) or None)
     click.echo(f"{credited} memories credited")
+
+
+@click.command()
+@click.argument("turn")
+@json_option
+@pass_context
+def judge(ctx: Context, turn: str, as_json: bool) -> None:
+    """What TURN says of the answer before it: confirmed, corrected, repeated, or neutral (it abstains)."""
+    with sql_errors():
+        verdict = ctx.client().judge_followup(turn)
+    emit(
+        [verdict],
+        as_json,
+        lambda v: f"{v.verdict} {v.confidence or 0:.3f} by {v.model}; cues: {', '.join(v.cues) or 'none'}",
+    )
+
+
+@click.command("judge-recall")
+@click.argument("tenant")
+@click.argument("recall_id", type=click.UUID)
+@click.argument("verdict", type=click.Choice(["confirmed", "corrected", "repeated", "neutral"]))
+@click.option("--confidence", type=click.FloatRange(0, 1), default=1.0, show_default=True)
+@click.option("--by", "judged_by", default="caller", show_default=True, help="Your judge's name, for the audit.")
+@pass_context
+def judge_recall(ctx: Context, tenant: str, recall_id: UUID, verdict: str, confidence: float, judged_by: str) -> None:
+    """Record your own judge's VERDICT on RECALL_ID as implicit feedback (explicit feedback is never replaced)."""
+    with sql_errors():
+        click.echo(ctx.client().judge_recall(tenant, recall_id, verdict, confidence, judged_by))
 
 
 @click.command()
@@ -298,6 +326,8 @@ COMMANDS = (
     remember_many,
     recall,
     feedback,
+    judge,
+    judge_recall,
     search,
     siblings,
     related,
