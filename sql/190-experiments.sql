@@ -88,8 +88,10 @@ COMMENT ON FUNCTION cogmem._experiment_observations(text, timestamptz) IS
 -- The variance is the delta method's over clusters (the units), widened by (n-1)/(n-3) because a few
 -- units estimate it poorly, and never below a binomial variance; with fewer than 4 units it is unknown.
 CREATE OR REPLACE FUNCTION cogmem._experiment_looks(p_name text, p_end timestamptz)
-RETURNS TABLE (look integer, at timestamptz, arm integer, units bigint, observations double precision,
-               estimate double precision, variance double precision)
+RETURNS TABLE (
+    look integer, at timestamptz, arm integer, units bigint, observations double precision,
+    estimate double precision, variance double precision
+)
 LANGUAGE sql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
