@@ -15,13 +15,11 @@
 -- by the number of pairs (Bonferroni): an arm is better when it beats every other, so when the arms are
 -- equal one is called better at most alpha of the time, however often the report is read.
 
-DROP TRIGGER IF EXISTS experiments_audit ON cogmem.experiments;
-DROP TRIGGER IF EXISTS experiment_tenants_audit ON cogmem.experiment_tenants;
 -- Created, stopped and adopted experiments, and each tenant's enrolment with its arm, are governance.
-CREATE TRIGGER experiments_audit
+CREATE OR REPLACE TRIGGER experiments_audit
 AFTER INSERT OR UPDATE OR DELETE ON cogmem.experiments
 FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
-CREATE TRIGGER experiment_tenants_audit
+CREATE OR REPLACE TRIGGER experiment_tenants_audit
 AFTER INSERT OR DELETE ON cogmem.experiment_tenants
 FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
 
@@ -85,8 +83,9 @@ COMMENT ON FUNCTION cogmem._experiment_observations(text, timestamptz) IS
 
 -- Each arm at each daily look: units seen, the ratio and its variance over the units. The sums of
 -- squares a unit adds are kept per look as increments, so that no look re-reads the recalls before it.
--- The variance is the delta method's over clusters (the units), widened by (n-1)/(n-3) because a few
--- units estimate it poorly, and never below a binomial variance; with fewer than 4 units it is unknown.
+-- The variance is the delta method's over clusters (the units, with the usual n/(n-1)), widened by
+-- (n-1)/(n-3) because a few units estimate it poorly, and never below a binomial variance; with fewer
+-- than 4 units it is unknown.
 CREATE OR REPLACE FUNCTION cogmem._experiment_looks(p_name text, p_end timestamptz)
 RETURNS TABLE (
     look integer, at timestamptz, arm integer, units bigint, observations double precision,
