@@ -36,6 +36,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/scale.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/consolidation.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/gut.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/judge.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/store.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/shards.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/conversation.py --results bench/RESULTS.md

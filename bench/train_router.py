@@ -162,6 +162,7 @@ def train_head(
     n_terms: int = 0,
     casual: np.ndarray | None = None,
     shares: dict[str, float] | None = None,
+    precision: dict[str, float] | None = None,
 ) -> tuple[LogisticRegression, Thresholds, float]:
     """Out-of-fold probabilities (five folds over train and dev) choose the regularisation that recalls
     most of the guarded labels at their precision, their thresholds and those of a candidate; the model is
@@ -173,7 +174,7 @@ def train_head(
         p = np.zeros((x.shape[0], len(labels)))
         for fitted, held in StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(x, y):
             p[held] = fit(x[fitted], y[fitted], c, n_terms).predict_proba(x[held])
-        sure = {g: threshold(p[:, labels.index(g)], y == g, PRECISION[g]) for g in guarded}
+        sure = {g: threshold(p[:, labels.index(g)], y == g, (precision or PRECISION)[g]) for g in guarded}
         candidate = {
             g: candidate_threshold(p[:, labels.index(g)], casual, sure[g], (shares or {}).get(g, 0.0)) for g in guarded
         }
@@ -239,8 +240,23 @@ def model_json(model: dict) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
+def judge_rows() -> tuple[list[dict], list[list], list[str]]:
+    """The follow-up judge's rows, terms and summary in the model file (bench/train_judge.py writes them)."""
+    if not MODEL_FILE.exists():
+        return [], [], []
+    model = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    return (
+        [r for r in model["labels"] if r["model"].startswith("followup-")],
+        [t for t in model["terms"] if t[0].startswith("followup-")],
+        [s for s in model["summary"] if s.startswith("followup")],
+    )
+
+
 def write(labels: list[dict], terms: list[list], cue_names: list[str], summary: list[str]) -> None:
-    """The model file and its pinned hash (cogmem_pg.migrate.load_routing_model checks one against the other)."""
+    """The model file and its pinned hash (cogmem_pg.migrate.load_routing_model checks one against the other);
+    the follow-up judge's rows are kept."""
+    judge_labels, judge_terms, judge_summary = judge_rows()
+    labels, terms, summary = labels + judge_labels, terms + judge_terms, summary + judge_summary
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     text = model_json(
         {

@@ -8,11 +8,17 @@ the server, which falls back to full-text search when it cannot embed.
 Inbound attention (the ring, the topics, whether a text contradicts what is established) is decided in
 the database unless you pass a :class:`Classifier`: any callable, an LLM or a fine-tuned model, whose
 answers ``remember`` then passes as its ``ring``, ``topics`` and ``contradicts`` arguments.
+
+What the user's next turn says of the last answer (implicit feedback, sql/059-followup.sql) is judged in
+the database too, unless you pass a :class:`Judge`: the client then remembers each conversation's last
+recall, asks your judge about the next turn of it, and records the verdict (``judge_recall``) before the
+turn reaches the database, which then leaves that recall alone.
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -42,12 +48,15 @@ from cogmem_pg.types import (
     ExperimentArm,
     ExplainedItem,
     Finding,
+    FollowupVerdict,
     Found,
     GuardItem,
     GutPattern,
     GutPeriod,
     GutRelease,
     GutSwitches,
+    Judge,
+    Judgement,
     Memory,
     Observation,
     PendingRule,
@@ -65,12 +74,15 @@ from cogmem_pg.types import (
 # The result types live in cogmem_pg/types.py; they stay importable from here.
 __all__ = ["PLAIN_TEXT_FIELDS", "ArmReport", "AuditCheck", "BatchMemory", "BriefingLine", "Classification",
            "Classifier", "Client", "Conflict", "Decision", "Episode", "ErrorReport", "Established",
-           "Experiment", "ExperimentArm", "ExplainedItem", "Finding", "Found", "GuardItem", "GutPattern",
-           "GutPeriod", "GutRelease", "GutSwitches", "Memory", "Observation", "PendingRule", "Recall",
-           "RecallItem", "Resolution", "Ring", "Sibling", "StorePut", "StoredItem", "TopicKeywords",
-           "VaultEntry", "store_text"]  # fmt: skip
+           "Experiment", "ExperimentArm", "ExplainedItem", "Finding", "FollowupVerdict", "Found", "GuardItem",
+           "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge", "Judgement", "Memory",
+           "Observation", "PendingRule", "Recall", "RecallItem", "Resolution", "Ring", "Sibling",
+           "StoredItem", "StorePut", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
 
 T = TypeVar("T")
+# Speakers whose turns are never read as a reply to an answer (sql/059-followup.sql skips the same).
+ASSISTANT_SPEAKERS = frozenset({"assistant", "agent", "ai", "bot", "system", "tool"})
+AWAITED_CONVERSATIONS = 10_000
 
 _SEARCH = """
 WITH q AS (
@@ -114,11 +126,16 @@ class Client:
         *,
         embedder: Embedder | Literal[False] | None = None,
         classifier: Classifier | None = None,
+        judge: Judge | None = None,
         min_size: int = 1,
         max_size: int = 4,
     ) -> None:
         self._embedder: Embedder | None = None if embedder is False else (embedder or default_embedder())
         self._classifier = classifier
+        self._judge = judge
+        # Per (tenant, conversation): the last recall and the message it was for, while its next turn is
+        # awaited (the judge's; bounded, oldest conversations dropped).
+        self._awaiting: OrderedDict[tuple[str, str], tuple[UUID, str]] = OrderedDict()
         self.pool = ConnectionPool(
             dsn,
             min_size=min_size,
@@ -341,6 +358,67 @@ class Client:
         """Moves logged rehearsals into the statistics now (pg_cron does it every minute)."""
         return int(self._scalar(conn, "SELECT cogmem.apply_rehearsals(%s)", (tenant,)))
 
+    # sql/059-followup.sql
+    def judge_followup(
+        self,
+        turn: str,
+        embedding: Sequence[float] | None = None,
+        asked: Sequence[float] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> FollowupVerdict:
+        """What ``turn`` says of the answer before it, by the database's judge (``asked``: the embedding of
+        the message that answer was recalled for)."""
+        vector = self._vector(turn, embedding)
+        asked_vector = None if asked is None else self._vector("", asked)
+        (verdict,) = self._rows(
+            conn, FollowupVerdict, "SELECT * FROM cogmem.judge_followup(%s, %b, %b)", (turn, vector, asked_vector)
+        )
+        return verdict
+
+    def judge_recall(
+        self,
+        tenant: str,
+        recall_id: UUID,
+        verdict: str,
+        confidence: float = 1.0,
+        judged_by: str = "caller",
+        used: Sequence[int] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> str:
+        """Records your own judge's verdict on a recall as implicit feedback (applied, abstained or explicit
+        kept: explicit feedback is never replaced)."""
+        return str(
+            self._scalar(
+                conn,
+                "SELECT cogmem.judge_recall(%s, %s, %s, %s::real, %s, %s::bigint[])",
+                (tenant, recall_id, verdict, confidence, judged_by, None if used is None else list(used)),
+            )
+        )
+
+    def outcome_stats(self, tenant: str, *, conn: psycopg.Connection | None = None) -> dict[str, Any] | None:
+        """Outcomes by source (explicit, implicit) and what the judge said of next turns, abstentions apart."""
+        with self.connection(conn) as c, c.cursor(row_factory=dict_row) as cur:
+            return cur.execute("SELECT * FROM cogmem.outcome_stats WHERE tenant = %s", (tenant,)).fetchone()
+
+    def _judge_turn(
+        self, tenant: str, conversation: str | None, speaker: str | None, turn: str, conn: psycopg.Connection | None
+    ) -> None:
+        """With a caller's judge: the conversation's last recall judged by this turn, before the database sees
+        the turn (which then leaves that recall alone). The recall's own message, remembered after it, and
+        what the assistant says are not replies."""
+        if self._judge is None or conversation is None or (speaker or "").strip().lower() in ASSISTANT_SPEAKERS:
+            return
+        awaited = self._awaiting.get((tenant, conversation))
+        if awaited is None or awaited[1] == turn:
+            return
+        del self._awaiting[tenant, conversation]
+        said = self._judge(turn, awaited[1]) or Judgement("neutral", 1.0)
+        self.judge_recall(
+            tenant, awaited[0], said.verdict, said.confidence, getattr(self._judge, "__name__", "caller"), conn=conn
+        )
+
     # sql/060-remember.sql
     def remember(
         self,
@@ -362,6 +440,7 @@ class Client:
         and said_at say where it was said: a turn of a conversation is recalled with its neighbours, its
         speaker and its date."""
         vector = self._vector(content, embedding)
+        self._judge_turn(tenant, conversation, speaker, content, conn)
         if self._classifier is not None and (ring is None or topics is None or contradicts is None):
             shown = self.related(tenant, content, vector, conn=conn)
             (verdict,) = self._classifier([content], [shown])
@@ -472,12 +551,18 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> Recall:
         vector = self._vector(message, embedding)
+        self._judge_turn(tenant, conversation, None, message, conn)
         items = self._rows(
             conn,
             RecallItem,
             "SELECT * FROM cogmem.recall(%s, %s, %b, %s, %s, %s)",
             (tenant, message, vector, list(topics) if topics is not None else None, budget, conversation),
         )
+        if self._judge is not None and conversation is not None and items:
+            self._awaiting[tenant, conversation] = (items[0].recall_id, message)
+            self._awaiting.move_to_end((tenant, conversation))
+            while len(self._awaiting) > AWAITED_CONVERSATIONS:
+                self._awaiting.popitem(last=False)
         return Recall(recall_id=items[0].recall_id if items else None, items=items)
 
     def feedback(

@@ -105,10 +105,11 @@ def build_server(client: Client, tenant: str, project: str | None = None) -> MCP
 
 def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) -> None:
     @server.tool(annotations=WRITES)
-    def recall(message: str, budget: int = 3200) -> dict[str, Any]:
+    def recall(message: str, budget: int = 3200, conversation: str | None = None) -> dict[str, Any]:
         """What the agent should know for MESSAGE, within a token budget: a prompt block, the recall_id
-        (for feedback) and each item with its layer and why it was chosen."""
-        result = call(lambda: client.recall(tenant, message, budget=budget))
+        (for feedback) and each item with its layer and why it was chosen. Pass the CONVERSATION (thread or
+        session id): the user's next turn in it then says whether the answer helped, without a feedback call."""
+        result = call(lambda: client.recall(tenant, message, budget=budget, conversation=conversation))
         items = [_plain(i) for i in result.items]
         return {
             "recall_id": items[0]["recall_id"] if items else None,

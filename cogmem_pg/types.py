@@ -1,5 +1,6 @@
 """The results of :class:`cogmem_pg.client.Client`: a frozen dataclass per SQL function result, the
-caller-side :class:`Classifier` protocol and its :class:`Classification`."""
+caller-side :class:`Classifier` protocol and its :class:`Classification`, and the caller-side :class:`Judge`
+protocol and its :class:`Judgement`."""
 
 from __future__ import annotations
 
@@ -38,6 +39,36 @@ class Classifier(Protocol):
     def __call__(
         self, texts: Sequence[str], established: Sequence[Sequence[Established]]
     ) -> Sequence[Classification]: ...
+
+
+Verdict = Literal["confirmed", "corrected", "repeated", "neutral"]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A caller-side verdict on what the next turn says of the last answer (neutral: nothing, abstain), with
+    its confidence (0..1)."""
+
+    verdict: Verdict
+    confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class FollowupVerdict:
+    """The database judge's verdict on a turn (cogmem.judge_followup)."""
+
+    verdict: Verdict
+    confidence: float | None
+    probabilities: dict[str, float] | None
+    model: str | None
+    cues: list[str]
+
+
+class Judge(Protocol):
+    """Judges the user's next turn after an answer, given the message the answer was recalled for; None
+    abstains."""
+
+    def __call__(self, turn: str, asked: str) -> Judgement | None: ...
 
 
 @dataclass(frozen=True)
@@ -240,6 +271,7 @@ class ExplainedItem:
     reason: str
     provenance: dict[str, Any] | None
     history: list[dict[str, Any]]
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

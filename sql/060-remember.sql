@@ -579,10 +579,15 @@ LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
     SELECT cogmem._require_tenant(tenant);
+    -- A turn of a conversation is also the reply to its last recall's answer (sql/059-followup.sql): judged
+    -- once the turn is stored, with the stored turn's embedding.
     SELECT r.*, a.candidate, a.excerpt_id
     FROM cogmem._remember(tenant, content, ring, topics, embedding,
                           cogmem._with_said(source, conversation, speaker, said_at), contradicts) AS r
-    LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id;
+    LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id
+    CROSS JOIN LATERAL (SELECT cogmem._judge_turn(tenant, coalesce(conversation, source ->> 'conversation'),
+                                                  coalesce(speaker, source ->> 'speaker'), content, embedding,
+                                                  r.memory_id)) AS j;
 $$;
 COMMENT ON FUNCTION cogmem.remember(
     text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz

@@ -62,10 +62,15 @@ COMMENT ON FUNCTION cogmem._recall_notes(text, bigint[], bigint[]) IS
 
 -- The cycle log: the cycle's own row and its audit row, in the recall's transaction. The row is pending:
 -- its rehearsal of what it injected is applied from it (sql/058-rehearsal.sql), not item by item here.
+-- Before 0032 the cycle kept no embedding of its message.
+DROP FUNCTION IF EXISTS cogmem._log_recall(
+    text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[], bigint[], real[], integer[],
+    text[], text[]
+);
 CREATE OR REPLACE FUNCTION cogmem._log_recall(
     p_tenant text, p_recall_id uuid, p_conversation text, p_message text, p_topics text[], p_budget integer,
     p_used integer, p_core_version integer, p_layers cogmem.layer[], p_memory_ids bigint[], p_rule_ids bigint[],
-    p_scores real[], p_tokens integer[], p_reasons text[], p_audit_reasons text[]
+    p_scores real[], p_tokens integer[], p_reasons text[], p_audit_reasons text[], p_embedding public.vector
 )
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -80,10 +85,12 @@ BEGIN
     -- than the rest of the logging (docs/scaling.md).
     INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used,
                                 core_version, item_layers, item_memory_ids, item_rule_ids, item_scores, item_tokens,
-                                item_reasons)
+                                item_reasons, message_embedding)
     VALUES (p_tenant, p_recall_id, p_conversation, v_sha256, p_topics, p_budget, p_used,
             p_core_version, p_layers, p_memory_ids, coalesce(p_rule_ids, '{}'), coalesce(p_scores, '{}'),
-            coalesce(p_tokens, '{}'), coalesce(p_reasons, '{}'));
+            coalesce(p_tokens, '{}'), coalesce(p_reasons, '{}'),
+            -- Only a conversation has a next turn to compare with it.
+            CASE WHEN p_conversation IS NOT NULL THEN p_embedding END);
     INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
     VALUES (p_tenant, 'recall', 'recalled', p_recall_id,
            jsonb_build_object(
@@ -101,9 +108,10 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._log_recall(
     text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[], bigint[], real[], integer[],
-    text[], text[]
+    text[], text[], public.vector
 ) IS
-'Logs one recall cycle: its row (pending rehearsal of what it injected) and its audit row.';
+'Logs one recall cycle: its row (pending rehearsal of what it injected; in a conversation, the message''s '
+'embedding for the next turn to be compared with) and its audit row.';
 
 -- The budget fill, a pure stage over arrays (tests/test_recall.py tests it without tables). Greedy, in
 -- injection order: never-cut items always, the rest when they fit the budget up to their layer
@@ -542,6 +550,8 @@ BEGIN
     v_topics := coalesce(cogmem._normalize_topics(recall.topics),
                          cogmem._detect_topics(v_tenant, recall.message, v_language));
     v_embedding := coalesce(recall.embedding, cogmem.embed(recall.message));
+    -- A new message of a conversation is also the reply to its last recall's answer (sql/059-followup.sql).
+    PERFORM cogmem._judge_turn(v_tenant, recall.conversation, NULL, recall.message, v_embedding);
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, recall.message)), '{}');
     v_query := cogmem._or_query(v_lexemes);
     -- The message's words as a speaker's name is matched (folded, "Elif'in" is Elif).
@@ -606,7 +616,7 @@ BEGIN
 
     PERFORM cogmem._log_recall(v_tenant, v_recall_id, recall.conversation, recall.message, v_topics, v_budget,
                                v_used, v_core_version, v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens,
-                               v_reasons, v_audit_reasons);
+                               v_reasons, v_audit_reasons, v_embedding);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], bigint, text) IS
@@ -664,12 +674,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_tenant     text;
-    v_previous   real;
-    v_credited   integer;
-    v_injected   bigint[];
-    v_used       bigint[];
-    v_unknown    bigint[];
+    v_tenant text;
 BEGIN
     IF feedback.recall_id IS NULL THEN
         RAISE EXCEPTION 'recall_id must not be NULL'
@@ -685,35 +690,8 @@ BEGIN
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
     PERFORM cogmem._require_tenant(v_tenant);
-    -- The tenant's row before the cycle's row: the order of every lock on both (sql/058-rehearsal.sql).
-    PERFORM cogmem._lock_tenant(v_tenant, false);
-    SELECT r.outcome, array_remove(r.item_memory_ids, NULL) INTO v_previous, v_injected
-    FROM cogmem.recalls AS r WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id
-    FOR UPDATE;
-    -- Only what the answer used earns its outcome: in a small tenant every memory is injected every
-    -- time, and crediting them all gives a good fact and a bad one the same success score.
-    IF feedback.used IS NOT NULL THEN
-        SELECT coalesce(array_agg(DISTINCT u.id ORDER BY u.id), '{}') INTO v_used
-        FROM unnest(feedback.used) AS u (id) WHERE u.id IS NOT NULL;
-        v_unknown := ARRAY(SELECT u.id FROM unnest(v_used) AS u (id) WHERE NOT u.id = ANY (v_injected));
-        IF cardinality(v_unknown) > 0 THEN
-            RAISE EXCEPTION 'recall % did not inject memories %', feedback.recall_id, v_unknown
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'used names memory_ids from that recall''s rows; NULL credits all it injected.';
-        END IF;
-    END IF;
-
-    -- The credit itself is applied from the cycle row (sql/058-rehearsal.sql): a second feedback for the
-    -- same cycle replaces the first there, taking back what the first credited.
-    UPDATE cogmem.recalls AS r
-    SET outcome = feedback.outcome, feedback_at = now(), feedback_used = v_used, pending = true
-    WHERE r.tenant = v_tenant AND r.recall_id = feedback.recall_id;
-    SELECT count(*) INTO v_credited FROM unnest(v_injected) AS i (id) WHERE v_used IS NULL OR i.id = ANY (v_used);
-    INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
-    VALUES (v_tenant, 'outcome', 'feedback', feedback.recall_id,
-            jsonb_build_object('outcome', feedback.outcome, 'replaces', v_previous, 'memories_credited', v_credited,
-                               'used', to_jsonb(v_used)));
-    RETURN v_credited;
+    -- Explicit: it replaces an implicit outcome read from the next turn, and none replaces it.
+    RETURN cogmem._record_outcome(v_tenant, feedback.recall_id, feedback.outcome, feedback.used, 'explicit', 1);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.feedback(uuid, real, bigint[]) IS

@@ -102,6 +102,8 @@ BEGIN
     INSERT INTO cogmem.sensory_turns AS s (tenant, conversation, role, content, embedding, at)
     VALUES (observe.tenant, observe.conversation, observe.role, v_content, v_embedding, observe.at)
     RETURNING s.turn_id INTO v_turn_id;
+    -- A user's turn is also the reply to the conversation's last recall (sql/059-followup.sql).
+    PERFORM cogmem._judge_turn(observe.tenant, observe.conversation, observe.role, v_content, v_embedding);
 
     turn_id := v_turn_id;
     reason := v_reason;

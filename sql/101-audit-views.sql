@@ -105,9 +105,18 @@ SELECT
     (t.detail ->> 'outcome')::real AS outcome,
     (t.detail ->> 'replaces')::real AS replaces,
     (t.detail ->> 'memories_credited')::integer AS memories_credited,
-    t.sealed
+    t.sealed,
+    t.event,
+    -- Before 0032 every outcome was explicit feedback.
+    coalesce(t.detail ->> 'source', 'explicit') AS source,
+    t.detail ->> 'verdict' AS verdict,
+    coalesce((t.detail ->> 'confidence')::real, 1) AS confidence,
+    t.detail ->> 'judged_by' AS judged_by
 FROM cogmem.audit_trail AS t WHERE t.level = 'outcome';
-COMMENT ON VIEW cogmem.audit_outcomes IS 'Level 3: feedback on recall cycles (a later one replaces an earlier).';
+COMMENT ON VIEW cogmem.audit_outcomes IS
+'Level 3: outcomes of recall cycles (a later one replaces an earlier): explicit feedback (event feedback), '
+'implicit feedback read from the next turn (implicit_feedback, with verdict, confidence and judge), and '
+'judgements that set nothing (judged: the judge abstained, or explicit feedback came first).';
 
 CREATE OR REPLACE VIEW cogmem.audit_lifecycle WITH (security_invoker = TRUE) AS
 SELECT * FROM cogmem.audit_trail WHERE level = 'lifecycle';

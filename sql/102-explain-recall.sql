@@ -1,17 +1,20 @@
 -- explain_recall: why a recall injected what it did, from the audit trail alone (the memories themselves
 -- may have changed or been erased since).
 
+-- Before 0032 it did not say what decided the recall's outcome.
+DROP FUNCTION IF EXISTS cogmem.explain_recall(uuid);
 CREATE OR REPLACE FUNCTION cogmem.explain_recall(recall_id uuid)
 RETURNS TABLE (
     item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text,
-    provenance jsonb, history jsonb
+    provenance jsonb, history jsonb, outcomes jsonb
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_recall record;
+    v_recall   record;
+    v_outcomes jsonb;
 BEGIN
     IF explain_recall.recall_id IS NULL THEN
         RAISE EXCEPTION 'recall_id must not be NULL'
@@ -25,6 +28,14 @@ BEGIN
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall() in a tenant you may read.';
     END IF;
     PERFORM cogmem._require_tenant(v_recall.tenant);
+    -- What decided the outcome, in order: explicit feedback, or the next turn (sql/059-followup.sql) with
+    -- its verdict, the cues that fired and the turn itself while its memory is kept.
+    SELECT coalesce(jsonb_agg(jsonb_build_object('at', o.at, 'event', o.event) || (o.detail - 'probabilities')
+                              || jsonb_build_object('turn', m.content) ORDER BY o.audit_id), '[]')
+    INTO v_outcomes
+    FROM cogmem.audit_log AS o
+    LEFT JOIN cogmem.memories AS m ON m.tenant = o.tenant AND m.memory_id = (o.detail ->> 'turn_memory')::bigint
+    WHERE o.tenant = v_recall.tenant AND o.level = 'outcome' AND o.recall_id = explain_recall.recall_id;
     RETURN QUERY
     SELECT i.item, i.layer, i.memory_id, i.rule_id, i.score, i.tokens, i.reason,
            CASE
@@ -61,7 +72,8 @@ BEGIN
                                                          'detail', h.detail, 'after_this_recall', h.at > v_recall.at)
                                       ORDER BY h.audit_id), '[]')
             FROM cogmem.memory_history AS h
-            WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id)
+            WHERE h.tenant = v_recall.tenant AND h.memory_id = i.memory_id),
+           v_outcomes
     FROM cogmem.audit_recall_items AS i
     WHERE i.tenant = v_recall.tenant AND i.recall_id = explain_recall.recall_id
     ORDER BY i.item;
@@ -71,4 +83,6 @@ COMMENT ON FUNCTION cogmem.explain_recall(uuid) IS
 'Why a recall injected what it did, from the audit trail alone: per item its layer, score, tokens and '
 'reason, where it came from (provenance: the memory''s creation, the BIOS rule and its requirement, or '
 'the Gut pattern and its release) '
-'and its history (created, rehearsed, reinforced, promoted, ...).';
+'and its history (created, rehearsed, reinforced, promoted, ...); outcomes (the same on every row): what '
+'set the recall''s outcome, in order: explicit feedback, or the next turn of the conversation with its '
+'verdict, confidence, judge, cues and text (while its memory is kept), abstentions included.';

@@ -105,7 +105,8 @@ cogmem.memories, cogmem.memory_stats, cogmem.recalls, cogmem.sensory_turns, cogm
 cogmem.trust_events, cogmem.learnings, cogmem.conflicts, cogmem.sessions, cogmem.episodes,
 cogmem.core_identity, cogmem.memory_contradictions, cogmem.audit_chain, cogmem.tenant_access,
 cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.memory_history,
-cogmem.recall_items, cogmem.vault_items, cogmem.pending_rehearsals, cogmem.pending_stats, cogmem.store_items TO cogmem_app;
+cogmem.recall_items, cogmem.vault_items, cogmem.pending_rehearsals, cogmem.pending_stats, cogmem.store_items,
+cogmem.outcome_stats TO cogmem_app;
 
 -- Reach, asked by the policies as whoever reads a table; they tell a role only about itself.
 GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.reachable_tenants(), cogmem.reaches_every_tenant(),
@@ -124,6 +125,8 @@ cogmem.detect_topics(text, text),
 cogmem.topic_keywords(text),
 cogmem.route(text, public.vector),
 cogmem.classify(text, public.vector),
+cogmem.judge_followup(text, public.vector, public.vector),
+cogmem.judge_recall(text, uuid, text, real, text, bigint[]),
 cogmem.redact(text),
 cogmem.embed(text),
 cogmem.server_can_embed(),

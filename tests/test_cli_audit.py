@@ -35,3 +35,19 @@ def test_audit_commands(dsn):
     assert result.exit_code == 1 and "TAMPERED at audit_id" in result.output
     result = CliRunner().invoke(main, ["--dsn", dsn, "audit", "explain", "not-a-uuid"])
     assert result.exit_code == 2 and "is not a UUID" in result.output
+
+
+def test_explain_says_what_set_the_outcome(dsn):
+    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "remember", "acme", "The staging database listens on port 6432.", "--ring", "fresh")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        recall_id = conn.execute(
+            "SELECT recall_id FROM cogmem.recall('acme', 'which port does staging use?', conversation => 'c1') LIMIT 1"
+        ).fetchone()[0]
+        conn.execute("SELECT * FROM cogmem.remember('acme', 'thanks, that worked!', conversation => 'c1')")
+        conn.execute("SELECT cogmem.feedback(%s, 0.5)", (recall_id,))
+    out = run("--dsn", dsn, "audit", "explain", str(recall_id)).splitlines()
+    outcomes = [line for line in out if line.startswith("outcome: ")]
+    assert len(outcomes) == 2
+    assert '"thanks, that worked!": confirmed' in outcomes[0] and "outcome 1" in outcomes[0]
+    assert outcomes[1].endswith("feedback 0.5 (explicit)")

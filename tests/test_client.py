@@ -5,7 +5,7 @@ import dataclasses
 import psycopg
 import pytest
 
-from cogmem_pg.client import Classification, Client, Memory
+from cogmem_pg.client import Classification, Client, Judgement, Memory
 from cogmem_pg.embed import default_embedder
 
 
@@ -178,3 +178,40 @@ def test_a_caller_side_classifier_decides_ring_topics_and_contradictions(dsn):
         assert client.remember("acme", "The style guide lives in the wiki", ring="long_term").ring == "long_term"
         batch = client.remember_many("acme", ["RULE: lines stay under 100 characters", {"content": "Lint runs in CI"}])
         assert [(b.ring, b.topics) for b in batch] == [("dos_and_donts", ["style"]), ("fresh", ["style"])]
+
+
+def test_a_callers_judge_decides_what_the_next_turn_says(dsn, db):
+    asked: list[tuple[str, str]] = []
+
+    def my_llm(turn: str, question: str) -> Judgement | None:
+        asked.append((turn, question))
+        return Judgement("corrected", 0.7) if "wrong" in turn else None
+
+    with Client(dsn, embedder=False, judge=my_llm) as client:
+        client.create_tenant("acme")
+        fact = client.remember("acme", "The staging database listens on port 6432.", "fresh").memory_id
+        first = client.recall("acme", "Which port does staging use?", conversation="c1")
+        client.remember("acme", "Which port does staging use?", conversation="c1")  # its own turn: not a reply
+        client.remember("acme", "that's wrong, it is 5433", conversation="c1")
+        second = client.recall("acme", "and the staging cache?", conversation="c2")
+        client.recall("acme", "ok, and prod?", conversation="c2")  # the judge abstains
+    assert asked == [
+        ("that's wrong, it is 5433", "Which port does staging use?"),
+        ("ok, and prod?", "and the staging cache?"),
+    ]
+    rows = db.execute(
+        "SELECT recall_id, outcome, outcome_source, judged_verdict, judged_by, feedback_used FROM cogmem.recalls"
+        " WHERE recall_id IN (%s, %s) ORDER BY created_at",
+        (first.recall_id, second.recall_id),
+    ).fetchall()
+    by_id = {r[0]: r[1:] for r in rows}
+    assert by_id[first.recall_id] == (0.0, "implicit", "corrected", "my_llm", [fact])
+    assert by_id[second.recall_id] == (None, None, "neutral", "my_llm", None)
+
+
+def test_the_databases_judge_from_the_client(client):
+    verdict = client.judge_followup("süper, oldu teşekkürler")
+    # The client embeds the turn, but without the question's embedding the cues model judges.
+    assert verdict.verdict == "confirmed" and verdict.model == "followup-cues"
+    client.create_tenant("acme")
+    assert client.outcome_stats("acme") is None  # no recall yet

@@ -42,7 +42,7 @@ def test_the_readers_give_the_files_numbers(db):
         )
         for r in MODEL["labels"]
     )
-    assert len(rows) == len(want) == 28
+    assert len(rows) == len(want) == 28 + 8  # the router's rows and the follow-up judge's (2 models, 4 verdicts)
     assert sorted(tuple(r) for r in rows) == want  # bit for bit, as the literals they replaced
     assert one(db, "SELECT cogmem._routing_model_cues()") == MODEL["cues"]
     assert one(db, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])
@@ -101,5 +101,5 @@ def test_a_new_model_replaces_the_old_and_the_same_one_is_not_loaded_again(fresh
             "SELECT bias FROM cogmem._routing_model() WHERE model = 'embedding' AND head = 'ring'"
             " AND label = 'dos_and_donts'",
         ) == pytest.approx(0.5)
-        assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == 28
+        assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == 28 + 8
         assert one(conn, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])

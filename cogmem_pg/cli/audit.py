@@ -122,6 +122,19 @@ def audit_explain(ctx: Context, recall_id: str, as_json: bool) -> None:
         ]
         if events:
             click.echo(f"   life: {', '.join(events)}")
+    for o in items[0].outcomes if items else []:
+        click.echo(f"outcome: {_outcome_line(o)}")
+
+
+def _outcome_line(o: dict) -> str:
+    """What set the recall's outcome: explicit feedback, or the next turn (its verdict, judge and text)."""
+    at = str(o.get("at", "?"))[:19]
+    if o.get("source", "explicit") == "explicit":
+        return f"{at} feedback {o.get('outcome')} (explicit)"
+    said = f' "{o["turn"]}"' if o.get("turn") else ""
+    confidence = f" {o['confidence']:.2f}" if isinstance(o.get("confidence"), int | float) else ""
+    told = f"outcome {o.get('outcome')}" if o.get("event") == "implicit_feedback" else f"nothing set ({o.get('why')})"
+    return f"{at} next turn{said}: {o.get('verdict')}{confidence} by {o.get('judged_by')}, {told}"
 
 
 COMMANDS = (audit,)

@@ -7,7 +7,7 @@ Experiments are global (no tenant column): only the API's definer functions writ
 administrators; the enrolment rows carry the tenant and its row-level security.
 
 Revision ID: 0033
-Revises: 0031
+Revises: 0032
 Create Date: 2026-12-10
 """
 
@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _raw import execute
 
 revision = "0033"
-down_revision = "0031"
+down_revision = "0032"
 branch_labels = None
 depends_on = None
 

@@ -119,6 +119,8 @@ CREATE TABLE cogmem.tenants (
     candidate_min_successes integer DEFAULT 2 NOT NULL,
     turn_never_cut_probability real DEFAULT 0.99 NOT NULL,
     candidate_restated_similarity real DEFAULT 0.7 NOT NULL,
+    implicit_feedback boolean DEFAULT true NOT NULL,
+    implicit_feedback_window interval DEFAULT '01:00:00'::interval NOT NULL,
     CONSTRAINT tenants_candidate_min_successes_check CHECK ((candidate_min_successes >= 1)),
     CONSTRAINT tenants_candidate_restated_similarity_check CHECK (((candidate_restated_similarity >= (0)::double precision) AND (candidate_restated_similarity <= (1)::double precision))),
     CONSTRAINT tenants_dissonance_similarity_check CHECK (((dissonance_similarity >= (0)::double precision) AND (dissonance_similarity <= (1)::double precision))),
@@ -130,6 +132,7 @@ CREATE TABLE cogmem.tenants (
     CONSTRAINT tenants_fusion_k_check CHECK ((fusion_k >= 1)),
     CONSTRAINT tenants_guard_blocking_after_check CHECK ((guard_blocking_after >= 1)),
     CONSTRAINT tenants_guard_similarity_check CHECK (((guard_similarity >= (0)::double precision) AND (guard_similarity <= (1)::double precision))),
+    CONSTRAINT tenants_implicit_feedback_window_check CHECK ((implicit_feedback_window > '00:00:00'::interval)),
     CONSTRAINT tenants_lexical_weight_check CHECK ((lexical_weight >= (0)::double precision)),
     CONSTRAINT tenants_max_content_chars_check CHECK (((max_content_chars >= 1) AND (max_content_chars <= 1000000))),
     CONSTRAINT tenants_max_source_bytes_check CHECK (((max_source_bytes >= 2) AND (max_source_bytes <= 1048576))),
@@ -189,6 +192,10 @@ COMMENT ON COLUMN cogmem.tenants.candidate_min_successes IS 'A candidate rule or
 COMMENT ON COLUMN cogmem.tenants.turn_never_cut_probability IS 'A turn of a conversation (remembered with one) enters a never-cut ring only when the routing model is at least this sure; below, it is a candidate. Chats are full of emphatic talk that is no rule.';
 
 COMMENT ON COLUMN cogmem.tenants.candidate_restated_similarity IS 'A new candidate rule or incident at least this close in meaning (cosine) to an older candidate of the same ring is that one said again in other words: the older one''s probability rises.';
+
+COMMENT ON COLUMN cogmem.tenants.implicit_feedback IS 'Whether the next turn of a conversation may set the outcome of the recall before it (implicit feedback).';
+
+COMMENT ON COLUMN cogmem.tenants.implicit_feedback_window IS 'How long after a recall the next turn of its conversation is still read as a reply to its answer.';
 
 CREATE TABLE cogmem.core_identity (
     tenant text NOT NULL,
@@ -793,8 +800,21 @@ CREATE TABLE cogmem.recalls (
     rehearsed boolean DEFAULT false NOT NULL,
     credited_outcome real,
     credited_used bigint[],
+    outcome_source text,
+    outcome_confidence real,
+    message_embedding public.vector(384),
+    judged_at timestamp with time zone,
+    judged_verdict text,
+    judged_confidence real,
+    judged_by text,
     CONSTRAINT recalls_items_aligned CHECK (((cardinality(item_memory_ids) = cardinality(item_layers)) AND (cardinality(item_rule_ids) = cardinality(item_layers)) AND (cardinality(item_scores) = cardinality(item_layers)) AND (cardinality(item_tokens) = cardinality(item_layers)) AND (cardinality(item_reasons) = cardinality(item_layers)))),
-    CONSTRAINT recalls_outcome_check CHECK (((outcome >= (0)::double precision) AND (outcome <= (1)::double precision)))
+    CONSTRAINT recalls_judged_confidence_check CHECK (((judged_confidence >= (0)::double precision) AND (judged_confidence <= (1)::double precision))),
+    CONSTRAINT recalls_judged_verdict_check CHECK ((judged_verdict = ANY (ARRAY['confirmed'::text, 'corrected'::text, 'repeated'::text, 'neutral'::text]))),
+    CONSTRAINT recalls_judged_whole CHECK (((judged_at IS NULL) = (judged_verdict IS NULL))),
+    CONSTRAINT recalls_outcome_check CHECK (((outcome >= (0)::double precision) AND (outcome <= (1)::double precision))),
+    CONSTRAINT recalls_outcome_confidence_check CHECK (((outcome_confidence >= (0)::double precision) AND (outcome_confidence <= (1)::double precision))),
+    CONSTRAINT recalls_outcome_source_check CHECK ((outcome_source = ANY (ARRAY['explicit'::text, 'implicit'::text]))),
+    CONSTRAINT recalls_outcome_sourced CHECK (((outcome IS NULL) = (outcome_source IS NULL)))
 );
 
 COMMENT ON TABLE cogmem.recalls IS 'One row per recall cycle; outcome is set by cogmem.feedback().';
@@ -812,6 +832,16 @@ COMMENT ON COLUMN cogmem.recalls.rehearsed IS 'Its recall count and last-recall 
 COMMENT ON COLUMN cogmem.recalls.credited_outcome IS 'The outcome memory_stats was credited with.';
 
 COMMENT ON COLUMN cogmem.recalls.credited_used IS 'The memories that outcome was credited to (NULL: all injected).';
+
+COMMENT ON COLUMN cogmem.recalls.outcome_source IS 'explicit: cogmem.feedback(); implicit: read from the next turn of the conversation (sql/059-followup.sql).';
+
+COMMENT ON COLUMN cogmem.recalls.outcome_confidence IS '1 for explicit feedback; the judge''s probability of its verdict for an implicit one.';
+
+COMMENT ON COLUMN cogmem.recalls.message_embedding IS 'The embedding of the message recalled for, when there was one: the next turn is compared with it.';
+
+COMMENT ON COLUMN cogmem.recalls.judged_verdict IS 'What the next turn said of the answer: confirmed, corrected, repeated, or neutral (the judge abstained).';
+
+COMMENT ON COLUMN cogmem.recalls.judged_by IS 'The judge: followup-embedding or followup-cues (the database''s models), or the caller''s own.';
 
 CREATE TABLE cogmem.memory_contradictions (
     tenant text NOT NULL,
@@ -1218,7 +1248,7 @@ CREATE INDEX memory_contradictions_older_idx ON cogmem.memory_contradictions USI
 
 CREATE INDEX memory_siblings_sibling_idx ON cogmem.memory_siblings USING btree (tenant, sibling_id);
 
-CREATE INDEX recalls_conversation_idx ON cogmem.recalls USING btree (tenant, conversation) WHERE (conversation IS NOT NULL);
+CREATE INDEX recalls_conversation_idx ON cogmem.recalls USING btree (tenant, conversation, created_at) WHERE (conversation IS NOT NULL);
 
 CREATE INDEX recalls_pending_idx ON cogmem.recalls USING btree (tenant) WHERE pending;
 
