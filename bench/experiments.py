@@ -61,9 +61,9 @@ def tenants(conn: psycopg.Connection) -> list[str]:
 # PER_DAY cycles a day for DAYS days per tenant, each at a random time of its day, a success at the tenant's
 # rate; drawn in the server (random(), seeded per run), which writes them faster than COPY can send them.
 CYCLES = """
-INSERT INTO cogmem.recalls (tenant, message_sha256, topics, budget, tokens_used, outcome, feedback_at, created_at,
-                            pending)
-SELECT r.tenant, '\\x00', '{}', 3200, 0, (random() < r.rate)::integer, x.at, x.at, false
+INSERT INTO cogmem.recalls (tenant, message_sha256, topics, budget, tokens_used, outcome, outcome_source,
+                            feedback_at, created_at, pending)
+SELECT r.tenant, '\\x00', '{}', 3200, 0, (random() < r.rate)::integer, 'explicit', x.at, x.at, false
 FROM unnest(%(tenants)s::text[], %(rates)s::float8[]) AS r (tenant, rate)
 CROSS JOIN LATERAL (SELECT %(start)s::timestamptz + (d + random()) * interval '1 day' AS at
                     FROM generate_series(0, %(days)s - 1) AS d, generate_series(1, %(per_day)s) AS k) AS x

@@ -77,7 +77,7 @@ __all__ = ["PLAIN_TEXT_FIELDS", "ArmReport", "AuditCheck", "BatchMemory", "Brief
            "Experiment", "ExperimentArm", "ExplainedItem", "Finding", "FollowupVerdict", "Found", "GuardItem",
            "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge", "Judgement", "Memory",
            "Observation", "PendingRule", "Recall", "RecallItem", "Resolution", "Ring", "Sibling",
-           "StoredItem", "StorePut", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
+           "StorePut", "StoredItem", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
 
 T = TypeVar("T")
 # Speakers whose turns are never read as a reply to an answer (sql/059-followup.sql skips the same).

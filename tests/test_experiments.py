@@ -98,8 +98,9 @@ def test_recalls_without_feedback_before_the_start_or_after_the_stop_do_not_coun
 def synthetic(db, tenant: str, at, outcomes: list[float]) -> None:
     """Recall cycles with their outcomes at AT, as the log holds them (the bench's path)."""
     db.execute(
-        "INSERT INTO cogmem.recalls (tenant, message_sha256, topics, budget, tokens_used, outcome, feedback_at,"
-        " created_at) SELECT %s, '\\x00', '{}', 3200, 0, o, %s, %s FROM unnest(%s::real[]) AS o",
+        "INSERT INTO cogmem.recalls (tenant, message_sha256, topics, budget, tokens_used, outcome, outcome_source,"
+        " feedback_at, created_at)"
+        " SELECT %s, '\\x00', '{}', 3200, 0, o, 'explicit', %s, %s FROM unnest(%s::real[]) AS o",
         (tenant, at, at, outcomes),
     )
 
