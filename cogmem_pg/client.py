@@ -976,7 +976,7 @@ class Client:
         parameter: str,
         arms: Sequence[Any],
         unit: Literal["tenant", "session"] = "tenant",
-        metric: Literal["success_rate", "items_used"] = "success_rate",
+        metric: Literal["success_rate", "items_used", "corrections"] = "success_rate",
         tenants: Sequence[str] | None = None,
         *,
         conn: psycopg.Connection | None = None,

@@ -56,10 +56,11 @@ $$;
 COMMENT ON FUNCTION cogmem._msprt_halfwidth(double precision, double precision, double precision) IS
 'Half-width of the always-valid (1 - alpha) confidence interval of an estimate of variance v (mixture width tau).';
 
--- One row per recall that counts: its arm, its unit, when its outcome was known, and its part of the
--- ratio (s over m). Only recalls made after the start whose feedback came by p_end; for items_used only
--- those whose feedback named the memories used (a feedback naming none credits them all, which says
--- nothing of what was used).
+-- One row per observation: its arm, its unit, when it was known, and its part of the ratio (s over m).
+-- Only recalls made after the start, known by p_end. success_rate and items_used: a recall with feedback
+-- (for items_used, feedback that named the memories used: one naming none credits them all, which says
+-- nothing of what was used). corrections: a session counts when its first recall is made (m), a
+-- correction when the next turn was judged one (s; sql/059-followup.sql).
 CREATE OR REPLACE FUNCTION cogmem._experiment_observations(p_name text, p_end timestamptz)
 RETURNS TABLE (arm integer, unit text, at timestamptz, s double precision, m double precision)
 LANGUAGE sql STABLE SECURITY INVOKER
@@ -73,10 +74,24 @@ AS $$
     FROM cogmem.experiments AS e
     JOIN cogmem.experiment_tenants AS a ON a.experiment = e.name
     JOIN cogmem.recalls AS r ON r.tenant = a.tenant
-    WHERE e.name = p_name AND r.created_at >= e.created_at AND r.feedback_at <= p_end AND r.outcome IS NOT NULL
-      AND (e.unit = 'tenant' OR r.conversation IS NOT NULL)
+    WHERE e.name = p_name AND e.metric <> 'corrections' AND r.created_at >= e.created_at AND r.feedback_at <= p_end
+      AND r.outcome IS NOT NULL AND (e.unit = 'tenant' OR r.conversation IS NOT NULL)
       AND (e.metric = 'success_rate'
-           OR (r.feedback_used IS NOT NULL AND cardinality(array_remove(r.item_memory_ids, NULL)) > 0));
+           OR (r.feedback_used IS NOT NULL AND cardinality(array_remove(r.item_memory_ids, NULL)) > 0))
+    UNION ALL
+    SELECT coalesce(a.arm, cogmem._experiment_arm(e.salt, r.conversation, jsonb_array_length(e.arms))),
+           CASE e.unit WHEN 'tenant' THEN r.tenant ELSE jsonb_build_array(r.tenant, r.conversation)::text END,
+           c.at, c.s, c.m
+    FROM cogmem.experiments AS e
+    JOIN cogmem.experiment_tenants AS a ON a.experiment = e.name
+    CROSS JOIN LATERAL (
+        SELECT x.*, row_number() OVER (PARTITION BY x.conversation ORDER BY x.created_at, x.recall_id) AS nth
+        FROM cogmem.recalls AS x
+        WHERE x.tenant = a.tenant AND x.conversation IS NOT NULL AND x.created_at >= e.created_at
+    ) AS r
+    CROSS JOIN LATERAL (VALUES (r.created_at, 0, 1, r.nth = 1),
+                               (r.judged_at, 1, 0, r.judged_verdict = 'corrected')) AS c (at, s, m, counts)
+    WHERE e.name = p_name AND e.metric = 'corrections' AND c.counts AND c.at <= p_end;
 $$;
 COMMENT ON FUNCTION cogmem._experiment_observations(text, timestamptz) IS
 'The recalls an experiment counts until p_end: arm, unit, when the outcome came, and s over m of the metric.';
@@ -85,7 +100,8 @@ COMMENT ON FUNCTION cogmem._experiment_observations(text, timestamptz) IS
 -- squares a unit adds are kept per look as increments, so that no look re-reads the recalls before it.
 -- The variance is the delta method's over clusters (the units, with the usual n/(n-1)), widened by
 -- (n-1)/(n-3) because a few units estimate it poorly, and never below a binomial variance; with fewer
--- than 4 units it is unknown.
+-- than 4 units it is unknown. The floor of corrections per session (a count, not a share) is a Poisson
+-- variance.
 CREATE OR REPLACE FUNCTION cogmem._experiment_looks(p_name text, p_end timestamptz)
 RETURNS TABLE (
     look integer, at timestamptz, arm integer, units bigint, observations double precision,
@@ -95,7 +111,7 @@ LANGUAGE sql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
     WITH e AS (
-        SELECT x.created_at AS start, jsonb_array_length(x.arms) AS k,
+        SELECT x.created_at AS start, jsonb_array_length(x.arms) AS k, x.metric = 'corrections' AS counts,
                ceil(extract(EPOCH FROM p_end - x.created_at) / 86400)::integer AS looks
         FROM cogmem.experiments AS x WHERE x.name = p_name
     ), daily AS (
@@ -111,7 +127,7 @@ AS $$
                sum(2 * b.m0 * b.dm + b.dm ^ 2) AS dmm
         FROM before AS b GROUP BY b.arm, b.look
     ), total AS (
-        SELECT g.look, least(e.start + g.look * interval '1 day', p_end) AS at, a.arm,
+        SELECT g.look, least(e.start + g.look * interval '1 day', p_end) AS at, a.arm, e.counts,
                sum(coalesce(s.dn, 0)) OVER w AS n, sum(coalesce(s.ds, 0)) OVER w AS s,
                sum(coalesce(s.dm, 0)) OVER w AS m, sum(coalesce(s.dss, 0)) OVER w AS ss,
                sum(coalesce(s.dsm, 0)) OVER w AS sm, sum(coalesce(s.dmm, 0)) OVER w AS mm
@@ -122,7 +138,8 @@ AS $$
     SELECT t.look, t.at, t.arm, t.n::bigint, t.m, t.s / nullif(t.m, 0),
            CASE WHEN t.n >= 4 THEN greatest(
                t.n / (t.n - 3) * greatest(0, t.ss - 2 * (t.s / t.m) * t.sm + (t.s / t.m) ^ 2 * t.mm) / t.m ^ 2,
-               (t.s + 0.5) / (t.m + 1) * (1 - (t.s + 0.5) / (t.m + 1)) / t.m)
+               CASE WHEN t.counts THEN (t.s + 0.5) / t.m ^ 2
+                    ELSE (t.s + 0.5) / (t.m + 1) * (1 - (t.s + 0.5) / (t.m + 1)) / t.m END)
            END
     FROM total AS t;
 $$;
@@ -146,6 +163,7 @@ DECLARE
     c_tau   constant double precision := 0.05;  -- the mixture's width: differences of a few points of a rate
     v_exp   record;
     v_pairs integer;
+    v_sign  integer;  -- 1: more is better; -1: fewer (corrections)
 BEGIN
     PERFORM cogmem._require_admin();
     SELECT e.* INTO v_exp FROM cogmem.experiments AS e WHERE e.name = experiment_report.name;
@@ -154,13 +172,14 @@ BEGIN
             USING ERRCODE = 'undefined_object', HINT = 'SELECT * FROM cogmem.experiment_status(); lists them.';
     END IF;
     v_pairs := jsonb_array_length(v_exp.arms) * (jsonb_array_length(v_exp.arms) - 1) / 2;
+    v_sign := CASE WHEN v_exp.metric = 'corrections' THEN -1 ELSE 1 END;
     RETURN QUERY
     WITH looks AS (
         SELECT * FROM cogmem._experiment_looks(v_exp.name, least(experiment_report.as_of, v_exp.stopped_at))
     ), pairs AS (  -- j ahead of i at a look, and by how much evidence
         SELECT j.arm AS j, i.arm AS i, j.at,
                cogmem._msprt_log_lambda(j.estimate - i.estimate, j.variance + i.variance, c_tau) AS llr
-        FROM looks AS j JOIN looks AS i ON i.look = j.look AND i.arm <> j.arm AND j.estimate > i.estimate
+        FROM looks AS j JOIN looks AS i ON i.look = j.look AND i.arm <> j.arm AND v_sign * (j.estimate - i.estimate) > 0
     ), beaten AS (
         SELECT p.j, p.i, max(p.llr) AS llr, min(p.at) FILTER (WHERE p.llr >= ln(v_pairs / c_alpha)) AS crossed_at
         FROM pairs AS p GROUP BY p.j, p.i
@@ -279,10 +298,11 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'The unit is ''tenant'' or ''session''; a session holds only what recall reads (fusion_k, the weights, ...).';
     END IF;
-    IF p_metric IS NULL OR p_metric NOT IN ('success_rate', 'items_used') THEN
+    IF p_metric IS NULL OR p_metric NOT IN ('success_rate', 'items_used', 'corrections') THEN
         RAISE EXCEPTION 'unknown metric %', coalesce(p_metric, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'success_rate (recalls'' outcomes) or items_used (the share of injected memories feedback names used).';
+                  HINT = 'success_rate (recalls'' outcomes), items_used (the share of injected memories feedback '
+                         'names used) or corrections (per session, judged from the next turn; fewer is better).';
     END IF;
     v_arms := cogmem._experiment_checked_arms(p_parameter, p_arms);
     PERFORM cogmem._require_tenant(x) FROM unnest(p_tenants) AS x;

@@ -139,6 +139,26 @@ def test_the_share_of_injected_items_used(db):
     assert report(db)[0][-1] == "arm 1 (promote_min_recalls = 2) is better"
 
 
+def test_corrections_per_session_fewer_is_better(db):
+    """A session counts at its first recall, a correction when its next turn is judged one (here by the
+    caller's judge, cogmem.judge_recall); recalls outside a conversation do not count."""
+    arms = enrol(db, 8, metric="corrections")
+    for arm, names in arms.items():
+        for t in names:
+            for session in range(20):  # in arm 1 the first answer of each session is corrected
+                for n in range(2 if session < 2 else 1):
+                    recall_id = one(
+                        db, "SELECT recall_id FROM cogmem.recall(%s, 'invoices', conversation => %s) LIMIT 1",
+                        (t, f"{t}-{session}"),
+                    )  # fmt: skip
+                    verdict = "corrected" if arm == 1 and n == 0 else "confirmed"
+                    db.execute("SELECT cogmem.judge_recall(%s, %s, %s, 0.9, 'test-judge')", (t, recall_id, verdict))
+            recall_with_feedback(db, t, 1.0)  # no conversation
+    rows = db.execute("SELECT arm, units, observations, estimate, verdict FROM cogmem.experiment_report('e')")
+    better = "arm 2 (promote_min_recalls = 5) is better"
+    assert rows.fetchall() == [(1, 4, 80.0, 1.0, better), (2, 4, 80.0, 0.0, better)]
+
+
 def test_sessions_are_the_units_of_a_session_experiment(db):
     tenants(db, "acme")
     db.execute("SELECT cogmem.remember('acme', 'Invoices are sent on the first working day', topics => '{billing}')")

@@ -21,7 +21,13 @@ def experiment() -> None:
 @click.argument("parameter")
 @click.argument("arms")
 @click.option("--unit", type=click.Choice(["tenant", "session"]), default="tenant", show_default=True)
-@click.option("--metric", type=click.Choice(["success_rate", "items_used"]), default="success_rate", show_default=True)
+@click.option(
+    "--metric",
+    type=click.Choice(["success_rate", "items_used", "corrections"]),
+    default="success_rate",
+    show_default=True,
+    help="What the arms are compared on (corrections: per session, fewer is better).",
+)
 @click.option("--tenant", "tenants", multiple=True, help="Enrol this tenant (repeat; default: every tenant now).")
 @json_option
 @pass_context

@@ -30,7 +30,7 @@ CREATE TABLE cogmem.experiments (
     parameter   text NOT NULL,
     arms        jsonb NOT NULL CHECK (jsonb_typeof(arms) = 'array' AND jsonb_array_length(arms) BETWEEN 2 AND 10),
     unit        text NOT NULL DEFAULT 'tenant' CHECK (unit IN ('tenant', 'session')),
-    metric      text NOT NULL DEFAULT 'success_rate' CHECK (metric IN ('success_rate', 'items_used')),
+    metric      text NOT NULL DEFAULT 'success_rate' CHECK (metric IN ('success_rate', 'items_used', 'corrections')),
     salt        bigint NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     stopped_at  timestamptz CHECK (stopped_at >= created_at),

@@ -611,7 +611,7 @@ CREATE TABLE cogmem.experiments (
     CONSTRAINT experiments_check1 CHECK (((adopted_arm >= 1) AND (adopted_arm <= jsonb_array_length(arms)))),
     CONSTRAINT experiments_check2 CHECK (((adopted_arm IS NULL) = (adopted_at IS NULL))),
     CONSTRAINT experiments_check3 CHECK (((adopted_arm IS NULL) OR (stopped_at IS NOT NULL))),
-    CONSTRAINT experiments_metric_check CHECK ((metric = ANY (ARRAY['success_rate'::text, 'items_used'::text]))),
+    CONSTRAINT experiments_metric_check CHECK ((metric = ANY (ARRAY['success_rate'::text, 'items_used'::text, 'corrections'::text]))),
     CONSTRAINT experiments_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100))),
     CONSTRAINT experiments_unit_check CHECK ((unit = ANY (ARRAY['tenant'::text, 'session'::text])))
 );
