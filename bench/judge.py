@@ -189,9 +189,10 @@ def end_to_end_lines(conn: psycopg.Connection) -> list[str]:
         f"{stats[0]} recalls (two per question: the question and the next turn), {stats[1]} implicit outcomes; "  # type: ignore[index]
         f"verdicts confirmed {stats[2]}, corrected {stats[3]}, repeated {stats[4]}, abstained {stats[5]}.",  # type: ignore[index]
         "",
-        "| decision | explicit | implicit | reproduced | share reproduced | implicit only |",
-        "|---|---|---|---|---|---|",
+        "| decision | explicit | implicit | reproduced | share reproduced | implicit only | of them, right |",
+        "|---|---|---|---|---|---|---|",
     ]
+    helps = {r["answered"]: r["label"] == "confirmed" for r in followups("test")}
     total_e = total_both = 0
     for decision in ("promoted", "reinforced", "weakened"):
         e, i = explicit[decision], implicit[decision]
@@ -199,8 +200,11 @@ def end_to_end_lines(conn: psycopg.Connection) -> list[str]:
         total_e += len(e)
         total_both += len(both)
         share = f"{len(both) / len(e):.2f}" if e else "–"
-        lines.append(f"| {decision} | {len(e)} | {len(i)} | {len(both)} | {share} | {len(i - e)} |")
-    lines.append(f"| all | {total_e} | | {total_both} | {total_both / max(total_e, 1):.2f} | |")
+        # Explicit feedback also scores an answer 0 when it was the best match for another question; an
+        # answer that helps its own question, promoted anyway, is no error of the judge's.
+        right = sum(helps[a] == (decision != "weakened") for a in i - e)
+        lines.append(f"| {decision} | {len(e)} | {len(i)} | {len(both)} | {share} | {len(i - e)} | {right} |")
+    lines.append(f"| all | {total_e} | | {total_both} | {total_both / max(total_e, 1):.2f} | | |")
     return lines
 
 

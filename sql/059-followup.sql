@@ -256,8 +256,10 @@ DECLARE
 BEGIN
     SELECT r.outcome_source = 'explicit' INTO v_explicit
     FROM cogmem.recalls AS r WHERE r.tenant = p_tenant AND r.recall_id = p_recall_id FOR UPDATE;
+    -- Judged: the message's embedding has served its one purpose.
     UPDATE cogmem.recalls AS r
-    SET judged_at = now(), judged_verdict = p_verdict, judged_confidence = p_confidence, judged_by = p_judged_by
+    SET judged_at = now(), judged_verdict = p_verdict, judged_confidence = p_confidence, judged_by = p_judged_by,
+        message_embedding = NULL
     WHERE r.tenant = p_tenant AND r.recall_id = p_recall_id;
     IF p_verdict <> 'neutral' AND v_explicit IS NOT TRUE THEN
         PERFORM cogmem._record_outcome(p_tenant, p_recall_id, CASE p_verdict WHEN 'confirmed' THEN 1 ELSE 0 END,

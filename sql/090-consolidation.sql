@@ -431,6 +431,10 @@ BEGIN
     DELETE FROM cogmem.sensory_turns AS s WHERE s.tenant = p_tenant AND s.at < p_as_of - t.sensory_ttl;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('expire', v_count);
+    -- A recall keeps its message's embedding only while it waits for the next turn (sql/059-followup.sql).
+    UPDATE cogmem.recalls AS r SET message_embedding = NULL
+    WHERE r.tenant = p_tenant AND r.message_embedding IS NOT NULL
+      AND r.created_at < p_as_of - t.implicit_feedback_window;
 
     v_counts := v_counts || cogmem._night_merge(t, p_as_of, v_since);
     -- Reinforce, promote and weaken need recalled memories: one pass over the tenant's statistics finds

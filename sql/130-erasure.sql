@@ -97,6 +97,10 @@ BEGIN
     WHERE s.tenant = erase_subject.tenant AND (s.content ILIKE v_pattern OR s.conversation ILIKE v_pattern);
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('sensory_turns', v_count);
+    -- The embeddings of messages awaiting their next turn (sql/059-followup.sql) may be of the subject's
+    -- words, which no text search can tell: all go, at the cost of the last hour's implicit feedback.
+    UPDATE cogmem.recalls AS r SET message_embedding = NULL
+    WHERE r.tenant = erase_subject.tenant AND r.message_embedding IS NOT NULL;
 
     -- Store items whose value mentions the subject, with or without a memory.
     DELETE FROM cogmem.store_items AS i

@@ -265,3 +265,28 @@ def test_with_embeddings_the_turn_is_judged_beside_the_question(db, tenant):
         (tenant, turn, vectors[2]),
     )
     assert _recall_row(db, recall_id)[1:4] == ("implicit", "confirmed", "followup-embedding")
+
+
+def test_the_questions_embedding_is_kept_only_while_it_waits(db, tenant):
+    vector = "[" + ",".join(["0.05"] * 384) + "]"
+    _fact(db, tenant)
+    waiting = []
+    for conversation in ("c1", "c2", "c3"):
+        waiting.append(
+            one(
+                db,
+                "SELECT recall_id FROM cogmem.recall(%s, 'which port does staging use?', %s::vector,"
+                " conversation => %s) LIMIT 1",
+                (tenant, vector, conversation),
+            )
+        )
+    kept = "SELECT count(*) FROM cogmem.recalls WHERE message_embedding IS NOT NULL"
+    assert one(db, kept) == 3
+    db.execute("SELECT * FROM cogmem.remember(%s, %s, conversation => 'c1')", (tenant, NEUTRAL[0]))
+    assert one(db, kept) == 2  # judged, even by an abstention
+    db.execute("SELECT * FROM cogmem.consolidate(now() + interval '2 hours', %s)", (tenant,))
+    assert one(db, kept) == 0  # the next turn did not come within the window
+    db.execute("SELECT * FROM cogmem.recall(%s, 'and prod?', %s::vector, conversation => 'c4')", (tenant, vector))
+    assert one(db, kept) == 1
+    db.execute("SELECT cogmem.erase_subject(%s, 'Ayşe')", (tenant,))
+    assert one(db, kept) == 0  # an erasure cannot tell whose words they were

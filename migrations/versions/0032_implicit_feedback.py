@@ -41,12 +41,15 @@ ALTER TABLE cogmem.recalls
 DROP INDEX cogmem.recalls_conversation_idx;
 CREATE INDEX recalls_conversation_idx ON cogmem.recalls (tenant, conversation, created_at)
     WHERE conversation IS NOT NULL;
+-- The night clears the embeddings whose next turn did not come; erasure clears them all.
+CREATE INDEX recalls_awaiting_idx ON cogmem.recalls (tenant, created_at) WHERE message_embedding IS NOT NULL;
 COMMENT ON COLUMN cogmem.recalls.outcome_source IS
 'explicit: cogmem.feedback(); implicit: read from the next turn of the conversation (sql/059-followup.sql).';
 COMMENT ON COLUMN cogmem.recalls.outcome_confidence IS
 '1 for explicit feedback; the judge''s probability of its verdict for an implicit one.';
 COMMENT ON COLUMN cogmem.recalls.message_embedding IS
-'The embedding of the message recalled for, when there was one: the next turn is compared with it.';
+'The embedding of the message recalled for, in a conversation: the next turn is compared with it. Cleared '
+'once judged, by the night after implicit_feedback_window, and by erase_subject.';
 COMMENT ON COLUMN cogmem.recalls.judged_verdict IS
 'What the next turn said of the answer: confirmed, corrected, repeated, or neutral (the judge abstained).';
 COMMENT ON COLUMN cogmem.recalls.judged_by IS
@@ -67,7 +70,7 @@ def downgrade() -> None:
     execute("""
 DROP VIEW IF EXISTS cogmem.outcome_stats;  -- sql/059-followup.sql, which reads the columns going away
 ALTER TABLE cogmem.tenants DROP COLUMN implicit_feedback, DROP COLUMN implicit_feedback_window;
-DROP INDEX cogmem.recalls_conversation_idx;
+DROP INDEX cogmem.recalls_conversation_idx, cogmem.recalls_awaiting_idx;
 CREATE INDEX recalls_conversation_idx ON cogmem.recalls (tenant, conversation) WHERE conversation IS NOT NULL;
 ALTER TABLE cogmem.recalls
     DROP COLUMN outcome_source, DROP COLUMN outcome_confidence, DROP COLUMN message_embedding,

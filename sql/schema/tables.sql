@@ -837,7 +837,7 @@ COMMENT ON COLUMN cogmem.recalls.outcome_source IS 'explicit: cogmem.feedback();
 
 COMMENT ON COLUMN cogmem.recalls.outcome_confidence IS '1 for explicit feedback; the judge''s probability of its verdict for an implicit one.';
 
-COMMENT ON COLUMN cogmem.recalls.message_embedding IS 'The embedding of the message recalled for, when there was one: the next turn is compared with it.';
+COMMENT ON COLUMN cogmem.recalls.message_embedding IS 'The embedding of the message recalled for, in a conversation: the next turn is compared with it. Cleared once judged, by the night after implicit_feedback_window, and by erase_subject.';
 
 COMMENT ON COLUMN cogmem.recalls.judged_verdict IS 'What the next turn said of the answer: confirmed, corrected, repeated, or neutral (the judge abstained).';
 
@@ -1247,6 +1247,8 @@ CREATE INDEX memories_tenant_ring_idx ON cogmem.memories USING btree (tenant, ri
 CREATE INDEX memory_contradictions_older_idx ON cogmem.memory_contradictions USING btree (tenant, contradicts_id);
 
 CREATE INDEX memory_siblings_sibling_idx ON cogmem.memory_siblings USING btree (tenant, sibling_id);
+
+CREATE INDEX recalls_awaiting_idx ON cogmem.recalls USING btree (tenant, created_at) WHERE (message_embedding IS NOT NULL);
 
 CREATE INDEX recalls_conversation_idx ON cogmem.recalls USING btree (tenant, conversation, created_at) WHERE (conversation IS NOT NULL);
 
