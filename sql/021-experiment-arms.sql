@@ -17,7 +17,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
     -- per_session: read by recall, which knows its conversation, so a session may hold its own value;
-    -- the others act on a tenant's memories as a whole (remember's duplicates, the night).
+    -- the others act on all the memories of a tenant (the duplicates remember finds, the night).
     SELECT p.parameter, p.per_session
     FROM (VALUES
         ('promote_min_recalls', false), ('promote_min_success', false), ('reinforce_min_recalls', false),
@@ -60,7 +60,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM cogmem.experiments AS e WHERE e.stopped_at IS NULL) THEN
         RETURN t;  -- the common case: one index probe of a small table
     END IF;
-    -- A session's arm applies where the session is known (recall); elsewhere its tenant's own value.
+    -- The arm of a session applies where the session is known (recall); elsewhere the tenant value.
     SELECT jsonb_object_agg(e.parameter,
                             e.arms -> (coalesce(a.arm, cogmem._experiment_arm(e.salt, p_session, jsonb_array_length(e.arms))) - 1))
     INTO v_arms
@@ -69,7 +69,7 @@ BEGIN
     JOIN cogmem._experiment_parameters() AS p ON p.parameter = e.parameter  -- never what is not listed
     WHERE a.tenant = p_tenant AND e.stopped_at IS NULL
       AND (e.unit = 'tenant' OR (p_session IS NOT NULL AND p.per_session));
-    -- The values were checked against the columns' types and constraints when the experiment was made.
+    -- The values were checked against the types and constraints of the columns when it was made.
     RETURN CASE WHEN v_arms IS NULL THEN t ELSE jsonb_populate_record(t, v_arms) END;
 END;
 $$;

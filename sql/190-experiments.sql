@@ -160,7 +160,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     c_alpha constant double precision := 0.05;  -- the false "better" rate promised
-    c_tau   constant double precision := 0.05;  -- the mixture's width: differences of a few points of a rate
+    c_tau   constant double precision := 0.05;  -- the width of the mixture: differences of a few points of a rate
     v_exp   record;
     v_pairs integer;
     v_sign  integer;  -- 1: more is better; -1: fewer (corrections)
@@ -248,7 +248,7 @@ BEGIN
             JOIN pg_attribute AS a ON a.attrelid = c.conrelid AND a.attname = p_parameter
             WHERE c.conrelid = 'cogmem.tenants'::regclass AND c.contype = 'c' AND c.conkey = ARRAY[a.attnum]
         LOOP
-            -- The expression is the catalog's own, over the table's column names.
+            -- The expression comes from the catalog itself, over the column names of the table.
             EXECUTE format('SELECT %s FROM jsonb_populate_record(NULL::cogmem.tenants, $1) AS tenants', v_check)
             INTO v_ok USING jsonb_build_object(p_parameter, v_typed);
             IF NOT v_ok THEN
@@ -361,7 +361,7 @@ BEGIN
         RAISE EXCEPTION 'experiment "%" exists', experiment_create.name
             USING ERRCODE = 'unique_violation', HINT = 'Experiments are kept for the record: choose another name.';
     END IF;
-    -- Tenants: in the salt's random order, dealt to the arms in turn, so the arms differ by one at most.
+    -- Tenants: in the random order of the salt, dealt to the arms in turn: the arms differ by one at most.
     -- Sessions: each hashes to its arm when it recalls (sql/021-experiment-arms.sql).
     INSERT INTO cogmem.experiment_tenants (tenant, experiment, arm)
     SELECT x.t, experiment_create.name,
@@ -469,7 +469,7 @@ BEGIN
     SET stopped_at = coalesce(e.stopped_at, now()), adopted_arm = experiment_adopt.arm, adopted_at = now()
     WHERE e.name = v_exp.name;
     -- The name is a listed column (checked when the experiment was made); the value goes in typed by it.
-    -- Each tenant's change is logged by the tenants' governance trigger.
+    -- Each changed tenant is logged by the governance trigger of cogmem.tenants.
     EXECUTE format('UPDATE cogmem.tenants AS t SET %1$I = r.%1$I FROM jsonb_populate_record(NULL::cogmem.tenants, $1) AS r '
                    'WHERE t.tenant IN (SELECT a.tenant FROM cogmem.experiment_tenants AS a WHERE a.experiment = $2)',
                    v_exp.parameter)
