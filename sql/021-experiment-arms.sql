@@ -57,8 +57,11 @@ DECLARE
     v_arms  jsonb;
 BEGIN
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
-    IF NOT EXISTS (SELECT FROM cogmem.experiments AS e WHERE e.stopped_at IS NULL) THEN
-        RETURN t;  -- the common case: one index probe of a small table
+    -- The common cases, by index probes: no experiment runs, or none enrols this tenant.
+    IF NOT EXISTS (SELECT FROM cogmem.experiments AS e WHERE e.stopped_at IS NULL)
+       OR NOT EXISTS (SELECT FROM cogmem.experiment_tenants AS a JOIN cogmem.experiments AS e ON e.name = a.experiment
+                      WHERE a.tenant = p_tenant AND e.stopped_at IS NULL) THEN
+        RETURN t;
     END IF;
     -- The arm of a session applies where the session is known (recall); elsewhere the tenant value.
     SELECT jsonb_object_agg(e.parameter,

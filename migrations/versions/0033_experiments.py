@@ -39,6 +39,8 @@ CREATE TABLE cogmem.experiments (
     CHECK ((adopted_arm IS NULL) = (adopted_at IS NULL)),
     CHECK (adopted_arm IS NULL OR stopped_at IS NOT NULL)
 );
+-- Every remember, recall and night asks whether any experiment runs (sql/021-experiment-arms.sql).
+CREATE INDEX experiments_running_idx ON cogmem.experiments (name) WHERE stopped_at IS NULL;
 COMMENT ON TABLE cogmem.experiments IS
 'Experiments on a tenant setting (parameter, a column of cogmem.tenants): its arms (a JSON array of '
 'values, arm 1 first), the unit assigned to an arm (tenant or session), the metric compared, the salt '

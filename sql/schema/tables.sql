@@ -1226,6 +1226,8 @@ CREATE INDEX episodes_recent_idx ON cogmem.episodes USING btree (tenant, project
 
 CREATE INDEX experiment_tenants_experiment_idx ON cogmem.experiment_tenants USING btree (experiment);
 
+CREATE INDEX experiments_running_idx ON cogmem.experiments USING btree (name) WHERE (stopped_at IS NULL);
+
 CREATE INDEX gut_patterns_active_idx ON cogmem.gut_patterns USING btree (pattern_id) WHERE (withdrawn_release IS NULL);
 
 CREATE INDEX gut_releases_period_idx ON cogmem.gut_releases USING btree (period_start);
