@@ -41,6 +41,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/shards.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/conversation.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/candidates.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/experiments.py --results bench/RESULTS.md
 
 # sql/schema/tables.sql: the head revision's tables in one file (tests/test_schema.py compares).
 schema: setup

@@ -33,6 +33,7 @@ from psycopg_pool import ConnectionPool
 
 from cogmem_pg.embed import Embedder, default_embedder
 from cogmem_pg.types import (
+    ArmReport,
     AuditCheck,
     BatchMemory,
     BriefingLine,
@@ -43,6 +44,8 @@ from cogmem_pg.types import (
     Episode,
     ErrorReport,
     Established,
+    Experiment,
+    ExperimentArm,
     ExplainedItem,
     Finding,
     FollowupVerdict,
@@ -69,12 +72,12 @@ from cogmem_pg.types import (
 )
 
 # The result types live in cogmem_pg/types.py; they stay importable from here.
-__all__ = ["PLAIN_TEXT_FIELDS", "AuditCheck", "BatchMemory", "BriefingLine", "Classification", "Classifier",
-           "Client", "Conflict", "Decision", "Episode", "ErrorReport", "Established", "ExplainedItem", "Finding",
-           "FollowupVerdict", "Found", "GuardItem", "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge",
-           "Judgement", "Memory", "Observation",
-           "PendingRule", "Recall", "RecallItem", "Resolution", "Ring", "Sibling", "StorePut", "StoredItem",
-           "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
+__all__ = ["PLAIN_TEXT_FIELDS", "ArmReport", "AuditCheck", "BatchMemory", "BriefingLine", "Classification",
+           "Classifier", "Client", "Conflict", "Decision", "Episode", "ErrorReport", "Established",
+           "Experiment", "ExperimentArm", "ExplainedItem", "Finding", "FollowupVerdict", "Found", "GuardItem",
+           "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge", "Judgement", "Memory",
+           "Observation", "PendingRule", "Recall", "RecallItem", "Resolution", "Ring", "Sibling",
+           "StorePut", "StoredItem", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
 
 T = TypeVar("T")
 # Speakers whose turns are never read as a reply to an answer (sql/059-followup.sql skips the same).
@@ -965,6 +968,43 @@ class Client:
                 ),
             ).fetchall()
         return [tuple(row[0]) for row in rows]
+
+    # sql/190-experiments.sql (administrators)
+    def experiment_create(
+        self,
+        name: str,
+        parameter: str,
+        arms: Sequence[Any],
+        unit: Literal["tenant", "session"] = "tenant",
+        metric: Literal["success_rate", "items_used", "corrections"] = "success_rate",
+        tenants: Sequence[str] | None = None,
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> list[ExperimentArm]:
+        """Starts an experiment on a tenant setting; each enrolled tenant's arm."""
+        return self._rows(
+            conn,
+            ExperimentArm,
+            "SELECT * FROM cogmem.experiment_create(%s, %s, %s, %s, %s, %s)",
+            (name, parameter, Jsonb(list(arms)), unit, metric, None if tenants is None else list(tenants)),
+        )
+
+    def experiment_status(self, name: str | None = None, *, conn: psycopg.Connection | None = None) -> list[Experiment]:
+        return self._rows(conn, Experiment, "SELECT * FROM cogmem.experiment_status(%s)", (name,))
+
+    def experiment_stop(self, name: str, *, conn: psycopg.Connection | None = None) -> datetime:
+        return self._scalar(conn, "SELECT cogmem.experiment_stop(%s)", (name,))
+
+    def experiment_adopt(self, name: str, arm: int, *, conn: psycopg.Connection | None = None) -> int:
+        """Writes ARM's value into the settings of every tenant the experiment enrolled; how many."""
+        return int(self._scalar(conn, "SELECT cogmem.experiment_adopt(%s, %s)", (name, arm)))
+
+    def experiment_report(
+        self, name: str, as_of: datetime | None = None, *, conn: psycopg.Connection | None = None
+    ) -> list[ArmReport]:
+        return self._rows(
+            conn, ArmReport, "SELECT * FROM cogmem.experiment_report(%s, coalesce(%s, now()))", (name, as_of)
+        )
 
     # no sql/ function: a plain read of the memories table under row-level security
     def search(

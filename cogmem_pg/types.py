@@ -322,6 +322,50 @@ class GutPeriod:
 
 
 @dataclass(frozen=True)
+class ExperimentArm:
+    """A tenant's arm in an experiment (cogmem.experiment_create); arm None: its sessions are assigned."""
+
+    tenant: str
+    arm: int | None
+    value: Any
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """An experiment (cogmem.experiment_status); tenants: how many each arm enrols ("session" when the
+    unit is the session)."""
+
+    experiment: str
+    parameter: str
+    arms: list[Any]
+    unit: str
+    metric: str
+    state: str
+    tenants: dict[str, int] | None
+    created_at: datetime
+    stopped_at: datetime | None
+    adopted_arm: int | None
+    adopted_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ArmReport:
+    """One arm of cogmem.experiment_report: its metric with a 95% interval valid at every look, the
+    always-valid p-value that it beats every other arm, and the experiment's verdict."""
+
+    arm: int
+    value: Any
+    units: int
+    observations: float
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_better: float
+    verdict: str
+    decided_at: datetime | None
+
+
+@dataclass(frozen=True)
 class Recall:
     recall_id: UUID | None
     items: list[RecallItem] = field(default_factory=list)

@@ -441,7 +441,7 @@ BEGIN
     -- Its callers (remember, remember_many, observe, report_error, resolve_conflict, end_session) checked
     -- reach first.
     PERFORM cogmem._lock_tenant(v_tenant, false);
-    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
+    t := cogmem._tenant_settings(v_tenant);
     v_language := t.language;
     v_named := cogmem._checked_input(t, p_content, p_ring, p_topics, p_source, p_embedding, p_contradicts);
     v_verdict := CASE WHEN cardinality(v_named) > 0 THEN 'caller' END;

@@ -101,7 +101,7 @@ DECLARE
     v_items cogmem._batch_item[];
     t       cogmem.tenants;
 BEGIN
-    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
+    t := cogmem._tenant_settings(p_tenant);
     -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret. A
     -- long turn routed to a never-cut ring carries the sentence that ring keeps (rule); the turn itself is
     -- stored as fresh (_store_batch, _remember).
@@ -360,7 +360,7 @@ BEGIN
     -- item by item throughout.
     v_prepared := cogmem._prepare_batch(p_tenant, p_language, p_items, p_embeddings);
     IF NOT EXISTS (SELECT FROM unnest(v_prepared) AS b WHERE b.embedding IS NULL) THEN
-        v_alone := cogmem._unrelated_batch_items((SELECT x FROM cogmem.tenants AS x WHERE x.tenant = p_tenant), v_prepared,
+        v_alone := cogmem._unrelated_batch_items(cogmem._tenant_settings(p_tenant), v_prepared,
                                        NOT 'near_duplicates' = ANY (p_skip), NOT 'conflicts' = ANY (p_skip));
     END IF;
     IF cardinality(v_alone) > 0 THEN

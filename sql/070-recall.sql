@@ -541,7 +541,7 @@ BEGIN
     v_budget := recall.budget;
     PERFORM cogmem._check_embedding(recall.embedding);
 
-    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
+    t := cogmem._tenant_settings(v_tenant, recall.conversation);
     PERFORM cogmem._check_limits(t, recall.topics, '{}');
     SELECT sum(l.token_allocation),
            coalesce(array_agg(l.layer::text::cogmem.ring) FILTER (WHERE l.never_cut AND l.layer NOT IN ('bios', 'gut')), '{}')

@@ -404,7 +404,7 @@ DECLARE
     v_recalled  bigint[];
     v_overflow  jsonb;
 BEGIN
-    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
+    t := cogmem._tenant_settings(p_tenant);
     BEGIN
         PERFORM cogmem._lock_tenant(p_tenant, true);  -- the day's calls wait for this tenant's night
     EXCEPTION WHEN lock_not_available THEN

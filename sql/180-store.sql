@@ -321,7 +321,7 @@ DECLARE
 BEGIN
     PERFORM cogmem._require_tenant(store_put.tenant);
     v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item');
-    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = store_put.tenant;
+    t := cogmem._tenant_settings(store_put.tenant);
     PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
     PERFORM cogmem._store_sweep(store_put.tenant);
     SELECT * INTO v_old FROM cogmem.store_items AS i
@@ -591,7 +591,7 @@ BEGIN
         RAISE EXCEPTION 'a store filter must be a JSON object'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'For example {"kind": "preference", "stars": {"$gte": 4}}.';
     END IF;
-    SELECT * INTO v_tenant FROM cogmem.tenants AS t WHERE t.tenant = store_search.tenant;
+    v_tenant := cogmem._tenant_settings(store_search.tenant);
     RETURN QUERY
     WITH page AS (
         SELECT r.* FROM cogmem._store_ranked(v_tenant, v_prefix, store_search.query,

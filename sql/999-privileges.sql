@@ -216,5 +216,10 @@ cogmem.audit_mark_exported(text, text),
 cogmem.restore_memory_stats(text, jsonb),
 cogmem.restore_siblings(text, jsonb),
 cogmem.restore_episode(text, uuid, text, text, text, text[], text[], text[], bigint[], text[], timestamptz, timestamptz),
-cogmem.gut_configure(text, boolean, boolean)
+cogmem.gut_configure(text, boolean, boolean),
+cogmem.experiment_create(text, text, jsonb, text, text, text[]),
+cogmem.experiment_status(text),
+cogmem.experiment_stop(text),
+cogmem.experiment_adopt(text, bigint),
+cogmem.experiment_report(text, timestamptz)
 TO cogmem_admin;

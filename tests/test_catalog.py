@@ -25,6 +25,7 @@ GLOBAL_TABLES = {
     "routing_model",  # the inbound router's weights (cogmem_pg/data/routing-model.json)
     "routing_terms",
     "routing_model_version",
+    "experiments",  # what an experiment varies and its arms; its tenants are in experiment_tenants
 }
 # Procedures that COMMIT cannot carry a SET clause (PostgreSQL forbids it); they qualify every name instead.
 COMMITTING_PROCEDURES = {

@@ -18,8 +18,8 @@ COMMAND_MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in (
 def test_the_command_modules_are_the_ones_main_takes():
     assert sorted(m.__name__.rsplit(".", 1)[1] for m in cli.MODULES) == COMMAND_MODULES
     assert COMMAND_MODULES == [
-        "audit", "bios", "cluster", "conflicts", "erasure", "guard", "gut", "memory", "sessions", "shards", "store",
-        "tenants", "vault",
+        "audit", "bios", "cluster", "conflicts", "erasure", "experiments", "guard", "gut", "memory", "sessions",
+        "shards", "store", "tenants", "vault",
     ]  # fmt: skip
 
 
@@ -105,6 +105,9 @@ COMMANDS = {
     "vault_get": "vault get", "vault_list": "vault list", "vault_put": "vault put", "verify_audit": "audit verify",
     "pending_rules": "rules pending", "confirm_ring": "rules confirm", "dismiss_candidate": "rules dismiss",
     "judge_followup": "judge", "judge_recall": "judge-recall",
+    "experiment_create": "experiment create", "experiment_status": "experiment status",
+    "experiment_stop": "experiment stop", "experiment_adopt": "experiment adopt",
+    "experiment_report": "experiment report",
 }  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from cogmem_pg.cli import (
     cluster,
     conflicts,
     erasure,
+    experiments,
     guard,
     gut,
     memory,
@@ -27,7 +28,22 @@ from cogmem_pg.cli import (
 )
 from cogmem_pg.cli.common import Context
 
-MODULES = (cluster, memory, tenants, bios, guard, conflicts, sessions, vault, store, audit, gut, shards, erasure)
+MODULES = (
+    cluster,
+    memory,
+    tenants,
+    bios,
+    guard,
+    conflicts,
+    sessions,
+    vault,
+    store,
+    audit,
+    gut,
+    shards,
+    erasure,
+    experiments,
+)
 
 
 @click.group()

@@ -586,6 +586,38 @@ CREATE TABLE cogmem.episodes (
 
 COMMENT ON TABLE cogmem.episodes IS 'Ended sessions, immutable: what was done, decisions, open items, next steps, the memories touched.';
 
+CREATE TABLE cogmem.experiment_tenants (
+    tenant text NOT NULL,
+    experiment text NOT NULL,
+    arm smallint,
+    CONSTRAINT experiment_tenants_arm_check CHECK ((arm >= 1))
+);
+
+COMMENT ON TABLE cogmem.experiment_tenants IS 'The tenants an experiment enrols, and the arm of each (NULL when the unit is the session: each session of the tenant is assigned by its own hash).';
+
+CREATE TABLE cogmem.experiments (
+    name text NOT NULL,
+    parameter text NOT NULL,
+    arms jsonb NOT NULL,
+    unit text DEFAULT 'tenant'::text NOT NULL,
+    metric text DEFAULT 'success_rate'::text NOT NULL,
+    salt bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    stopped_at timestamp with time zone,
+    adopted_arm smallint,
+    adopted_at timestamp with time zone,
+    CONSTRAINT experiments_arms_check CHECK (((jsonb_typeof(arms) = 'array'::text) AND ((jsonb_array_length(arms) >= 2) AND (jsonb_array_length(arms) <= 10)))),
+    CONSTRAINT experiments_check CHECK ((stopped_at >= created_at)),
+    CONSTRAINT experiments_check1 CHECK (((adopted_arm >= 1) AND (adopted_arm <= jsonb_array_length(arms)))),
+    CONSTRAINT experiments_check2 CHECK (((adopted_arm IS NULL) = (adopted_at IS NULL))),
+    CONSTRAINT experiments_check3 CHECK (((adopted_arm IS NULL) OR (stopped_at IS NOT NULL))),
+    CONSTRAINT experiments_metric_check CHECK ((metric = ANY (ARRAY['success_rate'::text, 'items_used'::text, 'corrections'::text]))),
+    CONSTRAINT experiments_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100))),
+    CONSTRAINT experiments_unit_check CHECK ((unit = ANY (ARRAY['tenant'::text, 'session'::text])))
+);
+
+COMMENT ON TABLE cogmem.experiments IS 'Experiments on a tenant setting (parameter, a column of cogmem.tenants): its arms (a JSON array of values, arm 1 first), the unit assigned to an arm (tenant or session), the metric compared, the salt of the assignment, and when it stopped and which arm was adopted. Written by cogmem.experiment_*().';
+
 CREATE TABLE cogmem.gut_releases (
     release_id bigint NOT NULL,
     released_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -1075,6 +1107,12 @@ ALTER TABLE ONLY cogmem.default_topics
 ALTER TABLE ONLY cogmem.episodes
     ADD CONSTRAINT episodes_pkey PRIMARY KEY (tenant, session_id);
 
+ALTER TABLE ONLY cogmem.experiment_tenants
+    ADD CONSTRAINT experiment_tenants_pkey PRIMARY KEY (tenant, experiment);
+
+ALTER TABLE ONLY cogmem.experiments
+    ADD CONSTRAINT experiments_pkey PRIMARY KEY (name);
+
 ALTER TABLE ONLY cogmem.gut_contributions
     ADD CONSTRAINT gut_contributions_pkey PRIMARY KEY (tenant, memory_id);
 
@@ -1186,6 +1224,10 @@ CREATE INDEX conflicts_open_idx ON cogmem.conflicts USING btree (tenant) WHERE (
 
 CREATE INDEX episodes_recent_idx ON cogmem.episodes USING btree (tenant, project, ended_at DESC);
 
+CREATE INDEX experiment_tenants_experiment_idx ON cogmem.experiment_tenants USING btree (experiment);
+
+CREATE INDEX experiments_running_idx ON cogmem.experiments USING btree (name) WHERE (stopped_at IS NULL);
+
 CREATE INDEX gut_patterns_active_idx ON cogmem.gut_patterns USING btree (pattern_id) WHERE (withdrawn_release IS NULL);
 
 CREATE INDEX gut_releases_period_idx ON cogmem.gut_releases USING btree (period_start);
@@ -1268,6 +1310,10 @@ CREATE TRIGGER core_identity_immutable BEFORE UPDATE ON cogmem.core_identity FOR
 
 CREATE TRIGGER episodes_immutable BEFORE UPDATE ON cogmem.episodes FOR EACH ROW EXECUTE FUNCTION cogmem._refuse_change();
 
+CREATE TRIGGER experiment_tenants_audit AFTER INSERT OR DELETE ON cogmem.experiment_tenants FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+
+CREATE TRIGGER experiments_audit AFTER INSERT OR DELETE OR UPDATE ON cogmem.experiments FOR EACH ROW EXECUTE FUNCTION cogmem._audit_governance();
+
 CREATE TRIGGER memories_fingerprint BEFORE INSERT OR UPDATE OF content ON cogmem.memories FOR EACH ROW EXECUTE FUNCTION cogmem._set_fingerprint();
 
 CREATE TRIGGER memories_forget_keyed_rows AFTER DELETE ON cogmem.memories REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_keyed_rows();
@@ -1313,6 +1359,12 @@ ALTER TABLE ONLY cogmem.core_identity
 
 ALTER TABLE ONLY cogmem.episodes
     ADD CONSTRAINT episodes_tenant_session_id_fkey FOREIGN KEY (tenant, session_id) REFERENCES cogmem.sessions(tenant, session_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY cogmem.experiment_tenants
+    ADD CONSTRAINT experiment_tenants_experiment_fkey FOREIGN KEY (experiment) REFERENCES cogmem.experiments(name) ON DELETE CASCADE;
+
+ALTER TABLE ONLY cogmem.experiment_tenants
+    ADD CONSTRAINT experiment_tenants_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.tenants(tenant) ON DELETE CASCADE;
 
 ALTER TABLE ONLY cogmem.gut_feedback
     ADD CONSTRAINT gut_feedback_pattern_id_fkey FOREIGN KEY (pattern_id) REFERENCES cogmem.gut_patterns(pattern_id);
@@ -1389,6 +1441,8 @@ CREATE POLICY definer_reads ON cogmem.gut_shard_key FOR SELECT USING ((CURRENT_U
 
 ALTER TABLE cogmem.episodes ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE cogmem.experiment_tenants ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE cogmem.gut_contributions ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE cogmem.gut_feedback ENABLE ROW LEVEL SECURITY;
@@ -1446,6 +1500,8 @@ CREATE POLICY tenant_isolation ON cogmem.consolidation_runs USING (((tenant = AN
 CREATE POLICY tenant_isolation ON cogmem.core_identity USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
 CREATE POLICY tenant_isolation ON cogmem.episodes USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
+
+CREATE POLICY tenant_isolation ON cogmem.experiment_tenants USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
 CREATE POLICY tenant_isolation ON cogmem.gut_contributions USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
