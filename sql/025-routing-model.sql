@@ -53,3 +53,33 @@ $$;
 COMMENT ON FUNCTION cogmem._routing_term_scores(text, text[]) IS
 'Per head and label slot of a routing model, the sum of the weights of the given terms (those the '
 'model knows).';
+
+-- A model's probability of each label, per head: bias - weights · features + the weights of the terms,
+-- softmax per head (shifted by the head's largest score, so that exp() cannot overflow). The router
+-- (sql/030-routing.sql) and the follow-up judge (sql/059-followup.sql) both score this way.
+CREATE OR REPLACE FUNCTION cogmem._model_scores(p_model text, p_features public.vector, p_terms text[])
+RETURNS TABLE (head text, label text, probability double precision, threshold real, candidate_threshold real)
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY
+    WITH scores AS (
+        SELECT m.head, m.label, m.threshold, m.candidate_threshold,
+               m.bias - (m.weights OPERATOR(public.<#>) p_features) + coalesce(ts.score, 0) AS score  -- <#>: minus the dot product
+        FROM cogmem._routing_model() AS m
+        LEFT JOIN cogmem._routing_term_scores(p_model, p_terms) AS ts ON ts.head = m.head AND ts.slot = m.slot
+        WHERE m.model = p_model
+    ),
+    shifted AS (
+        SELECT s.head, s.label, s.threshold, s.candidate_threshold,
+               exp(s.score - max(s.score) OVER (PARTITION BY s.head)) AS e
+        FROM scores AS s
+    )
+    SELECT x.head, x.label, x.e / sum(x.e) OVER (PARTITION BY x.head), x.threshold, x.candidate_threshold
+    FROM shifted AS x;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._model_scores(text, public.vector, text[]) IS
+'A routing model''s probability of each label per head for the given dense features and terms, with the '
+'label''s thresholds.';

@@ -207,9 +207,8 @@ SET search_path = pg_catalog, cogmem, pg_temp
 RETURN cardinality(regexp_split_to_array(btrim(p_content), '\s+')) > 40 AND cardinality(cogmem._sentences(p_content)) >= 2;
 COMMENT ON FUNCTION cogmem._is_long(text) IS 'Whether a text is long: two sentences or more, over 40 words.';
 
--- The model (sql/025-routing-model.sql) as the scores of each label: bias + weights · features + the
--- weights of the statement's terms, where the features are the embedding followed by the cues, or the
--- cues alone without an embedding.
+-- The model (sql/025-routing-model.sql, _model_scores) as the probability of each label, where the
+-- features are the embedding followed by the cues, or the cues alone without an embedding.
 DROP FUNCTION IF EXISTS cogmem._inbound_scores(text, public.vector);  -- before 0029: no candidate threshold
 CREATE OR REPLACE FUNCTION cogmem._inbound_scores(p_content text, p_embedding public.vector)
 RETURNS TABLE (head text, label text, probability double precision, threshold real, candidate_threshold real)
@@ -225,22 +224,7 @@ DECLARE
                        || CASE WHEN cogmem._is_long(p_content) THEN '-long' ELSE '' END;
 BEGIN
     v_features := CASE WHEN p_embedding IS NULL THEN v_cues ELSE p_embedding OPERATOR(public.||) v_cues END;
-    RETURN QUERY
-    WITH scores AS (
-        SELECT m.head, m.label, m.threshold, m.candidate_threshold,
-               m.bias - (m.weights OPERATOR(public.<#>) v_features) + coalesce(ts.score, 0) AS score  -- <#>: minus the dot product
-        FROM cogmem._routing_model() AS m
-        LEFT JOIN cogmem._routing_term_scores(v_model, v_terms) AS ts ON ts.head = m.head AND ts.slot = m.slot
-        WHERE m.model = v_model
-    ),
-    -- A softmax per head, shifted by the head's largest score so that exp() cannot overflow.
-    shifted AS (
-        SELECT s.head, s.label, s.threshold, s.candidate_threshold,
-               exp(s.score - max(s.score) OVER (PARTITION BY s.head)) AS e
-        FROM scores AS s
-    )
-    SELECT x.head, x.label, x.e / sum(x.e) OVER (PARTITION BY x.head), x.threshold, x.candidate_threshold
-    FROM shifted AS x;
+    RETURN QUERY SELECT * FROM cogmem._model_scores(v_model, v_features, v_terms);
 END;
 $$;
 COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector) IS

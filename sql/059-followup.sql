@@ -82,8 +82,8 @@ COMMENT ON FUNCTION cogmem._followup_cues(text) IS
 'Turkish): thanks, it worked, approval, a leading no, still or again, failure, wrong, I asked, a question, a '
 'change of topic, sarcasm, emoji (glad, laughing, ironic), length, appreciation and not understanding.';
 
--- The judge's probability of each verdict for a turn: bias + weights · features + the weights of the turn's
--- terms, softmax. The features are the cues, the cosine of the turn to the question and the turn's embedding
+-- The judge's probability of each verdict for a turn (sql/025-routing-model.sql, _model_scores). The
+-- features are the cues, the cosine of the turn to the question and the turn's embedding
 -- (followup-embedding), or the cues alone when either embedding is missing (followup-cues).
 CREATE OR REPLACE FUNCTION cogmem._followup_scores(p_turn text, p_embedding public.vector, p_asked public.vector)
 RETURNS TABLE (model text, label text, probability double precision, threshold real)
@@ -99,16 +99,9 @@ BEGIN
                        ELSE v_cues OPERATOR(public.||) ARRAY[1 - (p_embedding OPERATOR(public.<=>) p_asked)]::public.vector
                             OPERATOR(public.||) p_embedding END;
     RETURN QUERY
-    WITH scores AS (
-        SELECT m.label, m.threshold,
-               m.bias - (m.weights OPERATOR(public.<#>) v_features) + coalesce(ts.score, 0) AS score
-        FROM cogmem._routing_model() AS m
-        LEFT JOIN cogmem._routing_term_scores(v_model, cogmem._inbound_terms(p_turn)) AS ts
-            ON ts.head = m.head AND ts.slot = m.slot
-        WHERE m.model = v_model AND m.head = 'followup'
-    ),
-    shifted AS (SELECT s.label, s.threshold, exp(s.score - max(s.score) OVER ()) AS e FROM scores AS s)
-    SELECT v_model, x.label, x.e / sum(x.e) OVER (), x.threshold FROM shifted AS x;
+    SELECT v_model, p.label, p.probability, p.threshold
+    FROM cogmem._model_scores(v_model, v_features, cogmem._inbound_terms(p_turn)) AS p
+    WHERE p.head = 'followup';
 END;
 $$;
 COMMENT ON FUNCTION cogmem._followup_scores(text, public.vector, public.vector) IS

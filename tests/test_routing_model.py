@@ -104,3 +104,13 @@ def test_a_new_model_replaces_the_old_and_the_same_one_is_not_loaded_again(fresh
         ) == pytest.approx(0.5)
         assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == 28 + 8
         assert one(conn, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])
+
+
+def test_a_models_scores_are_a_distribution_per_head(db):
+    rows = db.execute(
+        "SELECT s.head, sum(s.probability), count(*) FROM cogmem._model_scores("
+        " 'cues', cogmem._inbound_cues('Never deploy on Fridays.')::vector,"
+        " cogmem._inbound_terms('Never deploy on Fridays.')) AS s GROUP BY s.head ORDER BY s.head"
+    ).fetchall()
+    assert [(head, round(total, 9), n) for head, total, n in rows] == [("instruction", 1, 2), ("ring", 1, 4)]
+    assert db.execute("SELECT * FROM cogmem._model_scores('no-such-model', '[1]', '{}')").fetchall() == []
