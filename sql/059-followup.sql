@@ -300,10 +300,12 @@ BEGIN
     IF NOT t.implicit_feedback THEN
         RETURN;
     END IF;
+    -- Locked: two turns at once judge it once (the second sees it judged).
     SELECT r.recall_id, r.message_sha256, r.message_embedding, r.judged_at INTO v_recall
     FROM cogmem.recalls AS r
     WHERE r.tenant = p_tenant AND r.conversation = p_conversation AND r.created_at >= now() - t.implicit_feedback_window
-    ORDER BY r.created_at DESC LIMIT 1;
+    ORDER BY r.created_at DESC LIMIT 1
+    FOR UPDATE;
     IF v_recall.recall_id IS NULL OR v_recall.judged_at IS NOT NULL
        OR v_recall.message_sha256 = sha256(convert_to(p_turn, 'UTF8')) THEN
         RETURN;
