@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import sys
+import time
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -217,10 +219,55 @@ def end_to_end_lines(conn: psycopg.Connection) -> list[str]:
     return lines
 
 
+def cost_lines(conn: psycopg.Connection, rounds: int = 150) -> list[str]:
+    """What judging costs a turn: remember of a turn that follows a recall in its conversation (judged),
+    against the same turn with no recall awaiting it (nothing to judge), alternating, medians."""
+    conn.execute("SELECT cogmem.create_tenant('judge-cost')")
+    test = followups("test")
+    facts = [r["answered"] for r in test[:60]]
+    vectors = dict(
+        zip(
+            facts + [r["asked"] for r in test] + [r["followup"] for r in test],
+            embed(facts + [r["asked"] for r in test] + [r["followup"] for r in test]),
+            strict=True,
+        )
+    )
+    for fact in facts:
+        conn.execute(
+            "SELECT 1 FROM cogmem.remember('judge-cost', %s, 'fresh', embedding => %s::vector)",
+            (fact, vector(vectors[fact])),
+        )
+    judged: list[float] = []
+    alone: list[float] = []
+    for n in range(rounds):
+        r = test[n % len(test)]
+        for awaited, times in ((True, judged), (False, alone)):
+            conversation = f"cost-{n}-{awaited}"
+            if awaited:
+                conn.execute(
+                    "SELECT 1 FROM cogmem.recall('judge-cost', %s, %s::vector, conversation => %s)",
+                    (r["asked"], vector(vectors[r["asked"]]), conversation),
+                )
+            start = time.perf_counter()
+            conn.execute(
+                "SELECT 1 FROM cogmem.remember('judge-cost', %s, embedding => %s::vector, conversation => %s)",
+                (f"{r['followup']} ({n}, {awaited})", vector(vectors[r["followup"]]), conversation),
+            )
+            times.append((time.perf_counter() - start) * 1000)
+    a, b = statistics.median(judged), statistics.median(alone)
+    return [
+        f"What judging costs a turn ({rounds} rounds, alternating, medians on this machine): remember of a turn "
+        f"that follows a recall of its conversation (judged) {a:.1f} ms, the same turn with no recall awaiting "
+        f"it {b:.1f} ms: {a / b:.2f}× (the difference is the judge, the lookup of the recall and the outcome's "
+        "and their audit rows)."
+    ]
+
+
 def main(dsn: str, results: Path | None) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         lines = judge_lines(conn)
         lines += ["", *end_to_end_lines(conn)]
+        lines += ["", *cost_lines(conn)]
     print("\n".join(lines))
     if results:
         replace_section(results, lines, "Success read from the conversation")
