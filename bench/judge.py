@@ -258,8 +258,8 @@ def cost_lines(conn: psycopg.Connection, rounds: int = 150) -> list[str]:
     return [
         f"What judging costs a turn ({rounds} rounds, alternating, medians on this machine): remember of a turn "
         f"that follows a recall of its conversation (judged) {a:.1f} ms, the same turn with no recall awaiting "
-        f"it {b:.1f} ms: {a / b:.2f}× (the difference is the judge, the lookup of the recall and the outcome's "
-        "and their audit rows)."
+        f"it {b:.1f} ms: {a / b:.2f}× (the difference is the judge and what it writes: the "
+        "verdict, the outcome and their audit rows)."
     ]
 
 
