@@ -85,13 +85,16 @@ COMMENT ON FUNCTION cogmem._followup_cues(text) IS
 -- The judge's probability of each verdict for a turn (sql/025-routing-model.sql, _model_scores). The
 -- features are the cues, the cosine of the turn to the question and the turn's embedding
 -- (followup-embedding), or the cues alone when either embedding is missing (followup-cues).
-CREATE OR REPLACE FUNCTION cogmem._followup_scores(p_turn text, p_embedding public.vector, p_asked public.vector)
+-- The cues come from the caller, which shows them too: computed once.
+CREATE OR REPLACE FUNCTION cogmem._followup_scores(
+    p_turn text, p_cues real[], p_embedding public.vector, p_asked public.vector
+)
 RETURNS TABLE (model text, label text, probability double precision, threshold real)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_cues     public.vector := cogmem._followup_cues(p_turn)::public.vector;
+    v_cues     public.vector := p_cues::public.vector;
     v_model    text := CASE WHEN p_embedding IS NULL OR p_asked IS NULL THEN 'followup-cues' ELSE 'followup-embedding' END;
     v_features public.vector;
 BEGIN
@@ -104,9 +107,10 @@ BEGIN
     WHERE p.head = 'followup';
 END;
 $$;
-COMMENT ON FUNCTION cogmem._followup_scores(text, public.vector, public.vector) IS
-'The follow-up judge''s probability of each verdict (confirmed, corrected, repeated, neutral) for a turn, '
-'with the threshold each needs, and the model that judged (followup-embedding or followup-cues).';
+COMMENT ON FUNCTION cogmem._followup_scores(text, real[], public.vector, public.vector) IS
+'The follow-up judge''s probability of each verdict (confirmed, corrected, repeated, neutral) for a turn and '
+'its cues (cogmem._followup_cues), with the threshold each needs, and the model that judged '
+'(followup-embedding or followup-cues).';
 
 -- Reads only the shared model, no tenant's data: any caller may judge a text, as any may classify one.
 -- Definer: application roles cannot read the model's tables.
@@ -118,14 +122,18 @@ LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
+DECLARE
+    v_cues real[];
 BEGIN
     IF judge_followup.turn IS NULL THEN
         RETURN;
     END IF;
     PERFORM cogmem._check_embedding(judge_followup.embedding);
     PERFORM cogmem._check_embedding(judge_followup.asked);
+    v_cues := cogmem._followup_cues(judge_followup.turn);
     RETURN QUERY
-    WITH p AS (SELECT * FROM cogmem._followup_scores(judge_followup.turn, judge_followup.embedding, judge_followup.asked)),
+    WITH p AS (SELECT * FROM cogmem._followup_scores(judge_followup.turn, v_cues, judge_followup.embedding,
+                                                     judge_followup.asked)),
     -- A verdict only above its threshold (chosen for precision); else neutral: the judge abstains.
     chosen AS (
         SELECT coalesce((SELECT p.label FROM p WHERE p.label <> 'neutral' AND p.probability >= p.threshold
@@ -134,8 +142,7 @@ BEGIN
     SELECT c.verdict, (SELECT p.probability FROM p WHERE p.label = c.verdict)::real,
            (SELECT jsonb_object_agg(p.label, round(p.probability::numeric, 4)) FROM p),
            (SELECT p.model FROM p LIMIT 1),
-           ARRAY(SELECT x.name FROM unnest(cogmem._followup_cue_names(), cogmem._followup_cues(judge_followup.turn))
-                     AS x (name, value) WHERE x.value > 0)
+           ARRAY(SELECT x.name FROM unnest(cogmem._followup_cue_names(), v_cues) AS x (name, value) WHERE x.value > 0)
     FROM chosen AS c;
 END;
 $$;
@@ -290,6 +297,7 @@ DECLARE
     t           cogmem.tenants;
     v_recall    record;
     v_embedding public.vector := p_embedding;
+    v_sha256    bytea;
     j           record;
 BEGIN
     IF p_conversation IS NULL OR nullif(btrim(p_turn), '') IS NULL
@@ -306,8 +314,8 @@ BEGIN
     WHERE r.tenant = p_tenant AND r.conversation = p_conversation AND r.created_at >= now() - t.implicit_feedback_window
     ORDER BY r.created_at DESC LIMIT 1
     FOR UPDATE;
-    IF v_recall.recall_id IS NULL OR v_recall.judged_at IS NOT NULL
-       OR v_recall.message_sha256 = sha256(convert_to(p_turn, 'UTF8')) THEN
+    v_sha256 := sha256(convert_to(p_turn, 'UTF8'));
+    IF v_recall.recall_id IS NULL OR v_recall.judged_at IS NOT NULL OR v_recall.message_sha256 = v_sha256 THEN
         RETURN;
     END IF;
     IF p_turn_memory IS NOT NULL AND v_embedding IS NULL THEN
@@ -323,7 +331,7 @@ BEGIN
     PERFORM cogmem._apply_judgement(
         p_tenant, v_recall.recall_id, j.verdict, j.confidence, j.model,
         cogmem._implicit_credit(p_tenant, v_recall.recall_id, j.verdict, v_embedding, t.dissonance_similarity),
-        jsonb_build_object('turn_memory', p_turn_memory, 'turn_sha256', encode(sha256(convert_to(p_turn, 'UTF8')), 'hex'),
+        jsonb_build_object('turn_memory', p_turn_memory, 'turn_sha256', encode(v_sha256, 'hex'),
                            'cues', to_jsonb(j.cues), 'probabilities', j.probabilities));
 END;
 $$;
