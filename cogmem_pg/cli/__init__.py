@@ -15,6 +15,7 @@ from cogmem_pg.cli import (
     bios,
     cluster,
     conflicts,
+    dashboard,
     erasure,
     experiments,
     guard,
@@ -43,6 +44,7 @@ MODULES = (
     shards,
     erasure,
     experiments,
+    dashboard,
 )
 
 

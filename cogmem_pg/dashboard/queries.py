@@ -1,0 +1,266 @@
+"""What each dashboard page reads: one SELECT per section, over the views people and BI tools already use.
+
+A section may list several queries: the first that the connected role may read answers. An application
+role reads memories under row-level security, a BI role only the aggregate views, an auditor only the
+trail; a section none of whose queries the role may read says so instead of failing the page. Nothing here
+writes: the connection is read-only (app.py), and every statement is a plain SELECT."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+# Chart windows: how far back the time series go. Recent activity is what an operator looks at, and the
+# bound keeps every page's queries on an index range rather than the whole history.
+DAYS = 30
+NIGHTS = 60
+TOP = 10
+
+
+@dataclass(frozen=True)
+class Denied:
+    """A section the connected role may not read: shown as such, never as an error."""
+
+    relation: str
+
+
+async def rows(conn: psycopg.AsyncConnection, queries: tuple[str, ...], params: dict) -> list[dict] | Denied:
+    """The rows of the first of QUERIES the role may read, or Denied naming what the last one lacked."""
+    denied = Denied("?")
+    for query in queries:
+        try:
+            async with conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(query, params)
+                return await cur.fetchall()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            denied = Denied(exc.diag.message_primary or str(exc))
+    return denied
+
+
+async def read(conn: psycopg.AsyncConnection, sections: dict[str, tuple[str, ...]], params: dict) -> dict[str, Any]:
+    return {name: await rows(conn, queries, params) for name, queries in sections.items()}
+
+
+# --- Tenants ----------------------------------------------------------------------------------------------
+TENANTS = {
+    "tenants": (
+        "SELECT tenant, created_at FROM cogmem.tenants ORDER BY tenant",
+        "SELECT DISTINCT tenant, NULL::timestamptz AS created_at FROM cogmem.memory_census ORDER BY tenant",
+    ),
+    "census": (
+        "SELECT tenant, ring, memories, tokens FROM cogmem.memory_census ORDER BY tenant, ring",
+        """SELECT tenant, ring::text AS ring, count(*) AS memories, sum(token_estimate) AS tokens
+           FROM cogmem.memories GROUP BY tenant, ring ORDER BY tenant, ring""",
+    ),
+    # Growth of what is held now, by the day it was first heard; the window's first day carries what came before.
+    "growth": (
+        """WITH added AS (
+               SELECT tenant, greatest(created_at::date, current_date - %(days)s) AS day, count(*) AS added
+               FROM cogmem.memories GROUP BY 1, 2
+           )
+           SELECT t.tenant, d.day::date AS day,
+                  (SELECT coalesce(sum(a.added), 0) FROM added AS a WHERE a.tenant = t.tenant AND a.day <= d.day)
+                      AS memories
+           FROM (SELECT DISTINCT tenant FROM added) AS t
+           CROSS JOIN generate_series(current_date - %(days)s, current_date, interval '1 day') AS d (day)
+           ORDER BY 1, 2""",
+    ),
+    "last_night": (
+        """SELECT DISTINCT ON (tenant) tenant, night, finished_at,
+                  (SELECT jsonb_object_agg(d.decision, d.memories) FROM cogmem.consolidation_decisions AS d
+                   WHERE d.tenant = n.tenant AND d.night = n.night) AS decisions
+           FROM cogmem.consolidation_nights AS n ORDER BY tenant, night DESC""",
+    ),
+}
+
+# --- One tenant -------------------------------------------------------------------------------------------
+TENANT_EXISTS = (
+    "SELECT tenant FROM cogmem.tenants WHERE tenant = %(tenant)s",
+    "SELECT DISTINCT tenant FROM cogmem.memory_census WHERE tenant = %(tenant)s",
+    "SELECT tenant FROM cogmem.audit_heads WHERE tenant = %(tenant)s",
+)
+
+TENANT = {
+    "layers": (
+        """SELECT layer::text AS layer, token_allocation, half_life::text AS half_life, never_cut
+           FROM cogmem.tenant_layers WHERE tenant = %(tenant)s ORDER BY layer""",
+    ),
+    # Strength in tenths per ring, and the memories most used and nearest to being forgotten, in one pass.
+    "memories": (
+        """WITH o AS MATERIALIZED (
+               SELECT memory_id, ring::text AS ring, left(content, 160) AS content, recall_count, success_score,
+                      strength, reinforced
+               FROM cogmem.memory_overview WHERE tenant = %(tenant)s
+           )
+           SELECT
+               (SELECT coalesce(jsonb_agg(h ORDER BY h.ring, h.tenth), '[]') FROM (
+                   SELECT ring, least(floor(strength * 10), 9)::int AS tenth, count(*) AS memories
+                   FROM o GROUP BY 1, 2) AS h) AS strength,
+               (SELECT coalesce(jsonb_agg(t), '[]') FROM (
+                   SELECT memory_id, ring, content, recall_count, success_score, round(strength::numeric, 3) AS strength
+                   FROM o WHERE recall_count > 0 ORDER BY recall_count DESC, memory_id LIMIT %(top)s) AS t) AS top,
+               (SELECT coalesce(jsonb_agg(f), '[]') FROM (
+                   SELECT memory_id, ring, content, recall_count, round(strength::numeric, 3) AS strength
+                   FROM o WHERE strength < 1 ORDER BY strength, memory_id LIMIT %(top)s) AS f) AS fading""",
+    ),
+    # The Ebbinghaus curve of each decaying ring, as the night applies it.
+    "decay": (
+        """SELECT l.layer::text AS layer, d.day,
+                  round(cogmem.strength(make_interval(days => d.day), l.half_life)::numeric, 4) AS strength
+           FROM cogmem.tenant_layers AS l CROSS JOIN generate_series(0, 60, 2) AS d (day)
+           WHERE l.tenant = %(tenant)s AND l.half_life IS NOT NULL ORDER BY l.layer, d.day""",
+    ),
+    "conflicts": (
+        "SELECT conflict_id, content, conflicts_with, verdict, opened_at FROM cogmem.open_conflicts(%(tenant)s)",
+    ),
+    "candidates": (
+        "SELECT memory_id, ring, content, probability, question, created_at FROM cogmem.pending_rules(%(tenant)s)",
+    ),
+}
+
+# --- Recall -----------------------------------------------------------------------------------------------
+# The window's recalls, for every tenant the role reaches or the one asked for (tenant NULL: all).
+_WINDOW = """SELECT * FROM cogmem.recalls
+             WHERE created_at >= current_date - %(days)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)"""
+
+RECALL = {
+    "budget": (
+        f"""SELECT r.created_at::date AS day, i.layer::text AS layer,
+                   round(sum(i.tokens)::numeric / count(DISTINCT r.recall_id), 1) AS tokens
+            FROM ({_WINDOW}) AS r CROSS JOIN LATERAL unnest(r.item_layers, r.item_tokens) AS i (layer, tokens)
+            GROUP BY 1, 2 ORDER BY 1, 2""",
+    ),
+    "daily": (
+        f"""SELECT created_at::date AS day, count(*) AS recalls, round(avg(tokens_used), 0) AS tokens,
+                   round(avg(outcome)::numeric, 3) AS success, count(outcome) AS outcomes
+            FROM ({_WINDOW}) AS r GROUP BY 1 ORDER BY 1""",
+    ),
+    "overflow": (
+        """SELECT tenant, layer, memories, tokens, allocation, over FROM cogmem.never_cut_overflow
+           WHERE %(tenant)s::text IS NULL OR tenant = %(tenant)s ORDER BY over DESC, tenant, layer""",
+    ),
+    "injected": (
+        f"""SELECT i.tenant, i.memory_id, i.layer, i.injected, left(m.content, 160) AS content
+            FROM (
+                SELECT r.tenant, u.memory_id, u.layer::text AS layer, count(*) AS injected
+                FROM ({_WINDOW}) AS r
+                CROSS JOIN LATERAL unnest(r.item_memory_ids, r.item_layers) AS u (memory_id, layer)
+                WHERE u.memory_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC, 2 LIMIT %(top)s
+            ) AS i
+            LEFT JOIN cogmem.memories AS m ON m.tenant = i.tenant AND m.memory_id = i.memory_id
+            ORDER BY i.injected DESC, i.memory_id""",
+    ),
+    "outcomes": (
+        """SELECT tenant, recalls, explicit, implicit, abstained, explicit_success, implicit_success
+           FROM cogmem.outcome_stats WHERE %(tenant)s::text IS NULL OR tenant = %(tenant)s ORDER BY tenant""",
+    ),
+}
+
+# --- Nights -----------------------------------------------------------------------------------------------
+# What each of a night's decisions means, and the lifecycle events that give its reasons (sql/090). Counted
+# decisions log no event per memory: each follows from its count and the tenant's thresholds.
+DECISIONS = {
+    "merge": (("merged", "deleted"), "near-duplicates merged into the older memory"),
+    "reinforce": (("reinforced",), "recalled often and successfully: now exempt from decay"),
+    "promote": (("promoted",), "proven in fresh: moved to a lasting ring"),
+    "promote_candidate": (("candidate_promoted",), "candidate rules confirmed by use, moved to their never-cut ring"),
+    "weaken": (("weakened",), "recalled but rarely useful: confidence lowered"),
+    "forget": (("deleted",), "unused for too long and below the confidence floor: deleted"),
+    "review": (("conflicts_reviewed",), "overridden conflicts looked at again"),
+    "fade": ((), "unused memories whose confidence stepped down (counted, not logged one by one)"),
+    "expire": ((), "sensory turns past their time to live (counted)"),
+    "protect": ((), "memories of never-cut rings, kept whatever their use (counted)"),
+    "overflow": (("night_consolidated",), "never-cut memories beyond their ring's allocation"),
+}
+# The chart leaves out what every night repeats ("protect") and decisions that touched nothing.
+NIGHTS_PAGE = {
+    "decisions": (
+        """SELECT night, decision, sum(memories) AS memories FROM cogmem.consolidation_report
+           WHERE night >= current_date - %(nights)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
+             AND decision <> 'protect'
+           GROUP BY 1, 2 HAVING sum(memories) > 0 ORDER BY 1, 2""",
+    ),
+    "nights": (
+        """SELECT tenant, night, as_of, finished_at - started_at AS took,
+                  jsonb_object_agg(decision, memories) FILTER (WHERE memories > 0) AS decisions
+           FROM cogmem.consolidation_report
+           WHERE night >= current_date - %(nights)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
+           GROUP BY tenant, night, as_of, finished_at, started_at ORDER BY night DESC, tenant LIMIT 200""",
+    ),
+}
+
+# One night's decisions with their reasons: the lifecycle events the night wrote, at its as_of (logged no
+# earlier than it, which bounds the partitions read).
+NIGHT = {
+    "counts": (
+        """SELECT tenant, decision, memories FROM cogmem.consolidation_report
+           WHERE night = %(night)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
+             AND (%(decision)s::text IS NULL OR decision = %(decision)s) AND memories > 0
+           ORDER BY tenant, decision""",
+    ),
+    "events": (
+        """SELECT l.tenant, l.event, l.memory_id, l.detail
+           FROM cogmem.consolidation_nights AS n
+           JOIN cogmem.audit_lifecycle AS l ON l.tenant = n.tenant AND l.at = n.as_of AND l.logged_at >= n.as_of
+           WHERE n.night = %(night)s AND (%(tenant)s::text IS NULL OR n.tenant = %(tenant)s)
+             AND l.event = ANY (%(events)s)
+           ORDER BY l.tenant, l.event, l.memory_id NULLS FIRST LIMIT 500""",
+    ),
+}
+
+# --- Audit ------------------------------------------------------------------------------------------------
+AUDIT = {
+    "heads": ("SELECT tenant, seq, head_sha256, sealed_at FROM cogmem.audit_heads ORDER BY tenant",),
+    "seal": ("SELECT horizon::text AS horizon, sealed_at FROM cogmem.audit_seal_state",),
+    "unsealed": (
+        """SELECT l.tenant, count(*) AS unsealed FROM cogmem.audit_log AS l
+           WHERE l.xid >= (SELECT horizon FROM cogmem.audit_seal_state) GROUP BY l.tenant ORDER BY l.tenant""",
+    ),
+    "archives": (
+        """SELECT partition_name, range_from, range_to, rows, exported_to, exported_at, dropped_at
+           FROM cogmem.audit_archives ORDER BY range_from""",
+    ),
+    "erasures": (
+        """SELECT tenant, at, actor, detail FROM cogmem.audit_governance
+           WHERE event = 'erasure_requested' ORDER BY at DESC LIMIT 50""",
+    ),
+    "daily": (
+        """SELECT day, level, sum(events) AS events FROM cogmem.audit_daily
+           WHERE day >= current_date - %(days)s GROUP BY 1, 2 ORDER BY 1, 2""",
+    ),
+}
+VERIFY = {"verify": ("SELECT tenant, ok, rows_checked, first_bad_id FROM cogmem.verify_audit(%(tenant)s)",)}
+EXPLAIN = {
+    "explain": (
+        """SELECT item, layer, memory_id, rule_id, score, tokens, reason, provenance, history, outcomes
+           FROM cogmem.explain_recall(%(recall)s)""",
+    ),
+}
+
+# --- Gut --------------------------------------------------------------------------------------------------
+GUT = {
+    "ledger": (
+        """SELECT period_start::date AS period, budget, spent, remaining, releases, published, withdrawn
+           FROM cogmem.gut_ledger ORDER BY period_start""",
+    ),
+    "settings": ("SELECT k, epsilon_per_period, period::text AS period, delta FROM cogmem.gut_settings",),
+    "patterns": (
+        """SELECT pattern_id, content, topics, support, success, first_release, last_release
+           FROM cogmem.gut_patterns WHERE withdrawn_release IS NULL ORDER BY support DESC, pattern_id LIMIT 100""",
+    ),
+}
+
+# --- BIOS -------------------------------------------------------------------------------------------------
+BIOS = {
+    "coverage": (
+        """SELECT preset, category, rules, must, should, always_on, in_turkish, taken_by
+           FROM cogmem.bios_coverage ORDER BY preset, category""",
+    ),
+    "subscriptions": (
+        """SELECT preset, coalesce(tenant, 'every tenant') AS tenant, subscribed_at
+           FROM cogmem.bios_subscriptions ORDER BY preset, tenant NULLS FIRST""",
+    ),
+}
