@@ -2,15 +2,22 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint pytest up down clean bench schema
+.PHONY: setup setup-tests demo test lint pytest up down clean bench schema screenshots
 
 setup:
 	bash scripts/setup.sh
 
+# The tests also drive the dashboard in Debian's Chromium.
+setup-tests:
+	bash scripts/setup.sh --browser
+
 demo: setup
 	$(BIN)/cogmem demo
+	@echo
+	@echo "See this memory in the browser (read-only, on 127.0.0.1:8750):"
+	@echo "    $(BIN)/cogmem dashboard"
 
-test: setup lint pytest
+test: setup-tests lint pytest
 
 lint:
 	$(BIN)/ruff check cogmem_pg tests migrations bench
@@ -42,6 +49,10 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/conversation.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/candidates.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/experiments.py --results bench/RESULTS.md
+
+# docs/img/dashboard/: the dashboard's pages as the browser tests see them (docs/dashboard.md shows them).
+screenshots: setup-tests
+	COGMEM_SCREENSHOTS=docs/img/dashboard $(BIN)/pytest -q tests/test_dashboard.py -k every_page
 
 # sql/schema/tables.sql: the head revision's tables in one file (tests/test_schema.py compares).
 schema: setup

@@ -39,6 +39,18 @@ MONDAY = [
 WEDNESDAY = "Let's open a maintenance window tonight and restart the servers"
 
 
+def _night(client: Client) -> str:
+    """The night's consolidation, and the audit trail sealed into its hash chain."""
+    with client.connection() as conn:
+        decided = conn.execute(
+            "SELECT decision, memories FROM cogmem.consolidate(now(), %s) WHERE memories > 0 ORDER BY decision",
+            (TENANT,),
+        ).fetchall()
+        (sealed,) = conn.execute("SELECT cogmem.seal_audit()").fetchone() or (0,)
+    done = ", ".join(f"{decision} {memories}" for decision, memories in decided) or "already consolidated tonight"
+    return f"{done}; {sealed} audit rows sealed into the hash chain"
+
+
 def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
     with Client(dsn) as client:
         client.create_tenant(TENANT)
@@ -76,4 +88,5 @@ def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
             echo(f"  {'✓' if ok else '✗'} {label}")
         credited = client.feedback(result.recall_id, 1.0) if result.recall_id else 0
         echo(f"\nfeedback 1.0 credited {credited} memories of recall {result.recall_id}")
+        echo(f"\nThat night: {_night(client)}")
     return 0 if all(ok for _, ok in checks) else 1

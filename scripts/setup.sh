@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Installs everything cogmem-pg needs on Debian 12 or 13: PostgreSQL with pgvector, pg_cron, PL/Python
 # and PL/Proxy (sharding, docs/scaling.md), then a virtualenv (.venv) with the package and its dev,
-# embed, gut, mcp and langgraph extras.
+# embed, gut, mcp, langgraph and dashboard extras.
+# With --browser (the tests: make test) also Debian's Chromium, which Playwright drives for the dashboard's
+# tests (tests/test_dashboard.py); make demo does not need it.
 # Idempotent: a second run only checks. Needs root or sudo for the system packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BROWSER=0
+for arg in "$@"; do
+    case "$arg" in
+        --browser) BROWSER=1 ;;
+        *) echo "usage: scripts/setup.sh [--browser]" >&2; exit 2 ;;
+    esac
+done
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -96,6 +105,14 @@ for ext in vector pg_cron plpython3u pgcrypto plproxy; do
     [ -f "$PG_SHARE/extension/$ext.control" ] || { echo "extension $ext missing after install" >&2; exit 1; }
 done
 
+# --- Chromium for the dashboard's browser tests (Debian's package; Playwright downloads nothing). -----
+if [ "$BROWSER" -eq 1 ]; then
+    browser=()
+    for p in chromium fonts-dejavu-core; do installed "$p" || browser+=("$p"); done
+    [ ${#browser[@]} -eq 0 ] || apt_install "${browser[@]}"
+    command -v chromium >/dev/null || { echo "chromium missing after install" >&2; exit 1; }
+fi
+
 # --- Python virtualenv ------------------------------------------------------------------------
 PY="${PYTHON:-python3}"
 if ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then apt_install python3-venv python3-dev; PY=python3; fi
@@ -105,12 +122,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.cogmem-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    log "pip install -e .[dev,embed,gut,mcp,langgraph] (log: .venv/pip.log)"
-    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,embed,gut,mcp,langgraph]'; } \
+    log "pip install -e .[dev,embed,gut,mcp,langgraph,dashboard] (log: .venv/pip.log)"
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,embed,gut,mcp,langgraph,dashboard]'; } \
         > .venv/pip.log 2>&1; then
         grep -v '^WARNING: Location' .venv/pip.log | tail -n 30 >&2
         exit 1
     fi
     touch "$stamp"
 fi
-log "ready: PostgreSQL $PG_MAJOR with pgvector, pg_cron, plpython3u; .venv"
+log "ready: PostgreSQL $PG_MAJOR with pgvector, pg_cron, plpython3u; .venv$([ "$BROWSER" -eq 1 ] && echo '; chromium')"

@@ -16,6 +16,7 @@ def test_demo_story(db, dsn):
     assert "[dos_and_donts]" in output and "[bios]" in output
     assert "Invoices for Acme" not in output.split("Wednesday")[1]
     assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE outcome = 1") == 1
+    assert "That night: protect 2" in output and "audit rows sealed" in output
 
     # Running it again changes nothing but rehearsals: every Monday memory is a duplicate now.
     again: list[str] = []

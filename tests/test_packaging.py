@@ -38,7 +38,12 @@ def test_the_wheel_holds_the_schema_presets_licence_and_model_hashes(wheel):
     assert "cogmem_pg-0.1.0.dist-info/licenses/LICENSE" in names
     assert embed.MODEL_SHA256 in embed_source and embed.TOKENIZER_SHA256 in embed_source
     assert "Version: 0.1.0" in metadata and "License-Expression: Apache-2.0" in metadata
-    for extra in ("embed", "gut", "mcp", "langgraph"):
+    dashboard = ROOT / "cogmem_pg/dashboard"
+    shipped = {f"cogmem_pg/dashboard/{p.relative_to(dashboard)}" for p in dashboard.glob("*/*") if p.is_file()}
+    assert (
+        {"cogmem_pg/dashboard/static/chart.umd.min.js", "cogmem_pg/dashboard/templates/base.html"} <= shipped <= names
+    )
+    for extra in ("embed", "gut", "mcp", "langgraph", "dashboard"):
         assert f"Provides-Extra: {extra}" in metadata
 
 

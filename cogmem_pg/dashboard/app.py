@@ -13,12 +13,11 @@ import datetime
 import hmac
 import time
 import uuid
-from urllib.parse import quote
 from contextlib import asynccontextmanager
 from importlib.resources import files
 from typing import Any
+from urllib.parse import quote
 
-import psycopg
 from psycopg_pool import AsyncConnectionPool
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -44,8 +43,14 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-PAGES = (("/", "Tenants"), ("/recall", "Recall"), ("/nights", "Nights"), ("/audit", "Audit"), ("/gut", "Gut"))
-PAGES += (("/bios", "BIOS"),)
+PAGES = (
+    ("/", "Tenants"),
+    ("/recall", "Recall"),
+    ("/nights", "Nights"),
+    ("/audit", "Audit"),
+    ("/gut", "Gut"),
+    ("/bios", "BIOS"),
+)
 CHART_TENANTS = 8  # lines a reader can tell apart
 
 
@@ -63,8 +68,7 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
         await pool.open(wait=True)
         async with pool.connection() as conn:
             who = await conn.execute(
-                "SELECT current_user::text, (SELECT cogmem.reaches_every_tenant()), "
-                "(SELECT cogmem.reachable_tenants())"
+                "SELECT current_user::text, (SELECT cogmem.reaches_every_tenant()), (SELECT cogmem.reachable_tenants())"
             )
             app.state.role = await who.fetchone()
         yield
@@ -109,7 +113,10 @@ def _refuse_without_token(request: Request, token: str | None) -> Response | Non
         redirect.set_cookie(COOKIE, token, httponly=True, samesite="strict")
         return redirect
     bearer = request.headers.get("authorization", "")
-    candidates = [bearer.removeprefix("Bearer ").strip() if bearer.startswith("Bearer ") else "", request.cookies.get(COOKIE, "")]
+    candidates = [
+        bearer.removeprefix("Bearer ").strip() if bearer.startswith("Bearer ") else "",
+        request.cookies.get(COOKIE, ""),
+    ]
     if any(c and hmac.compare_digest(c.encode(), token.encode()) for c in candidates):
         return None
     return PlainTextResponse(
@@ -124,7 +131,12 @@ async def _render(request: Request, template: str, started: float, **context: An
     response = TEMPLATES.TemplateResponse(
         request,
         template,
-        {"pages": PAGES, "role": role, "reaches": "every tenant" if every else ", ".join(reached or []) or "no tenant", **context},
+        {
+            "pages": PAGES,
+            "role": role,
+            "reaches": "every tenant" if every else ", ".join(reached or []) or "no tenant",
+            **context,
+        },
     )
     response.headers["Server-Timing"] = f"db;dur={(time.perf_counter() - started) * 1000:.1f}"
     return response
@@ -166,8 +178,12 @@ async def tenants_page(request: Request) -> Response:
     largest = sorted(growth, key=lambda t: -growth[t][-1])[:CHART_TENANTS]
     charts = {
         "rings": chart("bar", labels, rings, stacked=True, title="Memories per ring"),
-        "growth": chart("line", days, {t: growth[t] for t in largest},
-                        title=f"Memories held, last {q.DAYS} days (the {CHART_TENANTS} largest tenants)"),
+        "growth": chart(
+            "line",
+            days,
+            {t: growth[t] for t in largest},
+            title=f"Memories held, last {q.DAYS} days (the {CHART_TENANTS} largest tenants)",
+        ),
     }
     return await _render(request, "tenants.html", started, data=data, charts=charts)
 
@@ -181,8 +197,13 @@ async def tenant_page(request: Request) -> Response:
     tenths, rings = series(memories["strength"], "tenth", "ring", "memories", xs=range(10))
     days, curves = series(_ok(data["decay"]), "day", "layer", "strength")
     charts = {
-        "strength": chart("bar", [f"{int(t) / 10:.1f}–{(int(t) + 1) / 10:.1f}" for t in tenths], rings, stacked=True,
-                          title="Memories by strength"),
+        "strength": chart(
+            "bar",
+            [f"{int(t) / 10:.1f}–{(int(t) + 1) / 10:.1f}" for t in tenths],
+            rings,
+            stacked=True,
+            title="Memories by strength",
+        ),
         "decay": chart("line", days, curves, title="Strength after days without recall", x_title="days"),
     }
     return await _render(request, "tenant.html", started, tenant=tenant, data=data, memories=memories, charts=charts)
@@ -196,11 +217,16 @@ async def recall_page(request: Request) -> Response:
     daily = _ok(data["daily"])
     charts = {
         "budget": chart("bar", days, layers, stacked=True, title="Tokens per recall, by layer"),
-        "success": chart("line", [str(r["day"]) for r in daily],
-                         {"success": [_float(r["success"]) for r in daily]}, title="Success rate (outcomes given)",
-                         y_max=1),
-        "recalls": chart("bar", [str(r["day"]) for r in daily], {"recalls": [r["recalls"] for r in daily]},
-                         title="Recalls per day"),
+        "success": chart(
+            "line",
+            [str(r["day"]) for r in daily],
+            {"success": [_float(r["success"]) for r in daily]},
+            title="Success rate (outcomes given)",
+            y_max=1,
+        ),
+        "recalls": chart(
+            "bar", [str(r["day"]) for r in daily], {"recalls": [r["recalls"] for r in daily]}, title="Recalls per day"
+        ),
     }
     return await _render(request, "recall.html", started, tenant=tenant, data=data, charts=charts)
 
@@ -264,8 +290,12 @@ async def gut_page(request: Request) -> Response:
     ledger = _ok(data["ledger"])
     periods = [str(r["period"]) for r in ledger]
     charts = {
-        "ledger": chart("bar", periods, {"ε spent": [float(r["spent"]) for r in ledger],
-                                         "ε budget": [float(r["budget"]) for r in ledger]}, title="Privacy budget per period"),
+        "ledger": chart(
+            "bar",
+            periods,
+            {"ε spent": [float(r["spent"]) for r in ledger], "ε budget": [float(r["budget"]) for r in ledger]},
+            title="Privacy budget per period",
+        ),
     }
     return await _render(request, "gut.html", started, data=data, charts=charts)
 
@@ -274,8 +304,11 @@ async def bios_page(request: Request) -> Response:
     started = time.perf_counter()
     data = await _read(request, q.BIOS)
     presets, categories = series(_ok(data["coverage"]), "preset", "category", "rules")
-    charts = {"coverage": chart("bar", presets, categories, stacked=True, title="Rules in force per preset and category",
-                                horizontal=True)}
+    charts = {
+        "coverage": chart(
+            "bar", presets, categories, stacked=True, title="Rules in force per preset and category", horizontal=True
+        )
+    }
     return await _render(request, "bios.html", started, data=data, charts=charts)
 
 

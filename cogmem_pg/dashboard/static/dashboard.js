@@ -8,7 +8,7 @@ function draw(canvas) {
   const line = spec.type === "line";
   const datasets = spec.datasets.map((d, i) => ({
     label: d.label, data: d.data, borderColor: PALETTE[i % PALETTE.length],
-    backgroundColor: PALETTE[i % PALETTE.length] + (line ? "33" : "cc"), pointRadius: line ? 2 : 0,
+    backgroundColor: PALETTE[i % PALETTE.length] + (line ? "33" : "cc"), pointRadius: line ? 3 : 0,
     spanGaps: true,
   }));
   const axis = (title, max) => ({ stacked: spec.stacked, beginAtZero: true, max, title: { display: !!title, text: title } });
