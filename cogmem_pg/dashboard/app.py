@@ -52,6 +52,7 @@ PAGES = (
     ("/bios", "BIOS"),
 )
 CHART_TENANTS = 8  # lines a reader can tell apart
+CHART_BARS = 20
 
 
 def create_app(dsn: str, token: str | None = None) -> Starlette:
@@ -60,7 +61,12 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
         min_size=1,
         max_size=4,
         open=False,
-        kwargs={"autocommit": True, "options": "-c default_transaction_read_only=on -c statement_timeout=30s"},
+        # Read-only sessions; no JIT: its compile time is most of a dashboard query's (bench/plans/dashboard.md).
+        kwargs={
+            "autocommit": True,
+            "options": "-c default_transaction_read_only=on -c statement_timeout=30s -c jit=off",
+            "application_name": "cogmem dashboard",
+        },
     )
 
     @asynccontextmanager
@@ -76,6 +82,7 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
 
     routes = [
         Route("/", tenants_page),
+        Route("/tenants/", open_tenant),
         Route("/tenants/{tenant}", tenant_page),
         Route("/recall", recall_page),
         Route("/nights", nights_page),
@@ -172,20 +179,54 @@ def _ok(data: Any) -> list:
 # --- Pages ------------------------------------------------------------------------------------------------
 async def tenants_page(request: Request) -> Response:
     started = time.perf_counter()
-    data = await _read(request, q.TENANTS)
-    labels, rings = series(_ok(data["census"]), "tenant", "ring", "memories")
+    data = await _read(request, q.TENANTS, lines=CHART_TENANTS)
+    listed, total = _tenant_rows(data)
+    chart_tenants = [r["tenant"] for r in listed[:CHART_BARS]]
+    census = [r for r in _ok(data["census"]) if r["tenant"] in set(chart_tenants)]
+    _, rings = series(census, "tenant", "ring", "memories", xs=chart_tenants)
     days, growth = series(_ok(data["growth"]), "day", "tenant", "memories")
-    largest = sorted(growth, key=lambda t: -growth[t][-1])[:CHART_TENANTS]
     charts = {
-        "rings": chart("bar", labels, rings, stacked=True, title="Memories per ring"),
+        "rings": chart(
+            "bar", chart_tenants, rings, stacked=True, title=f"Memories per ring (the {CHART_BARS} largest)"
+        ),
         "growth": chart(
-            "line",
-            days,
-            {t: growth[t] for t in largest},
-            title=f"Memories held, last {q.DAYS} days (the {CHART_TENANTS} largest tenants)",
+            "line", days, growth, title=f"Memories held, last {q.DAYS} days (the {CHART_TENANTS} largest tenants)"
         ),
     }
-    return await _render(request, "tenants.html", started, data=data, charts=charts)
+    columns = [("tenant", "tenant"), ("memories", "memories"), *((r, r) for r in q.RINGS), ("tokens", "tokens")]
+    columns += [("night", "last night"), ("decisions", "its decisions"), ("created_at", "created")]
+    return await _render(
+        request,
+        "tenants.html",
+        started,
+        data=data,
+        rows=listed[: q.LISTED],
+        total=total,
+        columns=columns,
+        charts=charts,
+        listed=q.LISTED,
+    )
+
+
+def _tenant_rows(data: dict[str, Any]) -> tuple[list[dict] | q.Denied, int]:
+    """One row per tenant (memories per ring, tokens, last night), the largest first; and how many there are."""
+    if isinstance(data["tenants"], q.Denied):
+        return data["tenants"], 0
+    rows = {t["tenant"]: {"memories": 0, "tokens": 0, **dict.fromkeys(q.RINGS, 0), **t} for t in data["tenants"]}
+    for c in _ok(data["census"]):
+        row = rows.setdefault(c["tenant"], {"tenant": c["tenant"], "memories": 0, "tokens": 0})
+        row[c["ring"]] = c["memories"]
+        row["memories"] += c["memories"]
+        row["tokens"] += c["tokens"] or 0
+    for n in _ok(data["last_night"]):
+        rows.get(n["tenant"], {}).update(night=n["night"], decisions=n["decisions"] or "nothing")
+    ordered = sorted(rows.values(), key=lambda r: (-r["memories"], r["tenant"]))
+    return ordered, len(ordered)
+
+
+async def open_tenant(request: Request) -> Response:
+    """The tenants page's box: a tenant by name."""
+    return RedirectResponse(f"/tenants/{quote(request.query_params.get('name', '').strip(), safe='')}", 303)
 
 
 async def tenant_page(request: Request) -> Response:

@@ -45,6 +45,9 @@ async def read(conn: psycopg.AsyncConnection, sections: dict[str, tuple[str, ...
 
 
 # --- Tenants ----------------------------------------------------------------------------------------------
+RINGS = ("shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh")
+LISTED = 200  # tenants listed, the largest first; the others are reached by name
+
 TENANTS = {
     "tenants": (
         "SELECT tenant, created_at FROM cogmem.tenants ORDER BY tenant",
@@ -55,24 +58,30 @@ TENANTS = {
         """SELECT tenant, ring::text AS ring, count(*) AS memories, sum(token_estimate) AS tokens
            FROM cogmem.memories GROUP BY tenant, ring ORDER BY tenant, ring""",
     ),
-    # Growth of what is held now, by the day it was first heard; the window's first day carries what came before.
+    # Growth of what the largest tenants hold now, by the day it was first heard; the window's first day
+    # carries what came before.
     "growth": (
         """WITH added AS (
                SELECT tenant, greatest(created_at::date, current_date - %(days)s) AS day, count(*) AS added
                FROM cogmem.memories GROUP BY 1, 2
+           ), largest AS (
+               SELECT tenant FROM added GROUP BY tenant ORDER BY sum(added) DESC, tenant LIMIT %(lines)s
            )
-           SELECT t.tenant, d.day::date AS day,
-                  (SELECT coalesce(sum(a.added), 0) FROM added AS a WHERE a.tenant = t.tenant AND a.day <= d.day)
-                      AS memories
-           FROM (SELECT DISTINCT tenant FROM added) AS t
+           SELECT l.tenant, d.day::date AS day,
+                  sum(coalesce(a.added, 0)) OVER (PARTITION BY l.tenant ORDER BY d.day) AS memories
+           FROM largest AS l
            CROSS JOIN generate_series(current_date - %(days)s, current_date, interval '1 day') AS d (day)
+           LEFT JOIN added AS a ON a.tenant = l.tenant AND a.day = d.day::date
            ORDER BY 1, 2""",
     ),
     "last_night": (
-        """SELECT DISTINCT ON (tenant) tenant, night, finished_at,
-                  (SELECT jsonb_object_agg(d.decision, d.memories) FROM cogmem.consolidation_decisions AS d
-                   WHERE d.tenant = n.tenant AND d.night = n.night) AS decisions
-           FROM cogmem.consolidation_nights AS n ORDER BY tenant, night DESC""",
+        """SELECT n.tenant, n.night, n.finished_at,
+                  (SELECT jsonb_object_agg(d.decision, d.memories ORDER BY d.decision)
+                   FROM cogmem.consolidation_decisions AS d
+                   WHERE d.tenant = n.tenant AND d.night = n.night AND d.memories > 0 AND d.decision <> 'protect')
+                      AS decisions
+           FROM (SELECT tenant, max(night) AS night FROM cogmem.consolidation_nights GROUP BY tenant) AS last
+           INNER JOIN cogmem.consolidation_nights AS n ON n.tenant = last.tenant AND n.night = last.night""",
     ),
 }
 
@@ -175,20 +184,25 @@ DECISIONS = {
     "protect": ((), "memories of never-cut rings, kept whatever their use (counted)"),
     "overflow": (("night_consolidated",), "never-cut memories beyond their ring's allocation"),
 }
-# The chart leaves out what every night repeats ("protect") and decisions that touched nothing.
+# The chart leaves out what every night repeats ("protect") and decisions that touched nothing; both read
+# the decisions that touched something by night (index consolidation_decisions_night_idx).
+_DECIDED = """SELECT night, decision, sum(memories) AS memories FROM cogmem.consolidation_decisions
+              WHERE night >= current_date - %(nights)s AND memories > 0 AND decision <> 'protect'
+                AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
+              GROUP BY 1, 2"""
 NIGHTS_PAGE = {
-    "decisions": (
-        """SELECT night, decision, sum(memories) AS memories FROM cogmem.consolidation_report
-           WHERE night >= current_date - %(nights)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
-             AND decision <> 'protect'
-           GROUP BY 1, 2 HAVING sum(memories) > 0 ORDER BY 1, 2""",
-    ),
+    "decisions": (f"{_DECIDED} ORDER BY 1, 2",),
     "nights": (
-        """SELECT tenant, night, as_of, finished_at - started_at AS took,
-                  jsonb_object_agg(decision, memories) FILTER (WHERE memories > 0) AS decisions
-           FROM cogmem.consolidation_report
-           WHERE night >= current_date - %(nights)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
-           GROUP BY tenant, night, as_of, finished_at, started_at ORDER BY night DESC, tenant LIMIT 200""",
+        f"""WITH n AS (
+                SELECT night, count(*) AS tenants, max(finished_at - started_at) AS took
+                FROM cogmem.consolidation_nights
+                WHERE night >= current_date - %(nights)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
+                GROUP BY night
+            ), d AS ({_DECIDED})
+            SELECT n.night, n.tenants, n.took,
+                   (SELECT jsonb_object_agg(d.decision, d.memories ORDER BY d.decision) FROM d WHERE d.night = n.night)
+                       AS decisions
+            FROM n ORDER BY n.night DESC""",
     ),
 }
 
@@ -196,10 +210,10 @@ NIGHTS_PAGE = {
 # earlier than it, which bounds the partitions read).
 NIGHT = {
     "counts": (
-        """SELECT tenant, decision, memories FROM cogmem.consolidation_report
-           WHERE night = %(night)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
-             AND (%(decision)s::text IS NULL OR decision = %(decision)s) AND memories > 0
-           ORDER BY tenant, decision""",
+        """SELECT tenant, decision, memories FROM cogmem.consolidation_decisions
+           WHERE night = %(night)s AND memories > 0 AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
+             AND (%(decision)s::text IS NULL OR decision = %(decision)s)
+           ORDER BY memories DESC, tenant, decision LIMIT 500""",
     ),
     "events": (
         """SELECT l.tenant, l.event, l.memory_id, l.detail

@@ -1222,6 +1222,8 @@ CREATE UNIQUE INDEX bios_subscriptions_key ON cogmem.bios_subscriptions USING bt
 
 CREATE INDEX conflicts_open_idx ON cogmem.conflicts USING btree (tenant) WHERE (status = 'open'::text);
 
+CREATE INDEX consolidation_decisions_night_idx ON cogmem.consolidation_decisions USING btree (night) INCLUDE (tenant, decision, memories) WHERE (memories > 0);
+
 CREATE INDEX episodes_recent_idx ON cogmem.episodes USING btree (tenant, project, ended_at DESC);
 
 CREATE INDEX experiment_tenants_experiment_idx ON cogmem.experiment_tenants USING btree (experiment);
