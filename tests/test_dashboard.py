@@ -36,6 +36,14 @@ TURKISH = [
     "Asla cuma günü production'a deploy yapmayın, geçen sefer bütün hafta sonu kayıp gitti.",
     "Yedekleme her gece 02:00'de alınıyor ve 30 gün saklanıyor.",
 ]
+QUESTIONS = [
+    ("kuzey", "production deploy cuma yapılabilir mi"),
+    ("kuzey", "yedekleme ne zaman alınıyor"),
+    ("acme", "can we restart the servers tonight"),
+    ("acme", "when do the invoices go out"),
+    ("acme", "what happened when the disk filled up"),
+    ("kuzey", "dün toplantıda ne karar çıktı"),
+]
 
 
 # --- The data: the demo, and what a few days of use leave behind -----------------------------------------
@@ -59,11 +67,17 @@ def _history(dsn: str) -> None:
         for text in TURKISH:
             client.remember("kuzey", text, source={"who": "deniz", "conversation": "sohbet-1"})
         client.remember("acme", HOSTILE, source={"who": "mallory"})
-        for message in ("production deploy cuma", "yedekleme ne zaman alınıyor"):
-            result = client.recall("kuzey", message, conversation="sohbet-2")
-            client.feedback(result.recall_id, 1.0, tenant="kuzey")
+        for n, (tenant, message) in enumerate(QUESTIONS * 2):
+            result = client.recall(tenant, message, conversation=f"talk-{n}")
+            if n % 3:
+                client.feedback(result.recall_id, 1.0 if n % 4 else 0.0, tenant=tenant)
     with psycopg.connect(dsn, autocommit=True) as db:
         db.execute("SET cogmem.embed = 'off'")
+        # A week and a half of recalls: the API stamps now, so the history is set back by hand.
+        db.execute(
+            "UPDATE cogmem.recalls "
+            "SET created_at = created_at - make_interval(days => abs(hashtext(recall_id::text)) % 10)"
+        )
         generous(db)
         teams(db, 6, [(BACKUP_TEXTS, BACKUP, 6)])
         db.execute("SELECT * FROM cogmem.gut_release(900)")
@@ -199,7 +213,7 @@ PAGES = {
     "tenant-turkish": "/tenants/kuzey",
     "recall": "/recall",
     "nights": "/nights",
-    "night": "/nights/{today}",
+    "night": "/nights/{night}",
     "audit": "/audit?recall={recall}",
     "audit-verify": "/audit/verify",
     "gut": "/gut",
@@ -209,9 +223,12 @@ PAGES = {
 
 @pytest.mark.parametrize("name", PAGES)
 def test_every_page_loads_with_data_in_every_chart_and_no_console_error(browser, servers, database, shots, name):
-    path = PAGES[name].format(
-        today=datetime.date.today(), recall=_recall_id(database) if "{recall}" in PAGES[name] else ""
-    )
+    # The night that decided most, and a recall of the demo's.
+    night = as_role(
+        database,
+        "SELECT night FROM cogmem.consolidation_decisions WHERE decision <> 'protect' ORDER BY memories DESC LIMIT 1",
+    )[0][0]
+    path = PAGES[name].format(night=night, recall=_recall_id(database) if "{recall}" in PAGES[name] else "")
     visit = Visit(browser, servers["operator"].url + path)
     try:
         assert visit.response.status == 200

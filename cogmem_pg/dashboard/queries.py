@@ -152,7 +152,8 @@ RECALL = {
            WHERE %(tenant)s::text IS NULL OR tenant = %(tenant)s ORDER BY over DESC, tenant, layer""",
     ),
     "injected": (
-        f"""SELECT i.tenant, i.memory_id, i.layer, i.injected, left(m.content, 160) AS content
+        f"""SELECT i.tenant, i.memory_id, i.layer, i.injected,
+                   coalesce(left(m.content, 160), '(no longer held)') AS content
             FROM (
                 SELECT r.tenant, u.memory_id, u.layer::text AS layer, count(*) AS injected
                 FROM ({_WINDOW}) AS r
@@ -221,6 +222,7 @@ NIGHT = {
            JOIN cogmem.audit_lifecycle AS l ON l.tenant = n.tenant AND l.at = n.as_of AND l.logged_at >= n.as_of
            WHERE n.night = %(night)s AND (%(tenant)s::text IS NULL OR n.tenant = %(tenant)s)
              AND l.event = ANY (%(events)s)
+             AND (l.event <> 'night_consolidated' OR (l.detail ->> 'overflow')::integer > 0)
            ORDER BY l.tenant, l.event, l.memory_id NULLS FIRST LIMIT 500""",
     ),
 }
