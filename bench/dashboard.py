@@ -140,7 +140,7 @@ def plan_lines(dsn: str, paths: dict[str, str]) -> list[str]:
     tenant = paths["one tenant"].rsplit("/", 1)[1]
     night = datetime.date.fromisoformat(paths["one night's reasons"].split("/")[2].split("?")[0])
     recall = paths["audit, a recall explained"].split("=", 1)[1]
-    base = {"days": q.DAYS, "nights": q.NIGHTS, "top": q.TOP}
+    base = {"days": q.DAYS, "nights": q.NIGHTS, "top": q.TOP, "lines": 8, "listed": q.LISTED}
     pages = {
         "Tenants": (q.TENANTS, {}),
         "One tenant": ({"exists": q.TENANT_EXISTS, **q.TENANT}, {"tenant": tenant}),
@@ -160,6 +160,7 @@ def plan_lines(dsn: str, paths: dict[str, str]) -> list[str]:
         "",
     ]
     with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET jit = off")  # as the dashboard's sessions
         for page, (sections, params) in pages.items():
             lines += [f"## {page}", ""]
             for name, queries in sections.items():
@@ -199,10 +200,10 @@ def main(memories: int, results: Path | None) -> None:
             times = timings(f"http://127.0.0.1:{server.port}", paths)
         finally:
             server.stop()
+        lines = section(times, total, load_seconds)
+        print("\n".join(lines), flush=True)
         PLANS.parent.mkdir(exist_ok=True)
         PLANS.write_text("\n".join(plan_lines(role_dsn, paths)) + "\n", encoding="utf-8")
-    lines = section(times, total, load_seconds)
-    print("\n".join(lines))
     if results:
         replace_section(results, lines, "The dashboard at 100k memories")
 

@@ -61,10 +61,11 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
         min_size=1,
         max_size=4,
         open=False,
-        # Read-only sessions; no JIT: its compile time is most of a dashboard query's (bench/plans/dashboard.md).
+        # Read-only sessions. No JIT: its compile time is most of a dashboard query's; and memory enough to
+        # sort and group a month of recalls without spilling to disk (bench/plans/dashboard.md).
         kwargs={
             "autocommit": True,
-            "options": "-c default_transaction_read_only=on -c statement_timeout=30s -c jit=off",
+            "options": "-c default_transaction_read_only=on -c statement_timeout=30s -c jit=off -c work_mem=64MB",
             "application_name": "cogmem dashboard",
         },
     )
@@ -150,7 +151,7 @@ async def _render(request: Request, template: str, started: float, **context: An
 
 
 async def _read(request: Request, sections: dict, **params: Any) -> dict[str, Any]:
-    params = {"days": q.DAYS, "nights": q.NIGHTS, "top": q.TOP, **params}
+    params = {"days": q.DAYS, "nights": q.NIGHTS, "top": q.TOP, "listed": q.LISTED, **params}
     async with request.app.state.pool.connection() as conn:
         return await q.read(conn, sections, params)
 
@@ -193,7 +194,7 @@ async def tenants_page(request: Request) -> Response:
             "line", days, growth, title=f"Memories held, last {q.DAYS} days (the {CHART_TENANTS} largest tenants)"
         ),
     }
-    columns = [("tenant", "tenant"), ("memories", "memories"), *((r, r) for r in q.RINGS), ("tokens", "tokens")]
+    columns = [("tenant", "tenant"), ("memories", "memories"), *((r, r) for r in q.RINGS)]
     columns += [("night", "last night"), ("decisions", "its decisions"), ("created_at", "created")]
     return await _render(
         request,
@@ -212,12 +213,11 @@ def _tenant_rows(data: dict[str, Any]) -> tuple[list[dict] | q.Denied, int]:
     """One row per tenant (memories per ring, tokens, last night), the largest first; and how many there are."""
     if isinstance(data["tenants"], q.Denied):
         return data["tenants"], 0
-    rows = {t["tenant"]: {"memories": 0, "tokens": 0, **dict.fromkeys(q.RINGS, 0), **t} for t in data["tenants"]}
+    rows = {t["tenant"]: {"memories": 0, **dict.fromkeys(q.RINGS, 0), **t} for t in data["tenants"]}
     for c in _ok(data["census"]):
-        row = rows.setdefault(c["tenant"], {"tenant": c["tenant"], "memories": 0, "tokens": 0})
+        row = rows.setdefault(c["tenant"], {"tenant": c["tenant"], "memories": 0, **dict.fromkeys(q.RINGS, 0)})
         row[c["ring"]] = c["memories"]
         row["memories"] += c["memories"]
-        row["tokens"] += c["tokens"] or 0
     for n in _ok(data["last_night"]):
         rows.get(n["tenant"], {}).update(night=n["night"], decisions=n["decisions"] or "nothing")
     ordered = sorted(rows.values(), key=lambda r: (-r["memories"], r["tenant"]))

@@ -53,10 +53,12 @@ TENANTS = {
         "SELECT tenant, created_at FROM cogmem.tenants ORDER BY tenant",
         "SELECT DISTINCT tenant, NULL::timestamptz AS created_at FROM cogmem.memory_census ORDER BY tenant",
     ),
+    # Counted from the index on (tenant, ring) where the role reads memories; memory_census (which also
+    # sums tokens and confidence over every row) for a BI role.
     "census": (
-        "SELECT tenant, ring, memories, tokens FROM cogmem.memory_census ORDER BY tenant, ring",
-        """SELECT tenant, ring::text AS ring, count(*) AS memories, sum(token_estimate) AS tokens
+        """SELECT tenant, ring::text AS ring, count(*) AS memories
            FROM cogmem.memories GROUP BY tenant, ring ORDER BY tenant, ring""",
+        "SELECT tenant, ring, memories FROM cogmem.memory_census ORDER BY tenant, ring",
     ),
     # Growth of what the largest tenants hold now, by the day it was first heard; the window's first day
     # carries what came before.
@@ -229,7 +231,24 @@ NIGHT = {
 
 # --- Audit ------------------------------------------------------------------------------------------------
 AUDIT = {
-    "heads": ("SELECT tenant, seq, head_sha256, sealed_at FROM cogmem.audit_heads ORDER BY tenant",),
+    # The head of each tenant's chain, found tenant by tenant on the chain's key (audit_heads reads every
+    # row of every chain to find them).
+    "heads": (
+        """WITH RECURSIVE chained (tenant) AS (
+               (SELECT tenant FROM cogmem.audit_chain ORDER BY tenant LIMIT 1)
+               UNION ALL
+               SELECT (SELECT c.tenant FROM cogmem.audit_chain AS c WHERE c.tenant > chained.tenant
+                       ORDER BY c.tenant LIMIT 1)
+               FROM chained WHERE chained.tenant IS NOT NULL
+           )
+           SELECT h.tenant, h.seq, encode(h.row_hash, 'hex') AS head_sha256, h.sealed_at, count(*) OVER () AS chains
+           FROM chained
+           CROSS JOIN LATERAL (
+               SELECT c.tenant, c.seq, c.row_hash, c.sealed_at FROM cogmem.audit_chain AS c
+               WHERE c.tenant = chained.tenant ORDER BY c.seq DESC LIMIT 1
+           ) AS h
+           ORDER BY h.sealed_at DESC, h.tenant LIMIT %(listed)s""",
+    ),
     "seal": ("SELECT horizon::text AS horizon, sealed_at FROM cogmem.audit_seal_state",),
     "unsealed": (
         """SELECT l.tenant, count(*) AS unsealed FROM cogmem.audit_log AS l
@@ -243,7 +262,11 @@ AUDIT = {
         """SELECT tenant, at, actor, detail FROM cogmem.audit_governance
            WHERE event = 'erasure_requested' ORDER BY at DESC LIMIT 50""",
     ),
+    # From the trail's recent partitions where the role reads it; audit_daily (every day) for a BI role.
     "daily": (
+        """SELECT (at AT TIME ZONE 'UTC')::date AS day, level, count(*) AS events FROM cogmem.audit_log
+           WHERE logged_at >= current_date - %(days)s AND at >= current_date - %(days)s
+           GROUP BY 1, 2 ORDER BY 1, 2""",
         """SELECT day, level, sum(events) AS events FROM cogmem.audit_daily
            WHERE day >= current_date - %(days)s GROUP BY 1, 2 ORDER BY 1, 2""",
     ),
