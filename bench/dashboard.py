@@ -35,7 +35,7 @@ from bench.results import replace_section
 from bench.scale import MESSAGES, load
 from bench.workload import tenant_names, unit_vectors
 from cogmem_pg.dashboard import queries as q
-from cogmem_pg.dashboard.app import create_app
+from cogmem_pg.dashboard.app import SESSION_OPTIONS, create_app
 
 ROLE = "cogmem_bench_dashboard"
 RECALLS = 3000
@@ -144,7 +144,7 @@ def plan_lines(dsn: str, paths: dict[str, str]) -> list[str]:
     pages = {
         "Tenants": (q.TENANTS, {}),
         "One tenant": ({"exists": q.TENANT_EXISTS, **q.TENANT}, {"tenant": tenant}),
-        "Recall, all tenants": (q.RECALL, {"tenant": None}),
+        "Recall, all tenants": ({**q.RECALL, "overflow (the view)": q.RECALL["overflow"][1:]}, {"tenant": None}),
         "Nights": (q.NIGHTS_PAGE, {"tenant": None}),
         "One night": (q.NIGHT, {"night": night, "tenant": None, "decision": "weaken", "events": ["weakened"]}),
         "Audit": ({**q.AUDIT, **q.EXPLAIN}, {"recall": recall}),
@@ -159,8 +159,7 @@ def plan_lines(dsn: str, paths: dict[str, str]) -> list[str]:
         "The first query of each section the operator's role may read; EXPLAIN (ANALYZE, BUFFERS).",
         "",
     ]
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("SET jit = off")  # as the dashboard's sessions
+    with psycopg.connect(dsn, autocommit=True, options=SESSION_OPTIONS) as conn:  # as the dashboard's sessions
         for page, (sections, params) in pages.items():
             lines += [f"## {page}", ""]
             for name, queries in sections.items():

@@ -84,6 +84,8 @@ def _history(dsn: str) -> None:
         for days_ago in (3, 2, 1, 0):
             db.execute("SELECT cogmem.consolidate(now() - make_interval(days => %s))", (days_ago,))
         db.execute("SELECT cogmem.erase_subject('acme', 'maria', 'asked to be forgotten')")
+        # A never-cut ring over its allocation, for the Recall page's overflow.
+        db.execute("""SELECT cogmem.configure_tenant('kuzey', '{"token_allocation": 20}', 'dos_and_donts')""")
         db.execute("SELECT cogmem.seal_audit()")
 
 
@@ -270,6 +272,8 @@ def test_the_numbers_shown_are_what_the_views_return(browser, servers, roles):
     visit.close()
 
     visit = Visit(browser, servers["operator"].url + "/recall")
+    overflow = as_role(operator, "SELECT tenant, layer, over::text FROM cogmem.never_cut_overflow ORDER BY 1, 2")
+    assert sorted(visit.rows("overflow", "tenant", "layer", "over")) == overflow and overflow
     outcomes = as_role(operator, "SELECT tenant, recalls::text, explicit::text FROM cogmem.outcome_stats ORDER BY 1")
     assert visit.rows("outcomes", "tenant", "recalls", "explicit") == outcomes
     visit.close()

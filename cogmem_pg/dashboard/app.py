@@ -51,6 +51,9 @@ PAGES = (
     ("/gut", "Gut"),
     ("/bios", "BIOS"),
 )
+# Read-only sessions. No JIT: its compile time is most of a dashboard query's; and memory enough to sort
+# and group a month of recalls without spilling to disk (bench/plans/dashboard.md).
+SESSION_OPTIONS = "-c default_transaction_read_only=on -c statement_timeout=30s -c jit=off -c work_mem=64MB"
 CHART_TENANTS = 8  # lines a reader can tell apart
 CHART_BARS = 20
 
@@ -61,11 +64,9 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
         min_size=1,
         max_size=4,
         open=False,
-        # Read-only sessions. No JIT: its compile time is most of a dashboard query's; and memory enough to
-        # sort and group a month of recalls without spilling to disk (bench/plans/dashboard.md).
         kwargs={
             "autocommit": True,
-            "options": "-c default_transaction_read_only=on -c statement_timeout=30s -c jit=off -c work_mem=64MB",
+            "options": SESSION_OPTIONS,
             "application_name": "cogmem dashboard",
         },
     )
@@ -254,8 +255,10 @@ async def recall_page(request: Request) -> Response:
     started = time.perf_counter()
     tenant = await _tenant_param(request)
     data = await _read(request, q.RECALL, tenant=tenant)
-    days, layers = series(_ok(data["budget"]), "day", "layer", "tokens")
-    daily = _ok(data["daily"])
+    window = (_ok(data["window"]) or [{"daily": [], "budget": [], "injected": []}])[0]
+    days, layers = series(window["budget"], "day", "layer", "tokens")
+    daily = window["daily"]
+    data["injected"] = window["injected"] if not isinstance(data["window"], q.Denied) else data["window"]
     charts = {
         "budget": chart("bar", days, layers, stacked=True, title="Tokens per recall, by layer"),
         "success": chart(

@@ -133,37 +133,54 @@ TENANT = {
 }
 
 # --- Recall -----------------------------------------------------------------------------------------------
-# The window's recalls, for every tenant the role reaches or the one asked for (tenant NULL: all).
-_WINDOW = """SELECT * FROM cogmem.recalls
-             WHERE created_at >= current_date - %(days)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)"""
-
+# The window's recalls (for every tenant the role reaches, or the one asked for) are read and unnested once:
+# per day, tokens per layer and the most injected memories.
 RECALL = {
-    "budget": (
-        f"""SELECT r.created_at::date AS day, i.layer::text AS layer,
-                   round(sum(i.tokens)::numeric / count(DISTINCT r.recall_id), 1) AS tokens
-            FROM ({_WINDOW}) AS r CROSS JOIN LATERAL unnest(r.item_layers, r.item_tokens) AS i (layer, tokens)
-            GROUP BY 1, 2 ORDER BY 1, 2""",
+    "window": (
+        """WITH r AS MATERIALIZED (
+               SELECT tenant, created_at::date AS day, item_layers, item_tokens, item_memory_ids, tokens_used, outcome
+               FROM cogmem.recalls
+               WHERE created_at >= current_date - %(days)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
+           ), items AS MATERIALIZED (
+               SELECT r.tenant, r.day, i.layer::text AS layer, i.tokens, i.memory_id
+               FROM r CROSS JOIN LATERAL unnest(r.item_layers, r.item_tokens, r.item_memory_ids)
+                   AS i (layer, tokens, memory_id)
+           ), days AS (
+               SELECT day, count(*) AS recalls, round(avg(tokens_used), 0) AS tokens,
+                      round(avg(outcome)::numeric, 3) AS success, count(outcome) AS outcomes
+               FROM r GROUP BY day
+           )
+           SELECT
+               (SELECT coalesce(jsonb_agg(d ORDER BY d.day), '[]') FROM days AS d) AS daily,
+               (SELECT coalesce(jsonb_agg(b ORDER BY b.day, b.layer), '[]') FROM (
+                   SELECT i.day, i.layer, round(sum(i.tokens)::numeric / d.recalls, 1) AS tokens
+                   FROM items AS i INNER JOIN days AS d ON d.day = i.day GROUP BY i.day, i.layer, d.recalls
+               ) AS b) AS budget,
+               (SELECT coalesce(jsonb_agg(t ORDER BY t.injected DESC, t.memory_id), '[]') FROM (
+                   SELECT x.tenant, x.memory_id, x.layer, x.injected,
+                          coalesce(left(m.content, 160), '(no longer held)') AS content
+                   FROM (
+                       SELECT tenant, memory_id, layer, count(*) AS injected FROM items
+                       WHERE memory_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC, 2 LIMIT %(top)s
+                   ) AS x
+                   LEFT JOIN cogmem.memories AS m ON m.tenant = x.tenant AND m.memory_id = x.memory_id
+               ) AS t) AS injected""",
     ),
-    "daily": (
-        f"""SELECT created_at::date AS day, count(*) AS recalls, round(avg(tokens_used), 0) AS tokens,
-                   round(avg(outcome)::numeric, 3) AS success, count(outcome) AS outcomes
-            FROM ({_WINDOW}) AS r GROUP BY 1 ORDER BY 1""",
-    ),
+    # never_cut_overflow, ring by ring on the index of (tenant, ring): the view sums every memory of every
+    # tenant to find the never-cut ones. The view answers a role that cannot read memories.
     "overflow": (
+        """SELECT l.tenant, l.layer::text AS layer, m.memories, m.tokens, l.token_allocation AS allocation,
+                  (m.tokens - l.token_allocation)::integer AS over
+           FROM cogmem.tenant_layers AS l
+           CROSS JOIN LATERAL (
+               SELECT count(*)::integer AS memories, sum(x.token_estimate)::integer AS tokens
+               FROM cogmem.memories AS x WHERE x.tenant = l.tenant AND x.ring = l.layer::text::cogmem.ring
+           ) AS m
+           WHERE l.never_cut AND l.layer::text = ANY (enum_range(NULL::cogmem.ring)::text[])
+             AND (%(tenant)s::text IS NULL OR l.tenant = %(tenant)s) AND m.tokens > l.token_allocation
+           ORDER BY over DESC, l.tenant, l.layer""",
         """SELECT tenant, layer, memories, tokens, allocation, over FROM cogmem.never_cut_overflow
            WHERE %(tenant)s::text IS NULL OR tenant = %(tenant)s ORDER BY over DESC, tenant, layer""",
-    ),
-    "injected": (
-        f"""SELECT i.tenant, i.memory_id, i.layer, i.injected,
-                   coalesce(left(m.content, 160), '(no longer held)') AS content
-            FROM (
-                SELECT r.tenant, u.memory_id, u.layer::text AS layer, count(*) AS injected
-                FROM ({_WINDOW}) AS r
-                CROSS JOIN LATERAL unnest(r.item_memory_ids, r.item_layers) AS u (memory_id, layer)
-                WHERE u.memory_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC, 2 LIMIT %(top)s
-            ) AS i
-            LEFT JOIN cogmem.memories AS m ON m.tenant = i.tenant AND m.memory_id = i.memory_id
-            ORDER BY i.injected DESC, i.memory_id""",
     ),
     "outcomes": (
         """SELECT tenant, recalls, explicit, implicit, abstained, explicit_success, implicit_success
