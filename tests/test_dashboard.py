@@ -99,6 +99,7 @@ def roles(database: str) -> Iterator[dict[str, str]]:
         "operator": ("cogmem_admin, cogmem_auditor, cogmem_gut", None),
         "acme_app": ("cogmem_app", "acme"),
         "bi": ("cogmem_bi", "*"),
+        "gut": ("cogmem_gut", None),
     }
     dsns = {}
     with psycopg.connect(database, autocommit=True) as db:
@@ -408,3 +409,15 @@ def test_it_only_reads(roles, servers):
     # Playwright's loop owns this thread while the browser is open.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         assert pool.submit(asyncio.run, setting()).result() == "on"
+
+
+def test_the_guts_role_reads_the_ledger_and_no_tenant(browser, servers, roles):
+    visit = Visit(browser, servers["gut"].url + "/gut")
+    assert visit.response.status == 200 and visit.errors == []
+    ledger = as_role(roles["gut"], "SELECT releases::text, published::text FROM cogmem.gut_ledger")
+    assert visit.rows("ledger", "releases", "published") == ledger
+    visit.close()
+    with httpx.Client(base_url=servers["gut"].url) as http:
+        assert http.get("/tenants/acme").status_code == 404
+        page = http.get("/")
+        assert page.status_code == 200 and "This role may not read" in page.text and "acme" not in page.text

@@ -18,6 +18,7 @@ from importlib.resources import files
 from typing import Any
 from urllib.parse import quote
 
+import psycopg
 from psycopg_pool import AsyncConnectionPool
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -75,10 +76,7 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
     async def lifespan(app: Starlette):
         await pool.open(wait=True)
         async with pool.connection() as conn:
-            who = await conn.execute(
-                "SELECT current_user::text, (SELECT cogmem.reaches_every_tenant()), (SELECT cogmem.reachable_tenants())"
-            )
-            app.state.role = await who.fetchone()
+            app.state.role = await _who(conn)
         yield
         await pool.close()
 
@@ -109,6 +107,17 @@ async def _guard(request: Request, call_next) -> Response:
         response = _refuse_without_token(request, request.app.state.token) or await call_next(request)
     response.headers.update(SECURITY_HEADERS)
     return response
+
+
+async def _who(conn) -> tuple[str, bool, list[str]]:
+    """The role connected as, and the tenants it reaches (none known for a role that may not ask)."""
+    (role,) = await (await conn.execute("SELECT current_user::text")).fetchone()
+    try:
+        reach = await conn.execute("SELECT cogmem.reaches_every_tenant(), cogmem.reachable_tenants()")
+        every, reached = await reach.fetchone()
+    except psycopg.errors.InsufficientPrivilege:
+        return role, False, []
+    return role, every, reached or []
 
 
 def _refuse_without_token(request: Request, token: str | None) -> Response | None:
@@ -183,7 +192,8 @@ async def tenants_page(request: Request) -> Response:
     started = time.perf_counter()
     data = await _read(request, q.TENANTS, lines=CHART_TENANTS)
     listed, total = _tenant_rows(data)
-    chart_tenants = [r["tenant"] for r in listed[:CHART_BARS]]
+    shown = [] if isinstance(listed, q.Denied) else listed
+    chart_tenants = [r["tenant"] for r in shown[:CHART_BARS]]
     census = [r for r in _ok(data["census"]) if r["tenant"] in set(chart_tenants)]
     _, rings = series(census, "tenant", "ring", "memories", xs=chart_tenants)
     days, growth = series(_ok(data["growth"]), "day", "tenant", "memories")
@@ -202,7 +212,7 @@ async def tenants_page(request: Request) -> Response:
         "tenants.html",
         started,
         data=data,
-        rows=listed[: q.LISTED],
+        rows=listed if isinstance(listed, q.Denied) else listed[: q.LISTED],
         total=total,
         columns=columns,
         charts=charts,

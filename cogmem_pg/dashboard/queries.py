@@ -141,27 +141,30 @@ RECALL = {
                SELECT tenant, created_at::date AS day, item_layers, item_tokens, item_memory_ids, tokens_used, outcome
                FROM cogmem.recalls
                WHERE created_at >= current_date - %(days)s AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)
-           ), items AS MATERIALIZED (
-               SELECT r.tenant, r.day, i.layer::text AS layer, i.tokens, i.memory_id
-               FROM r CROSS JOIN LATERAL unnest(r.item_layers, r.item_tokens, r.item_memory_ids)
-                   AS i (layer, tokens, memory_id)
            ), days AS (
                SELECT day, count(*) AS recalls, round(avg(tokens_used), 0) AS tokens,
                       round(avg(outcome)::numeric, 3) AS success, count(outcome) AS outcomes
                FROM r GROUP BY day
+           ), items AS (
+               -- One pass over the items: tokens per day and layer, and injections per memory.
+               SELECT r.day, i.layer::text AS layer, r.tenant, i.memory_id, sum(i.tokens) AS tokens,
+                      count(*) AS injected, grouping(r.day) AS per_memory
+               FROM r CROSS JOIN LATERAL unnest(r.item_layers, r.item_tokens, r.item_memory_ids)
+                   AS i (layer, tokens, memory_id)
+               GROUP BY GROUPING SETS ((r.day, i.layer), (r.tenant, i.memory_id, i.layer))
            )
            SELECT
                (SELECT coalesce(jsonb_agg(d ORDER BY d.day), '[]') FROM days AS d) AS daily,
                (SELECT coalesce(jsonb_agg(b ORDER BY b.day, b.layer), '[]') FROM (
-                   SELECT i.day, i.layer, round(sum(i.tokens)::numeric / d.recalls, 1) AS tokens
-                   FROM items AS i INNER JOIN days AS d ON d.day = i.day GROUP BY i.day, i.layer, d.recalls
+                   SELECT i.day, i.layer, round(i.tokens::numeric / d.recalls, 1) AS tokens
+                   FROM items AS i INNER JOIN days AS d ON d.day = i.day WHERE i.per_memory = 0
                ) AS b) AS budget,
                (SELECT coalesce(jsonb_agg(t ORDER BY t.injected DESC, t.memory_id), '[]') FROM (
                    SELECT x.tenant, x.memory_id, x.layer, x.injected,
                           coalesce(left(m.content, 160), '(no longer held)') AS content
                    FROM (
-                       SELECT tenant, memory_id, layer, count(*) AS injected FROM items
-                       WHERE memory_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC, 2 LIMIT %(top)s
+                       SELECT tenant, memory_id, layer, injected FROM items
+                       WHERE per_memory = 1 AND memory_id IS NOT NULL ORDER BY injected DESC, memory_id LIMIT %(top)s
                    ) AS x
                    LEFT JOIN cogmem.memories AS m ON m.tenant = x.tenant AND m.memory_id = x.memory_id
                ) AS t) AS injected""",
@@ -171,13 +174,13 @@ RECALL = {
     "overflow": (
         """SELECT l.tenant, l.layer::text AS layer, m.memories, m.tokens, l.token_allocation AS allocation,
                   (m.tokens - l.token_allocation)::integer AS over
-           FROM cogmem.tenant_layers AS l
+           FROM unnest(enum_range(NULL::cogmem.ring)) AS r (ring)
+           INNER JOIN cogmem.tenant_layers AS l ON l.layer::text = r.ring::text
            CROSS JOIN LATERAL (
                SELECT count(*)::integer AS memories, sum(x.token_estimate)::integer AS tokens
-               FROM cogmem.memories AS x WHERE x.tenant = l.tenant AND x.ring = l.layer::text::cogmem.ring
+               FROM cogmem.memories AS x WHERE x.tenant = l.tenant AND x.ring = r.ring
            ) AS m
-           WHERE l.never_cut AND l.layer::text = ANY (enum_range(NULL::cogmem.ring)::text[])
-             AND (%(tenant)s::text IS NULL OR l.tenant = %(tenant)s) AND m.tokens > l.token_allocation
+           WHERE l.never_cut AND (%(tenant)s::text IS NULL OR l.tenant = %(tenant)s) AND m.tokens > l.token_allocation
            ORDER BY over DESC, l.tenant, l.layer""",
         """SELECT tenant, layer, memories, tokens, allocation, over FROM cogmem.never_cut_overflow
            WHERE %(tenant)s::text IS NULL OR tenant = %(tenant)s ORDER BY over DESC, tenant, layer""",
