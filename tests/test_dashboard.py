@@ -387,6 +387,8 @@ def test_with_a_token_every_request_without_it_is_refused(roles):
             login = http.get("/recall?token=s3cret-token&tenant=acme")
             assert login.status_code == 303 and login.headers["location"] == "/recall?tenant=acme"
             assert http.get("/recall?tenant=acme").status_code == 200  # the cookie carries it now
+            away = http.get(server.url + "//elsewhere.example/?token=s3cret-token")
+            assert away.status_code == 303 and away.headers["location"] == "/elsewhere.example/"
     finally:
         server.stop()
 

@@ -62,8 +62,8 @@ CHART_BARS = 20
 def create_app(dsn: str, token: str | None = None) -> Starlette:
     pool = AsyncConnectionPool(
         dsn,
-        min_size=1,
-        max_size=4,
+        min_size=2,
+        max_size=8,  # a page's sections run at once, each on its own connection
         open=False,
         kwargs={
             "autocommit": True,
@@ -126,8 +126,10 @@ def _refuse_without_token(request: Request, token: str | None) -> Response | Non
         return None
     given = request.query_params.get("token")
     if given is not None and hmac.compare_digest(given.encode(), token.encode()):
-        rest = request.url.remove_query_params("token")
-        redirect = RedirectResponse(str(rest.replace(scheme="", netloc="")) or "/", status_code=303)
+        # Back to the same page on this host: one leading slash, so "//elsewhere" cannot leave it.
+        query = request.url.remove_query_params("token").query
+        target = "/" + request.url.path.lstrip("/") + (f"?{query}" if query else "")
+        redirect = RedirectResponse(target, status_code=303)
         redirect.set_cookie(COOKIE, token, httponly=True, samesite="strict")
         return redirect
     bearer = request.headers.get("authorization", "")
@@ -152,18 +154,25 @@ async def _render(request: Request, template: str, started: float, **context: An
         {
             "pages": PAGES,
             "role": role,
-            "reaches": "every tenant" if every else ", ".join(reached or []) or "no tenant",
+            "reaches": _reach(every, reached),
             **context,
         },
     )
-    response.headers["Server-Timing"] = f"db;dur={(time.perf_counter() - started) * 1000:.1f}"
+    response.headers["Server-Timing"] = f"page;dur={(time.perf_counter() - started) * 1000:.1f}"
     return response
+
+
+def _reach(every: bool, reached: list[str]) -> str:
+    if every:
+        return "every tenant"
+    if len(reached) > 3:
+        return f"{len(reached)} tenants"
+    return ", ".join(reached) or "no tenant"
 
 
 async def _read(request: Request, sections: dict, **params: Any) -> dict[str, Any]:
     params = {"days": q.DAYS, "nights": q.NIGHTS, "top": q.TOP, "listed": q.LISTED, **params}
-    async with request.app.state.pool.connection() as conn:
-        return await q.read(conn, sections, params)
+    return await q.read(request.app.state.pool, sections, params)
 
 
 async def _require_tenant(request: Request, tenant: str) -> None:
