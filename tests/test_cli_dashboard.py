@@ -21,7 +21,9 @@ def test_on_loopback_it_needs_no_token_and_a_host_name_is_not_taken_for_loopback
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("dashboard.example") and not is_loopback("10.0.0.5")
     require_token("127.0.0.1", None)
-    require_token("10.0.0.5", "a-token")
+    require_token("10.0.0.5", "a-token-of-24-characters")
+    with pytest.raises(DashboardError, match="at least 16 characters"):
+        require_token("10.0.0.5", "short")
     with pytest.raises(DashboardError, match="without a token"):
         require_token("dashboard.example", "")
 

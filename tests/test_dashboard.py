@@ -31,6 +31,7 @@ from tests.conftest import CLUSTER
 from tests.test_gut import BACKUP, BACKUP_TEXTS, generous, teams
 
 HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2"> Deploys need a ticket'
+ODD_NAME = "R&D/<i>ops</i> 100%"  # a tenant's name may hold anything but control characters
 TURKISH = [
     "Dün akşam yine uzun bir gün oldu, müşteri toplantısı iki saat sürdü ve sonunda hiçbir karar çıkmadı.",
     "Asla cuma günü production'a deploy yapmayın, geçen sefer bütün hafta sonu kayıp gitti.",
@@ -67,6 +68,8 @@ def _history(dsn: str) -> None:
         for text in TURKISH:
             client.remember("kuzey", text, source={"who": "deniz", "conversation": "sohbet-1"})
         client.remember("acme", HOSTILE, source={"who": "mallory"})
+        client.create_tenant(ODD_NAME)
+        client.remember(ODD_NAME, "Research keeps its notes in the lab wiki.")
         for n, (tenant, message) in enumerate(QUESTIONS * 2):
             result = client.recall(tenant, message, conversation=f"talk-{n}")
             if n % 3:
@@ -100,6 +103,7 @@ def roles(database: str) -> Iterator[dict[str, str]]:
         "acme_app": ("cogmem_app", "acme"),
         "bi": ("cogmem_bi", "*"),
         "gut": ("cogmem_gut", None),
+        "acme_auditor": ("cogmem_auditor", "acme"),
     }
     dsns = {}
     with psycopg.connect(database, autocommit=True) as db:
@@ -319,6 +323,9 @@ def test_a_recall_id_typed_in_is_explained_and_a_wrong_one_is_said_so(browser, s
     visit.page.click("button:has-text('Explain')")
     visit.page.wait_for_selector("#explain")
     assert {"bios", "dos_and_donts"} <= set(visit.column("explain", "layer"))
+    visit.page.fill("input[name=recall]", str(uuid.uuid4()))  # well formed, and no recall of anyone's
+    visit.page.click("button:has-text('Explain')")
+    assert "no such recall" in visit.page.inner_text("#explain")
     visit.page.fill("input[name=recall]", "not-a-uuid")
     visit.page.click("button:has-text('Explain')")
     assert "not a recall id" in visit.page.inner_text("#explain")
@@ -328,6 +335,8 @@ def test_a_recall_id_typed_in_is_explained_and_a_wrong_one_is_said_so(browser, s
 def test_memory_text_is_shown_as_text_never_run(browser, servers):
     visit = Visit(browser, servers["operator"].url + "/tenants/acme")
     assert HOSTILE.split(">")[0] + ">" in visit.page.inner_text("body")
+    assert "&lt;script&gt;window.pwned" in visit.page.content()
+    assert visit.page.locator("img[src=x]").count() == 0
     assert visit.page.evaluate("window.pwned") is None
     assert "script-src 'self'" in visit.response.headers["content-security-policy"]
     assert visit.errors == []
@@ -360,6 +369,26 @@ def test_a_tenants_role_sees_its_tenant_and_nothing_of_another(browser, servers)
             assert not any(t.split()[0] in response.text for t in TURKISH)
 
 
+def test_an_auditor_of_one_tenant_sees_its_trail_and_nothing_of_another(servers, database):
+    night = as_role(database, "SELECT max(night) FROM cogmem.consolidation_nights")[0][0]
+    with httpx.Client(base_url=servers["acme_auditor"].url) as http:
+        for path in (
+            "/tenants/kuzey",
+            "/audit/verify?tenant=kuzey",
+            "/nights?tenant=kuzey",
+            f"/nights/{night}?tenant=kuzey",
+        ):
+            assert http.get(path).status_code == 404, path
+        for path in ("/nights", f"/nights/{night}", "/audit", "/audit/verify?tenant=acme", "/tenants/acme"):
+            response = http.get(path)
+            assert response.status_code == 200, path
+            assert "kuzey" not in response.text and "team-0" not in response.text, path
+        audit = http.get("/audit").text
+        assert "for roles that reach every tenant" in audit  # archived months count every tenant's rows
+        verified = http.get("/audit/verify?tenant=acme").text
+        assert "acme" in verified and ">yes<" in verified
+
+
 def test_a_bi_role_sees_aggregates_and_is_told_what_it_may_not_read(browser, servers, roles):
     visit = Visit(browser, servers["bi"].url + "/")
     assert visit.response.status == 200 and visit.errors == []
@@ -375,7 +404,7 @@ def test_a_bi_role_sees_aggregates_and_is_told_what_it_may_not_read(browser, ser
 
 # --- The door ---------------------------------------------------------------------------------------------
 def test_with_a_token_every_request_without_it_is_refused(roles):
-    server = Server(roles["operator"], host="0.0.0.0", token="s3cret-token")
+    server = Server(roles["operator"], host="0.0.0.0", token="s3cret-token-for-tests")
     try:
         with httpx.Client(base_url=server.url, follow_redirects=False) as http:
             for headers in ({}, {"Authorization": "Bearer wrong"}):
@@ -383,11 +412,11 @@ def test_with_a_token_every_request_without_it_is_refused(roles):
                 assert refused.status_code == 401
                 assert "acme" not in refused.text and refused.headers["www-authenticate"] == "Bearer"
             assert http.get("/static/dashboard.js").status_code == 401
-            assert http.get("/", headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
-            login = http.get("/recall?token=s3cret-token&tenant=acme")
+            assert http.get("/", headers={"Authorization": "Bearer s3cret-token-for-tests"}).status_code == 200
+            login = http.get("/recall?token=s3cret-token-for-tests&tenant=acme")
             assert login.status_code == 303 and login.headers["location"] == "/recall?tenant=acme"
             assert http.get("/recall?tenant=acme").status_code == 200  # the cookie carries it now
-            away = http.get(server.url + "//elsewhere.example/?token=s3cret-token")
+            away = http.get(server.url + "//elsewhere.example/?token=s3cret-token-for-tests")
             assert away.status_code == 303 and away.headers["location"] == "/elsewhere.example/"
     finally:
         server.stop()
@@ -423,3 +452,29 @@ def test_the_guts_role_reads_the_ledger_and_no_tenant(browser, servers, roles):
         assert http.get("/tenants/acme").status_code == 404
         page = http.get("/")
         assert page.status_code == 200 and "This role may not read" in page.text and "acme" not in page.text
+
+
+def test_a_tenant_of_any_name_opens_from_the_list_and_by_name(browser, servers):
+    visit = Visit(browser, servers["operator"].url + "/")
+    with visit.page.expect_navigation():
+        visit.page.get_by_role("link", name=ODD_NAME).click()
+    assert visit.response.status == 200 and visit.errors == []
+    assert visit.page.inner_text("h1") == f"Tenant {ODD_NAME}" and visit.page.locator("h1 i").count() == 0
+    assert "lab wiki" in visit.page.inner_text("#fading")
+    visit.page.goto(servers["operator"].url + "/")
+    visit.page.fill("#go input[name=name]", ODD_NAME)
+    with visit.page.expect_navigation():
+        visit.page.click("#go button")
+    assert visit.page.inner_text("h1") == f"Tenant {ODD_NAME}"
+    visit.close()
+    with httpx.Client(base_url=servers["operator"].url) as http:
+        assert http.get("/tenants/?name=%20").status_code == 400
+        assert http.get("/tenants/a%00b").status_code == 404
+
+
+def test_only_loopback_names_are_answered_without_a_token(servers):
+    # A page elsewhere may point its own name at 127.0.0.1: the browser then sends that name as Host.
+    with httpx.Client(base_url=servers["operator"].url) as http:
+        rebound = http.get("/", headers={"Host": "attacker.example"})
+        assert rebound.status_code == 400 and "acme" not in rebound.text
+        assert http.get("/", headers={"Host": "localhost"}).status_code == 200

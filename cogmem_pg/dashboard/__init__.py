@@ -21,13 +21,18 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+MIN_TOKEN = 16  # characters: a token is a secret, not a password to remember
+
+
 def require_token(host: str, token: str | None) -> None:
-    """Raises DashboardError when HOST is beyond loopback and no token is given."""
+    """Raises DashboardError when HOST is beyond loopback and no token is given, or a token is too short."""
     if not token and not is_loopback(host):
         raise DashboardError(
             f"refusing to serve on {host} without a token: give --token or COGMEM_DASHBOARD_TOKEN "
             "(on loopback, 127.0.0.1, none is needed)"
         )
+    if token and len(token) < MIN_TOKEN:
+        raise DashboardError(f"a token of at least {MIN_TOKEN} characters, please: openssl rand -hex 24 makes one")
 
 
 def serve(dsn: str, host: str = "127.0.0.1", port: int = 8750, token: str | None = None) -> None:

@@ -35,7 +35,7 @@ from cogmem_pg.dashboard.charts import chart, series
 
 _HERE = files("cogmem_pg.dashboard")
 TEMPLATES = Jinja2Templates(directory=str(_HERE / "templates"))
-COOKIE = "cogmem_dashboard_token"
+LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # Scripts and styles come from the app only: memory text is data, and the pages run no inline script.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -83,7 +83,7 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
     routes = [
         Route("/", tenants_page),
         Route("/tenants/", open_tenant),
-        Route("/tenants/{tenant}", tenant_page),
+        Route("/tenants/{tenant:path}", tenant_page),
         Route("/recall", recall_page),
         Route("/nights", nights_page),
         Route("/nights/{night}", night_page),
@@ -100,11 +100,16 @@ def create_app(dsn: str, token: str | None = None) -> Starlette:
 
 
 async def _guard(request: Request, call_next) -> Response:
-    """Only reads, only with the token when there is one, and every response with the security headers."""
+    """Only reads; without a token only for a loopback Host (a page elsewhere that points its own name at
+    127.0.0.1 must not read the dashboard through the visitor's browser); with one, only with it. Every
+    response with the security headers."""
+    token = request.app.state.token
     if request.method not in ("GET", "HEAD"):
         response: Response = PlainTextResponse("the dashboard is read-only", status_code=405)
+    elif token is None and (request.url.hostname or "") not in LOOPBACK_NAMES:
+        response = PlainTextResponse("this dashboard answers on loopback names only", status_code=400)
     else:
-        response = _refuse_without_token(request, request.app.state.token) or await call_next(request)
+        response = _refuse_without_token(request, token) or await call_next(request)
     response.headers.update(SECURITY_HEADERS)
     return response
 
@@ -130,12 +135,13 @@ def _refuse_without_token(request: Request, token: str | None) -> Response | Non
         query = request.url.remove_query_params("token").query
         target = "/" + request.url.path.lstrip("/") + (f"?{query}" if query else "")
         redirect = RedirectResponse(target, status_code=303)
-        redirect.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+        secure = request.url.scheme == "https"
+        redirect.set_cookie(_cookie(request), token, httponly=True, samesite="strict", secure=secure)
         return redirect
     bearer = request.headers.get("authorization", "")
     candidates = [
         bearer.removeprefix("Bearer ").strip() if bearer.startswith("Bearer ") else "",
-        request.cookies.get(COOKIE, ""),
+        request.cookies.get(_cookie(request), ""),
     ]
     if any(c and hmac.compare_digest(c.encode(), token.encode()) for c in candidates):
         return None
@@ -144,6 +150,11 @@ def _refuse_without_token(request: Request, token: str | None) -> Response | Non
         status_code=401,
         headers={"WWW-Authenticate": "Bearer"},
     )
+
+
+def _cookie(request: Request) -> str:
+    """Browsers send a host's cookies to all its ports: the name says which dashboard the token is for."""
+    return f"cogmem_dashboard_{request.url.port or 80}"
 
 
 async def _render(request: Request, template: str, started: float, **context: Any) -> Response:
@@ -177,8 +188,11 @@ async def _read(request: Request, sections: dict, **params: Any) -> dict[str, An
 
 async def _require_tenant(request: Request, tenant: str) -> None:
     """404 for a tenant the role does not reach, exactly as for one that does not exist."""
-    async with request.app.state.pool.connection() as conn:
-        found = await q.rows(conn, q.TENANT_EXISTS, {"tenant": tenant})
+    try:
+        async with request.app.state.pool.connection() as conn:
+            found = await q.rows(conn, q.TENANT_EXISTS, {"tenant": tenant})
+    except psycopg.DataError:  # a name no tenant can have (a NUL byte)
+        found = []
     if not found or isinstance(found, q.Denied):
         raise HTTPException(404, "no such tenant")
 
@@ -230,12 +244,13 @@ async def tenants_page(request: Request) -> Response:
 
 
 def _tenant_rows(data: dict[str, Any]) -> tuple[list[dict] | q.Denied, int]:
-    """One row per tenant (memories per ring, tokens, last night), the largest first; and how many there are."""
+    """One row per tenant (memories per ring, last night), the largest first; and how many there are."""
     if isinstance(data["tenants"], q.Denied):
         return data["tenants"], 0
-    rows = {t["tenant"]: {"memories": 0, **dict.fromkeys(q.RINGS, 0), **t} for t in data["tenants"]}
+    empty = {"memories": 0, **dict.fromkeys(q.RINGS, 0), "night": None, "decisions": None}
+    rows = {t["tenant"]: {**empty, **t} for t in data["tenants"]}
     for c in _ok(data["census"]):
-        row = rows.setdefault(c["tenant"], {"tenant": c["tenant"], "memories": 0, **dict.fromkeys(q.RINGS, 0)})
+        row = rows.setdefault(c["tenant"], {**empty, "tenant": c["tenant"]})
         row[c["ring"]] = c["memories"]
         row["memories"] += c["memories"]
     for n in _ok(data["last_night"]):
@@ -246,7 +261,10 @@ def _tenant_rows(data: dict[str, Any]) -> tuple[list[dict] | q.Denied, int]:
 
 async def open_tenant(request: Request) -> Response:
     """The tenants page's box: a tenant by name."""
-    return RedirectResponse(f"/tenants/{quote(request.query_params.get('name', '').strip(), safe='')}", 303)
+    name = request.query_params.get("name", "").strip()
+    if not name:
+        raise HTTPException(400, "a tenant's name, please")
+    return RedirectResponse(f"/tenants/{quote(name, safe='')}", 303)
 
 
 async def tenant_page(request: Request) -> Response:
@@ -327,6 +345,8 @@ async def audit_page(request: Request) -> Response:
     started = time.perf_counter()
     recall = request.query_params.get("recall", "").strip()
     data = await _read(request, q.AUDIT)
+    if not request.app.state.role[1]:  # archived months count every tenant's rows
+        data["archives"] = q.Denied("archived months count every tenant's rows: for roles that reach every tenant")
     explained: Any = None
     if recall:
         try:
@@ -342,8 +362,12 @@ async def audit_page(request: Request) -> Response:
 
 async def verify_page(request: Request) -> Response:
     started = time.perf_counter()
-    tenant = await _tenant_param(request)
-    data = await _read(request, q.VERIFY, tenant=tenant)
+    tenant: str | None
+    if request.query_params.get("tenant") == "*":  # the chain of what concerns no one tenant (Gut releases)
+        tenant, data = "*", await _read(request, q.VERIFY_GLOBAL)
+    else:
+        tenant = await _tenant_param(request)
+        data = await _read(request, q.VERIFY, tenant=tenant)
     return await _render(request, "verify.html", started, tenant=tenant, data=data)
 
 

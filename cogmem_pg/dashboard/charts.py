@@ -14,12 +14,12 @@ def series(
 ) -> tuple[list, dict[str, list]]:
     """Labels (XS, or the values of X in order) and, per value of GROUP, Y at each label (0 where it has none)."""
     rows = list(rows)
-    labels = [str(v) for v in (xs if xs is not None else sorted({r[x] for r in rows}))]
+    labels = [str(v) for v in (xs if xs is not None else sorted({r[x] for r in rows}, key=str))]
     at = {label: i for i, label in enumerate(labels)}
     groups: dict[str, list] = {}
     for r in rows:
-        values = groups.setdefault(str(r[group]), [0] * len(labels))
-        values[at[str(r[x])]] = _number(r[y])
+        if str(r[x]) in at:  # XS may lack a label another snapshot of the data had (a night just committed)
+            groups.setdefault(str(r[group]), [0] * len(labels))[at[str(r[x])]] = _number(r[y])
     return labels, groups
 
 

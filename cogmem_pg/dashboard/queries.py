@@ -24,9 +24,15 @@ TOP = 10
 
 @dataclass(frozen=True)
 class Denied:
-    """A section the connected role may not read: shown as such, never as an error."""
+    """A section not shown, and why: the role may not read it, or it could not be answered (the statement
+    timeout, say). Shown as such in its place, never as an error page."""
 
-    relation: str
+    reason: str
+    readable: bool = False
+
+    @property
+    def message(self) -> str:
+        return f"Not available: {self.reason}" if self.readable else f"This role may not read this: {self.reason}"
 
 
 async def rows(conn: psycopg.AsyncConnection, queries: tuple[str, ...], params: dict) -> list[dict] | Denied:
@@ -39,6 +45,10 @@ async def rows(conn: psycopg.AsyncConnection, queries: tuple[str, ...], params: 
                 return await cur.fetchall()
         except psycopg.errors.InsufficientPrivilege as exc:
             denied = Denied(exc.diag.message_primary or str(exc))
+        except psycopg.errors.NoDataFound:  # explain_recall of a recall the role does not see
+            return []
+        except (psycopg.errors.QueryCanceled, psycopg.errors.UndefinedObject) as exc:
+            return Denied(exc.diag.message_primary or str(exc), readable=True)
     return denied
 
 
@@ -201,15 +211,16 @@ RECALL = {
 }
 
 # --- Nights -----------------------------------------------------------------------------------------------
-# What each of a night's decisions means, and the lifecycle events that give its reasons (sql/090). Counted
+# What each of a night's decisions means, and the lifecycle events that give its reasons (sql/090; "event:reason"
+# where one event serves two decisions). Counted
 # decisions log no event per memory: each follows from its count and the tenant's thresholds.
 DECISIONS = {
-    "merge": (("merged", "deleted"), "near-duplicates merged into the older memory"),
+    "merge": (("merged", "deleted:merged"), "near-duplicates merged into the older memory"),
     "reinforce": (("reinforced",), "recalled often and successfully: now exempt from decay"),
     "promote": (("promoted",), "proven in fresh: moved to a lasting ring"),
     "promote_candidate": (("candidate_promoted",), "candidate rules confirmed by use, moved to their never-cut ring"),
     "weaken": (("weakened",), "recalled but rarely useful: confidence lowered"),
-    "forget": (("deleted",), "unused for too long and below the confidence floor: deleted"),
+    "forget": (("deleted:forgotten",), "unused for too long and below the confidence floor: deleted"),
     "review": (("conflicts_reviewed",), "overridden conflicts looked at again"),
     "fade": ((), "unused memories whose confidence stepped down (counted, not logged one by one)"),
     "expire": ((), "sensory turns past their time to live (counted)"),
@@ -252,7 +263,8 @@ NIGHT = {
            FROM cogmem.consolidation_nights AS n
            JOIN cogmem.audit_lifecycle AS l ON l.tenant = n.tenant AND l.at = n.as_of AND l.logged_at >= n.as_of
            WHERE n.night = %(night)s AND (%(tenant)s::text IS NULL OR n.tenant = %(tenant)s)
-             AND l.event = ANY (%(events)s)
+             AND (l.event = ANY (%(events)s)
+                  OR l.event || ':' || coalesce(l.detail ->> 'reason', '') = ANY (%(events)s))
              AND (l.event <> 'night_consolidated' OR (l.detail ->> 'overflow')::integer > 0)
            ORDER BY l.tenant, l.event, l.memory_id NULLS FIRST LIMIT 500""",
     ),
@@ -281,7 +293,9 @@ AUDIT = {
     "seal": ("SELECT horizon::text AS horizon, sealed_at FROM cogmem.audit_seal_state",),
     "unsealed": (
         """SELECT l.tenant, count(*) AS unsealed FROM cogmem.audit_log AS l
-           WHERE l.xid >= (SELECT horizon FROM cogmem.audit_seal_state) GROUP BY l.tenant ORDER BY l.tenant""",
+           WHERE l.xid >= (SELECT horizon FROM cogmem.audit_seal_state)
+             AND NOT EXISTS (SELECT FROM cogmem.audit_chain AS c WHERE c.tenant = l.tenant AND c.audit_id = l.audit_id)
+           GROUP BY l.tenant ORDER BY l.tenant""",
     ),
     "archives": (
         """SELECT partition_name, range_from, range_to, rows, exported_to, exported_at, dropped_at
@@ -301,6 +315,9 @@ AUDIT = {
     ),
 }
 VERIFY = {"verify": ("SELECT tenant, ok, rows_checked, first_bad_id FROM cogmem.verify_audit(%(tenant)s)",)}
+VERIFY_GLOBAL = {
+    "verify": ("SELECT tenant, ok, rows_checked, first_bad_id FROM cogmem.verify_audit() WHERE tenant = '*'",),
+}
 EXPLAIN = {
     "explain": (
         """SELECT item, layer, memory_id, rule_id, score, tokens, reason, provenance, history, outcomes
