@@ -39,7 +39,11 @@ def test_the_wheel_holds_the_schema_presets_licence_and_model_hashes(wheel):
     assert embed.MODEL_SHA256 in embed_source and embed.TOKENIZER_SHA256 in embed_source
     assert "Version: 0.1.0" in metadata and "License-Expression: Apache-2.0" in metadata
     dashboard = ROOT / "cogmem_pg/dashboard"
-    shipped = {f"cogmem_pg/dashboard/{p.relative_to(dashboard)}" for p in dashboard.glob("*/*") if p.is_file()}
+    shipped = {
+        f"cogmem_pg/dashboard/{p.relative_to(dashboard)}"
+        for folder in ("templates", "static")
+        for p in (dashboard / folder).iterdir()
+    }
     assert (
         {"cogmem_pg/dashboard/static/chart.umd.min.js", "cogmem_pg/dashboard/templates/base.html"} <= shipped <= names
     )
