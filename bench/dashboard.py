@@ -19,23 +19,21 @@ import argparse
 import datetime
 import random
 import re
-import socket
 import statistics
-import threading
 import time
 from pathlib import Path
 
 import httpx
 import psycopg
-import uvicorn
 from pgvector.psycopg import register_vector
 
 from bench.harness import private_database
 from bench.results import replace_section
 from bench.scale import MESSAGES, load
 from bench.workload import tenant_names, unit_vectors
+from cogmem_pg.dashboard import ServerThread
 from cogmem_pg.dashboard import queries as q
-from cogmem_pg.dashboard.app import SESSION_OPTIONS, create_app
+from cogmem_pg.dashboard.app import SESSION_OPTIONS
 
 ROLE = "cogmem_bench_dashboard"
 RECALLS = 3000
@@ -97,22 +95,6 @@ def pages(dsn: str) -> dict[str, str]:
         "gut": "/gut",
         "bios": "/bios",
     }
-
-
-class Server:
-    def __init__(self, dsn: str) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(create_app(dsn), port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 def timings(url: str, paths: dict[str, str]) -> dict[str, list[float]]:
@@ -208,10 +190,10 @@ def main(memories: int, results: Path | None) -> None:
         month_of_use(dsn, list(tenant_names(1000)))
         role_dsn = re.sub(r"user=\S+", f"user={ROLE}", dsn)
         paths = pages(dsn)
-        server = Server(role_dsn)
+        server = ServerThread(role_dsn)
         try:
-            times = timings(f"http://127.0.0.1:{server.port}", paths)
-            verify = verify_every_chain(f"http://127.0.0.1:{server.port}")
+            times = timings(server.url, paths)
+            verify = verify_every_chain(server.url)
         finally:
             server.stop()
         lines = [*section(times, total, load_seconds), "", verify]

@@ -10,9 +10,6 @@ from __future__ import annotations
 import datetime
 import os
 import shutil
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,9 +17,9 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-import uvicorn
 
 from cogmem_pg.client import Client
+from cogmem_pg.dashboard import ServerThread
 from cogmem_pg.dashboard.app import create_app
 from cogmem_pg.dashboard.queries import RINGS
 from cogmem_pg.demo import run_demo
@@ -120,31 +117,9 @@ def roles(database: str) -> Iterator[dict[str, str]]:
             db.execute(f"DROP ROLE dash_{kind}_{suffix}")
 
 
-class Server:
-    """A dashboard on a free port in a thread, as `cogmem dashboard` runs it."""
-
-    def __init__(self, dsn: str, host: str = "127.0.0.1", token: str | None = None) -> None:
-        with socket.socket() as s:
-            s.bind((host, 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(dsn, token=token), host=host, port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline, "the dashboard did not start"
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-
-
 @pytest.fixture(scope="module")
-def servers(roles: dict[str, str]) -> Iterator[dict[str, Server]]:
-    running = {kind: Server(dsn) for kind, dsn in roles.items()}
+def servers(roles: dict[str, str]) -> Iterator[dict[str, ServerThread]]:
+    running = {kind: ServerThread(dsn) for kind, dsn in roles.items()}
     yield running
     for server in running.values():
         server.stop()
@@ -404,7 +379,7 @@ def test_a_bi_role_sees_aggregates_and_is_told_what_it_may_not_read(browser, ser
 
 # --- The door ---------------------------------------------------------------------------------------------
 def test_with_a_token_every_request_without_it_is_refused(roles):
-    server = Server(roles["operator"], host="0.0.0.0", token="s3cret-token-for-tests")
+    server = ServerThread(roles["operator"], host="0.0.0.0", token="s3cret-token-for-tests")
     try:
         with httpx.Client(base_url=server.url, follow_redirects=False) as http:
             for headers in ({}, {"Authorization": "Bearer wrong"}):

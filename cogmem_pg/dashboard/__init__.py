@@ -6,6 +6,9 @@ without one, and then every request must carry it."""
 from __future__ import annotations
 
 import ipaddress
+import socket
+import threading
+import time
 
 
 class DashboardError(Exception):
@@ -42,3 +45,31 @@ def serve(dsn: str, host: str = "127.0.0.1", port: int = 8750, token: str | None
     from cogmem_pg.dashboard.app import create_app
 
     uvicorn.run(create_app(dsn, token=token or None), host=host, port=port, log_level="warning")
+
+
+class ServerThread:
+    """The dashboard served from a thread of this process on a free port, as `cogmem dashboard` serves it:
+    for the tests and the bench, which fetch its pages over real HTTP. url is where it answers."""
+
+    def __init__(self, dsn: str, host: str = "127.0.0.1", token: str | None = None) -> None:
+        import uvicorn
+
+        from cogmem_pg.dashboard.app import create_app
+
+        with socket.socket() as s:
+            s.bind((host, 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(create_app(dsn, token=token), host=host, port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise DashboardError("the dashboard did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
