@@ -31,7 +31,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from cogmem_pg.dashboard import queries as q
-from cogmem_pg.dashboard.charts import chart, series
+from cogmem_pg.dashboard.charts import chart, number, series
 
 _HERE = files("cogmem_pg.dashboard")
 TEMPLATES = Jinja2Templates(directory=str(_HERE / "templates"))
@@ -214,8 +214,8 @@ def _ok(data: Any) -> list:
 async def tenants_page(request: Request) -> Response:
     started = time.perf_counter()
     data = await _read(request, q.TENANTS, lines=CHART_TENANTS)
-    listed, total = _tenant_rows(data)
-    shown = [] if isinstance(listed, q.Denied) else listed
+    listed = _tenant_rows(data)
+    shown = _ok(listed)
     chart_tenants = [r["tenant"] for r in shown[:CHART_BARS]]
     census = [r for r in _ok(data["census"]) if r["tenant"] in set(chart_tenants)]
     _, rings = series(census, "tenant", "ring", "memories", xs=chart_tenants)
@@ -236,17 +236,17 @@ async def tenants_page(request: Request) -> Response:
         started,
         data=data,
         rows=listed if isinstance(listed, q.Denied) else listed[: q.LISTED],
-        total=total,
+        total=len(shown),
         columns=columns,
         charts=charts,
         listed=q.LISTED,
     )
 
 
-def _tenant_rows(data: dict[str, Any]) -> tuple[list[dict] | q.Denied, int]:
-    """One row per tenant (memories per ring, last night), the largest first; and how many there are."""
+def _tenant_rows(data: dict[str, Any]) -> list[dict] | q.Denied:
+    """One row per tenant (memories per ring, last night), the largest first."""
     if isinstance(data["tenants"], q.Denied):
-        return data["tenants"], 0
+        return data["tenants"]
     empty = {"memories": 0, **dict.fromkeys(q.RINGS, 0), "night": None, "decisions": None}
     rows = {t["tenant"]: {**empty, **t} for t in data["tenants"]}
     for c in _ok(data["census"]):
@@ -255,8 +255,7 @@ def _tenant_rows(data: dict[str, Any]) -> tuple[list[dict] | q.Denied, int]:
         row["memories"] += c["memories"]
     for n in _ok(data["last_night"]):
         rows.get(n["tenant"], {}).update(night=n["night"], decisions=n["decisions"] or "nothing")
-    ordered = sorted(rows.values(), key=lambda r: (-r["memories"], r["tenant"]))
-    return ordered, len(ordered)
+    return sorted(rows.values(), key=lambda r: (-r["memories"], r["tenant"]))
 
 
 async def open_tenant(request: Request) -> Response:
@@ -301,7 +300,7 @@ async def recall_page(request: Request) -> Response:
         "success": chart(
             "line",
             [str(r["day"]) for r in daily],
-            {"success": [_float(r["success"]) for r in daily]},
+            {"success": [number(r["success"]) for r in daily]},
             title="Success rate (outcomes given)",
             y_max=1,
         ),
@@ -380,7 +379,7 @@ async def gut_page(request: Request) -> Response:
         "ledger": chart(
             "bar",
             periods,
-            {"ε spent": [float(r["spent"]) for r in ledger], "ε budget": [float(r["budget"]) for r in ledger]},
+            {"ε spent": [number(r["spent"]) for r in ledger], "ε budget": [number(r["budget"]) for r in ledger]},
             title="Privacy budget per period",
         ),
     }
@@ -416,10 +415,6 @@ def show(value: Any) -> str:
     if isinstance(value, datetime.timedelta):
         return str(value - datetime.timedelta(microseconds=value.microseconds))
     return str(value)
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 TEMPLATES.env.tests["denied"] = lambda value: isinstance(value, q.Denied)

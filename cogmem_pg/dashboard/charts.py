@@ -19,7 +19,7 @@ def series(
     groups: dict[str, list] = {}
     for r in rows:
         if str(r[x]) in at:  # XS may lack a label another snapshot of the data had (a night just committed)
-            groups.setdefault(str(r[group]), [0] * len(labels))[at[str(r[x])]] = _number(r[y])
+            groups.setdefault(str(r[group]), [0] * len(labels))[at[str(r[x])]] = number(r[y])
     return labels, groups
 
 
@@ -33,7 +33,8 @@ def chart(kind: str, labels: list, datasets: dict[str, list], *, stacked: bool =
     }
 
 
-def _number(value: Any) -> float | int | None:
+def number(value: Any) -> float | int | None:
+    """A value of a row as a chart's point: numeric and Decimal as float, NULL as a gap."""
     if value is None:
         return None
     return value if isinstance(value, int) else float(value)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
+
+from cogmem_pg.types import Ring
 
 # Chart windows: how far back the time series go. Recent activity is what an operator looks at, and the
 # bound keeps every page's queries on an index range rather than the whole history.
@@ -64,7 +66,7 @@ async def read(pool: AsyncConnectionPool, sections: dict[str, tuple[str, ...]], 
 
 
 # --- Tenants ----------------------------------------------------------------------------------------------
-RINGS = ("shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh")
+RINGS = get_args(Ring)
 LISTED = 200  # tenants listed, the largest first; the others are reached by name
 
 TENANTS = {
