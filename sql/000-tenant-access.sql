@@ -59,6 +59,33 @@ COMMENT ON FUNCTION cogmem.reaches_every_tenant() IS
 'True for members of cogmem_admin and for roles granted tenant ''*'' (row-level security shows a role '
 'only its own grants).';
 
+-- The roles whose grants apply: the caller and what it is a member of, as pg_has_role decides (USAGE:
+-- membership with inheritance). Walked from the caller, not tested for every role there is.
+CREATE OR REPLACE FUNCTION cogmem.caller_roles()
+RETURNS name[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_caller name := cogmem.caller();
+BEGIN
+    RETURN ARRAY(
+        WITH RECURSIVE reach (oid) AS (
+            SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(v_caller))::oid
+            UNION
+            -- A lookup per role reached (OFFSET 0 keeps it one), not a pass over every membership.
+            SELECT m.roleid FROM reach, LATERAL (
+                SELECT a.roleid FROM pg_catalog.pg_auth_members AS a
+                WHERE a.member OPERATOR(pg_catalog.=) reach.oid OFFSET 0
+            ) AS m
+        )
+        SELECT pg_catalog.pg_get_userbyid(reach.oid) FROM reach
+        WHERE pg_catalog.pg_has_role(v_caller, reach.oid, 'USAGE')
+    );
+END;
+$$;
+COMMENT ON FUNCTION cogmem.caller_roles() IS 'The calling role and the roles whose grants it uses.';
+
 CREATE OR REPLACE FUNCTION cogmem.reachable_tenants()
 RETURNS text[]
 LANGUAGE plpgsql STABLE SECURITY INVOKER
@@ -68,26 +95,12 @@ SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 AS $$
-DECLARE
-    v_caller name := cogmem.caller();
 BEGIN
-    -- The roles whose grants apply: the caller and what it is a member of, as pg_has_role decides
-    -- (USAGE: membership with inheritance). Walked from the caller, not tested for every role there is.
+    -- A grant narrowed to a person reaches the tenant too: row-level security narrows it further
+    -- (sql/015-scopes.sql).
     RETURN (
         SELECT pg_catalog.array_agg(a.tenant) FROM cogmem.tenant_access AS a
-        WHERE a.role_name OPERATOR(pg_catalog.=) ANY (ARRAY(
-            WITH RECURSIVE reach (oid) AS (
-                SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(v_caller))::oid
-                UNION
-                -- A lookup per role reached (OFFSET 0 keeps it one), not a pass over every membership.
-                SELECT m.roleid FROM reach, LATERAL (
-                    SELECT a.roleid FROM pg_catalog.pg_auth_members AS a
-                    WHERE a.member OPERATOR(pg_catalog.=) reach.oid OFFSET 0
-                ) AS m
-            )
-            SELECT pg_catalog.pg_get_userbyid(reach.oid) FROM reach
-            WHERE pg_catalog.pg_has_role(v_caller, reach.oid, 'USAGE')
-        ))
+        WHERE a.role_name OPERATOR(pg_catalog.=) ANY (cogmem.caller_roles())
     );
 END;
 $$;
@@ -258,13 +271,18 @@ DROP POLICY IF EXISTS vault_access ON cogmem.vault_keys;
 CREATE POLICY vault_access ON cogmem.vault_keys
 USING (cogmem.may_use_vault(tenant));
 
-CREATE OR REPLACE FUNCTION cogmem.grant_tenant(role_name name, tenant text, vault boolean DEFAULT FALSE)
+DROP FUNCTION IF EXISTS cogmem.grant_tenant(name, text, boolean);  -- before 0035: no person
+CREATE OR REPLACE FUNCTION cogmem.grant_tenant(
+    role_name name, tenant text, vault boolean DEFAULT FALSE, person text DEFAULT NULL
+)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: tenant_access is written only by the API's owner, for administrators; its trigger audits it.
 AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM cogmem._require_admin();
     IF grant_tenant.role_name IS NULL OR NOT EXISTS (SELECT FROM pg_roles AS r WHERE r.rolname = grant_tenant.role_name) THEN
         RAISE EXCEPTION 'role "%" does not exist', grant_tenant.role_name
             USING ERRCODE = 'undefined_object', HINT = 'CREATE ROLE it first, then GRANT cogmem_app (or cogmem_auditor) TO it.';
@@ -275,15 +293,23 @@ BEGIN
     END IF;
     IF grant_tenant.tenant <> '*' THEN
         PERFORM cogmem._require_tenant(grant_tenant.tenant);
+    ELSIF grant_tenant.person IS NOT NULL THEN
+        RAISE EXCEPTION 'a grant of every tenant cannot be narrowed to a person'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Grant the person''s tenant by name.';
     END IF;
-    INSERT INTO cogmem.tenant_access AS a (tenant, role_name, vault)
-    VALUES (grant_tenant.tenant, grant_tenant.role_name, coalesce(grant_tenant.vault, false))
-    ON CONFLICT (tenant, role_name) DO UPDATE SET vault = excluded.vault
-    WHERE a.vault IS DISTINCT FROM excluded.vault;
+    IF btrim(grant_tenant.person) = '' OR length(btrim(grant_tenant.person)) > 200 OR grant_tenant.person ~ '[[:cntrl:]]' THEN
+        RAISE EXCEPTION 'person must be a name of 1 to 200 characters without control characters'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the person as recall and remember name it, or NULL for the whole tenant.';
+    END IF;
+    INSERT INTO cogmem.tenant_access AS a (tenant, role_name, vault, person)
+    VALUES (grant_tenant.tenant, grant_tenant.role_name, coalesce(grant_tenant.vault, false), btrim(grant_tenant.person))
+    ON CONFLICT (tenant, role_name) DO UPDATE SET vault = excluded.vault, person = excluded.person
+    WHERE (a.vault, a.person) IS DISTINCT FROM (excluded.vault, excluded.person);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.grant_tenant(name, text, boolean) IS
-'Lets a role (and its members) reach a tenant (''*'' = every tenant); vault = also its vault. Audited.';
+COMMENT ON FUNCTION cogmem.grant_tenant(name, text, boolean, text) IS
+'Lets a role (and its members) reach a tenant (''*'' = every tenant); vault = also its vault; person = only '
+'that person of the tenant (their memories and what the tenant shares). Audited.';
 
 CREATE OR REPLACE FUNCTION cogmem.revoke_tenant(role_name name, tenant text)
 RETURNS boolean

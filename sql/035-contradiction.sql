@@ -241,10 +241,16 @@ COMMENT ON FUNCTION cogmem._link_contradiction(text, bigint, bigint[], text) IS
 'not in a protected ring; audited.';
 
 -- The established memories a text may duplicate (close_ids, by sign bits) and those the contradiction
--- model says it contradicts (conflict_ids). Named contradictions (p_contradicts non-empty) skip both.
+-- model says it contradicts (conflict_ids), within the text's scope (sql/015-scopes.sql): one person's
+-- statement is never another's duplicate or contradiction. Named contradictions (p_contradicts
+-- non-empty) skip both.
+DROP FUNCTION IF EXISTS cogmem._detect_conflicts(
+    text, regconfig, text, cogmem.ring, boolean, public.vector, real, bigint[], boolean
+);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem._detect_conflicts(
     p_tenant text, p_language regconfig, p_content text, p_ring cogmem.ring, p_instruction boolean,
     p_embedding public.vector, p_diss_sim real, p_contradicts bigint[], p_near_duplicates boolean,
+    p_person text, p_agent text,
     OUT close_ids bigint[], OUT conflict_ids bigint[]
 )
 LANGUAGE plpgsql STABLE SECURITY INVOKER
@@ -282,7 +288,8 @@ BEGIN
         v_bits := public.binary_quantize(p_embedding)::bit(384);  -- once, not per compared row
         SELECT array_agg(b.memory_id) INTO close_ids
         FROM cogmem.memories AS b
-        WHERE b.tenant = p_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius;
+        WHERE b.tenant = p_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius
+          AND cogmem._same_scope(b.person, b.agent, p_person, p_agent);
         -- Contradiction (sql/035-contradiction.sql): an established memory close in meaning that the
         -- contradiction model says this text contradicts.
         IF close_ids IS NOT NULL AND p_contradicts IS NULL THEN
@@ -299,6 +306,7 @@ BEGIN
         SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO conflict_ids
         FROM cogmem.memories AS m
         WHERE m.tenant = p_tenant AND m.ring NOT IN ('fresh', 'shocks')
+          AND cogmem._same_scope(m.person, m.agent, p_person, p_agent)
           AND m.search @@ cogmem._or_query(v_words)
           AND cogmem._shared_words(m.search, v_words) >= 2
           AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, NULL, p_language, p_instruction);
@@ -306,9 +314,10 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._detect_conflicts(
-    text, regconfig, text, cogmem.ring, boolean, public.vector, real, bigint[], boolean
+    text, regconfig, text, cogmem.ring, boolean, public.vector, real, bigint[], boolean, text, text
 ) IS
-'The memories close to a text in meaning, and those it contradicts by the contradiction model.';
+'The memories of the same scope close to a text in meaning, and those it contradicts by the contradiction '
+'model.';
 
 -- Held, not stored and not merged: a person (or the caller's judge) resolves it (sql/160-conflicts.sql).
 CREATE OR REPLACE FUNCTION cogmem._hold_conflict(

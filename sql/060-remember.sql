@@ -43,16 +43,14 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_key  text;
-    v_text text;
 BEGIN
     IF jsonb_typeof(p_said) IS DISTINCT FROM 'object' THEN
         RETURN NULL;
     END IF;
-    FOREACH v_key IN ARRAY ARRAY['conversation', 'speaker'] LOOP
-        CONTINUE WHEN jsonb_typeof(p_said -> v_key) IS NULL OR jsonb_typeof(p_said -> v_key) = 'null';
-        v_text := btrim(p_said ->> v_key);
-        IF jsonb_typeof(p_said -> v_key) <> 'string' OR v_text = '' OR length(v_text) > 200 OR v_text ~ '[[:cntrl:]]' THEN
-            RETURN format('has a %s that is not a name of 1 to 200 characters without control characters', v_key);
+    -- The names of where it was said, and of its scope (sql/015-scopes.sql).
+    FOREACH v_key IN ARRAY ARRAY['conversation', 'speaker', 'person', 'agent'] LOOP
+        IF cogmem._name_problem(v_key, p_said -> v_key) IS NOT NULL THEN
+            RETURN cogmem._name_problem(v_key, p_said -> v_key);
         END IF;
     END LOOP;
     IF jsonb_typeof(p_said -> 'said_at') NOT IN ('string', 'null') THEN
@@ -69,11 +67,12 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._said_problem(jsonb) IS
-'What is wrong with the conversation, speaker and said_at of an object (a source, a batch item); NULL '
-'when nothing.';
+'What is wrong with the conversation, speaker, said_at, person and agent of an object (a source, a batch '
+'item); NULL when nothing.';
 
+DROP FUNCTION IF EXISTS cogmem._with_said(jsonb, text, text, timestamptz);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem._with_said(
-    p_source jsonb, p_conversation text, p_speaker text, p_said_at timestamptz
+    p_source jsonb, p_conversation text, p_speaker text, p_said_at timestamptz, p_person text, p_agent text
 )
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
@@ -81,11 +80,12 @@ SET search_path = pg_catalog, pg_temp
 RETURN CASE
     WHEN jsonb_typeof(coalesce(p_source, '{}')) <> 'object' THEN p_source  -- refused by the checks, as it is
     ELSE coalesce(p_source, '{}') || jsonb_strip_nulls(jsonb_build_object(
-        'conversation', p_conversation, 'speaker', p_speaker, 'said_at', p_said_at
+        'conversation', p_conversation, 'speaker', p_speaker, 'said_at', p_said_at,
+        'person', btrim(p_person), 'agent', btrim(p_agent)
     ))
 END;
-COMMENT ON FUNCTION cogmem._with_said(jsonb, text, text, timestamptz) IS
-'A source with where the memory was said added (the arguments that are not NULL win).';
+COMMENT ON FUNCTION cogmem._with_said(jsonb, text, text, timestamptz, text, text) IS
+'A source with where the memory was said and its scope added (the arguments that are not NULL win).';
 
 CREATE OR REPLACE FUNCTION cogmem._set_said()
 RETURNS trigger
@@ -280,11 +280,15 @@ BEGIN
     PERFORM cogmem._check_embedding(p_embedding);
     IF cardinality(p_contradicts) > 0 THEN
         SELECT array_agg(DISTINCT c.id ORDER BY c.id) INTO v_named FROM unnest(p_contradicts) AS c (id);
-        IF (SELECT count(*) FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = ANY (v_named))
+        -- Only a memory of the same scope: one person's statement never weakens another's memory.
+        IF (SELECT count(*) FROM cogmem.memories AS m
+            WHERE m.tenant = t.tenant AND m.memory_id = ANY (v_named)
+              AND cogmem._same_scope(m.person, m.agent, cogmem._person(p_source), cogmem._agent(p_source)))
            < cardinality(v_named) THEN
-            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have', t.tenant
+            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have in this scope', t.tenant
                 USING ERRCODE = 'no_data_found',
-                      HINT = 'Pass ids of the tenant''s memories the text contradicts, ''{}'' for none, or NULL to detect.';
+                      HINT = 'Pass ids of the tenant''s memories of the same person and agent the text contradicts, '
+                             || '''{}'' for none, or NULL to detect.';
         END IF;
     END IF;
     RETURN coalesce(v_named, CASE WHEN p_contradicts IS NOT NULL THEN '{}'::bigint[] END);
@@ -355,17 +359,19 @@ DECLARE
     v_id       bigint;
     v_inserted boolean;
 BEGIN
-    -- Same normalised text: the unique fingerprint index decides atomically, even under concurrency.
+    -- Same normalised text in the same scope: the unique fingerprint index decides atomically, even under
+    -- concurrency.
     INSERT INTO cogmem.memories AS m (tenant, ring, content, topics, language, embedding, redactions, source,
                                       fingerprint)
     VALUES (p_tenant, p_ring, p_content, p_topics, p_language, p_embedding, p_redactions, p_source, p_fingerprint)
-    ON CONFLICT (tenant, fingerprint) DO NOTHING
+    ON CONFLICT (tenant, fingerprint, person, agent) DO NOTHING
     RETURNING m.memory_id INTO v_id;
     v_inserted := v_id IS NOT NULL;
 
     IF NOT v_inserted THEN
         SELECT m.memory_id INTO v_id FROM cogmem.memories AS m
-        WHERE m.tenant = p_tenant AND m.fingerprint = p_fingerprint;
+        WHERE m.tenant = p_tenant AND m.fingerprint = p_fingerprint
+          AND cogmem._same_scope(m.person, m.agent, cogmem._person(p_source), cogmem._agent(p_source));
         RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[] FROM cogmem._rehearse(p_tenant, v_id,
             p_redactions, jsonb_build_object('match', 'same_text')) AS r;
         RETURN;
@@ -437,6 +443,8 @@ DECLARE
     v_candidate  text;
     v_rule_candidate text;
     v_probabilities jsonb;
+    v_person     text;  -- the scope (sql/015-scopes.sql): every check below stays within it
+    v_agent      text;
 BEGIN
     -- Its callers (remember, remember_many, observe, report_error, resolve_conflict, end_session) checked
     -- reach first.
@@ -450,8 +458,10 @@ BEGIN
     SELECT r.redacted, r.redactions INTO v_content, v_redactions FROM cogmem.redact(btrim(p_content)) AS r;
     -- The same text again is the same memory, heard again: not a conflict with itself.
     v_fingerprint := cogmem._fingerprint(v_content);
+    v_person := cogmem._person(p_source);
+    v_agent := cogmem._agent(p_source);
     SELECT m.memory_id INTO v_near FROM cogmem.memories AS m
-    WHERE m.tenant = v_tenant AND m.fingerprint = v_fingerprint;
+    WHERE m.tenant = v_tenant AND m.fingerprint = v_fingerprint AND cogmem._same_scope(m.person, m.agent, v_person, v_agent);
     IF v_near.memory_id IS NOT NULL THEN
         PERFORM cogmem._restated_candidate(v_tenant, v_near.memory_id, NULL);
         RETURN QUERY SELECT r.*, NULL::bigint, NULL::bigint[]
@@ -488,7 +498,7 @@ BEGIN
                          cogmem._detect_topics(v_tenant, v_content, v_language));
     SELECT * INTO v_found
     FROM cogmem._detect_conflicts(v_tenant, v_language, v_content, v_ring, v_instruction, v_embedding, t.dissonance_similarity,
-                                  v_named, p_near_duplicates);
+                                  v_named, p_near_duplicates, v_person, v_agent);
 
     -- Only an instruction is held: a statement of fact that contradicts an older memory is stored, and
     -- the older one linked and weakened. Nothing a person said is lost to a heuristic.
@@ -559,6 +569,7 @@ COMMENT ON FUNCTION cogmem._remembered_as(text, bigint[]) IS
 -- a SQL-language function allows, so it wraps the PL/pgSQL implementation.
 -- Before 0028 remember took no conversation, speaker or time.
 DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]);
+DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz);
 CREATE OR REPLACE FUNCTION cogmem.remember(
     tenant text,
     content text,
@@ -569,7 +580,9 @@ CREATE OR REPLACE FUNCTION cogmem.remember(
     contradicts bigint[] DEFAULT NULL,
     conversation text DEFAULT NULL,
     speaker text DEFAULT NULL,
-    said_at timestamptz DEFAULT NULL
+    said_at timestamptz DEFAULT NULL,
+    person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -577,20 +590,23 @@ RETURNS TABLE (
 )
 LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it writes memories, their statistics and audit rows, which only the API's owner may; the
+-- tenant and the scope are checked first.
 AS $$
     SELECT cogmem._require_tenant(tenant);
+    SELECT cogmem._require_scope(tenant, coalesce(person, cogmem._person(source)), coalesce(agent, cogmem._agent(source)));
     -- A turn of a conversation is also the reply to its last recall's answer (sql/059-followup.sql): judged
     -- once the turn is stored, with the stored turn's embedding.
     SELECT r.*, a.candidate, a.excerpt_id
     FROM cogmem._remember(tenant, content, ring, topics, embedding,
-                          cogmem._with_said(source, conversation, speaker, said_at), contradicts) AS r
+                          cogmem._with_said(source, conversation, speaker, said_at, person, agent), contradicts) AS r
     LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id
     CROSS JOIN LATERAL (SELECT cogmem._judge_turn(tenant, coalesce(conversation, source ->> 'conversation'),
                                                   coalesce(speaker, source ->> 'speaker'), content, embedding,
                                                   r.memory_id)) AS j;
 $$;
 COMMENT ON FUNCTION cogmem.remember(
-    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz
+    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text
 ) IS
 'Stores a memory: redacts secrets, routes it to a ring (when ring is NULL), detects topics (when NULL), '
 'embeds it (when NULL and the server can). A near-duplicate rehearses the existing memory instead '
@@ -601,7 +617,8 @@ COMMENT ON FUNCTION cogmem.remember(
 'where it was said (a turn of a conversation: recall brings its neighbours, its speaker and its date). '
 'Returns the memory, its ring, topics, the action, what was redacted, the never-cut ring it is a candidate '
 'for (likely a rule or an incident, not sure enough: kept in fresh, never fading, see pending_rules), and '
-'for a long turn whose one sentence is a rule or an incident, the memory keeping that sentence.';
+'for a long turn whose one sentence is a rule or an incident, the memory keeping that sentence. person and '
+'agent scope it (sql/015-scopes.sql): who it is about or from, and who heard it.';
 
 -- The batch path: many memories in one call (a loader, an import, a backfill). By default every item
 -- gets all the checks of the one store, _remember(): those no check relates to anything are stored

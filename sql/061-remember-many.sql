@@ -2,8 +2,10 @@
 -- checked first (a bad item names its index and nothing is stored), routed where they name no ring,
 -- and those that stand alone are stored set-based; the rest go through remember's one store, in order.
 
--- Items of remember_many with their conversation, speaker and said_at moved into their source.
-CREATE OR REPLACE FUNCTION cogmem._said_items(p_items jsonb)
+-- Items of remember_many with their conversation, speaker, said_at and scope moved into their source. The
+-- batch's person and agent apply to the items that name none, in their source or beside it.
+DROP FUNCTION IF EXISTS cogmem._said_items(jsonb);  -- before 0035: no scope
+CREATE OR REPLACE FUNCTION cogmem._said_items(p_items jsonb, p_person text, p_agent text)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -13,21 +15,30 @@ RETURN (
         SELECT
             i.n,
             CASE
-                WHEN jsonb_typeof(i.value) = 'object' AND i.value ?| ARRAY['conversation', 'speaker', 'said_at']
-                    THEN (i.value - 'conversation' - 'speaker' - 'said_at') || jsonb_build_object(
-                        'source', coalesce(i.value -> 'source', '{}') || jsonb_strip_nulls(jsonb_build_object(
-                            'conversation', i.value -> 'conversation',
-                            'speaker', i.value -> 'speaker',
-                            'said_at', i.value -> 'said_at'
-                        ))
-                    )
-                ELSE i.value
+                WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN i.value
+                WHEN NOT (jsonb_typeof(i.value) = 'object'
+                          AND i.value ?| ARRAY['conversation', 'speaker', 'said_at', 'person', 'agent'])
+                     AND p_person IS NULL AND p_agent IS NULL
+                    THEN i.value
+                ELSE (CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value ELSE jsonb_build_object('content', i.value) END
+                      - ARRAY['conversation', 'speaker', 'said_at', 'person', 'agent']) || jsonb_build_object(
+                    'source', jsonb_strip_nulls(jsonb_build_object('person', btrim(p_person), 'agent', btrim(p_agent)))
+                              || coalesce(i.value -> 'source', '{}')
+                              || jsonb_strip_nulls(jsonb_build_object(
+                                  'conversation', i.value -> 'conversation',
+                                  'speaker', i.value -> 'speaker',
+                                  'said_at', i.value -> 'said_at',
+                                  'person', i.value -> 'person',
+                                  'agent', i.value -> 'agent'
+                              ))
+                )
             END AS item
         FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i (value, n)  -- noqa: RF03
     ) AS said
 );
-COMMENT ON FUNCTION cogmem._said_items(jsonb) IS
-'A remember_many batch with each item''s conversation, speaker and said_at moved into its source.';
+COMMENT ON FUNCTION cogmem._said_items(jsonb, text, text) IS
+'A remember_many batch with each item''s conversation, speaker, said_at, person and agent moved into its '
+'source; the batch''s person and agent for the items that name none.';
 
 -- The first item of a batch that cannot be stored, and what is wrong with it (no row: all are fine).
 DROP FUNCTION IF EXISTS cogmem._batch_problem(jsonb, public.vector[], integer, integer);
@@ -44,8 +55,10 @@ AS $$
                 WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN 'is neither a text nor an object'
                 WHEN jsonb_typeof(i.value) = 'object' AND EXISTS (
                     SELECT FROM jsonb_object_keys(i.value) AS k
-                    WHERE k NOT IN ('content', 'ring', 'topics', 'source', 'conversation', 'speaker', 'said_at'))
-                    THEN 'has unknown keys (known: content, ring, topics, source, conversation, speaker, said_at)'
+                    WHERE k NOT IN ('content', 'ring', 'topics', 'source', 'conversation', 'speaker', 'said_at',
+                                    'person', 'agent'))
+                    THEN 'has unknown keys (known: content, ring, topics, source, conversation, speaker, said_at, '
+                         || 'person, agent)'
                 WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
                 WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
                 WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > t.max_content_chars
@@ -160,6 +173,8 @@ AS $$
 DECLARE
     v_new_ids          bigint[];
     v_new_fingerprints text[];
+    v_new_persons      text[];
+    v_new_agents       text[];
     v_ids              bigint[];
     v_created          boolean[];
 BEGIN
@@ -172,26 +187,32 @@ BEGIN
                b.embedding, b.redactions, b.source, b.fingerprint
         FROM unnest(p_items) AS b
         ORDER BY b.item
-        ON CONFLICT (tenant, fingerprint) DO NOTHING
-        RETURNING m.memory_id, m.fingerprint
+        ON CONFLICT (tenant, fingerprint, person, agent) DO NOTHING
+        RETURNING m.memory_id, m.fingerprint, m.person, m.agent
     )
-    SELECT coalesce(array_agg(i.memory_id), '{}'), coalesce(array_agg(i.fingerprint), '{}')
-    INTO v_new_ids, v_new_fingerprints
+    SELECT coalesce(array_agg(i.memory_id), '{}'), coalesce(array_agg(i.fingerprint), '{}'),
+           coalesce(array_agg(i.person), '{}'), coalesce(array_agg(i.agent), '{}')
+    INTO v_new_ids, v_new_fingerprints, v_new_persons, v_new_agents
     FROM inserted AS i;
+    -- The same text in the same scope (sql/015-scopes.sql) is one memory.
     SELECT array_agg(n.id ORDER BY b.item), array_agg(b.first AND n.id IS NOT NULL ORDER BY b.item)
     INTO v_ids, v_created
     FROM (
-        SELECT x.item, x.fingerprint, x.item = min(x.item) OVER (PARTITION BY x.fingerprint) AS first
+        SELECT x.item, x.fingerprint, cogmem._person(x.source) AS person, cogmem._agent(x.source) AS agent,
+               x.item = min(x.item) OVER (PARTITION BY x.fingerprint, cogmem._person(x.source),
+                                                       cogmem._agent(x.source)) AS first
         FROM unnest(p_items) AS x
     ) AS b
-    LEFT JOIN unnest(v_new_ids, v_new_fingerprints) AS n (id, fingerprint) ON n.fingerprint = b.fingerprint;
+    LEFT JOIN unnest(v_new_ids, v_new_fingerprints, v_new_persons, v_new_agents) AS n (id, fingerprint, person, agent)
+        ON n.fingerprint = b.fingerprint AND cogmem._same_scope(n.person, n.agent, b.person, b.agent);
     IF array_position(v_ids, NULL) IS NOT NULL THEN
         -- Texts stored before: a new statement also sees those a concurrent writer won the race for.
         SELECT array_agg(coalesce(x.id, m.memory_id) ORDER BY x.ordinality) INTO v_ids
         FROM unnest(v_ids, p_items) WITH ORDINALITY AS x (id, item, content, ring, routed, topics, embedding, source,
                                                           redactions, fingerprint, rule, candidate, candidate_p,
                                                           ordinality)
-        LEFT JOIN cogmem.memories AS m ON x.id IS NULL AND m.tenant = p_tenant AND m.fingerprint = x.fingerprint;
+        LEFT JOIN cogmem.memories AS m ON x.id IS NULL AND m.tenant = p_tenant AND m.fingerprint = x.fingerprint
+            AND cogmem._same_scope(m.person, m.agent, cogmem._person(x.source), cogmem._agent(x.source));
     END IF;
     IF array_position(v_ids, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'item % matched a memory that was erased meanwhile', array_position(v_ids, NULL)
@@ -278,12 +299,14 @@ BEGIN
     -- Items of the same text share a fate: one the tenant holds is rehearsed whatever else happens, and
     -- the rest follow the first of them, which alone is checked by meaning.
     WITH b AS MATERIALIZED (
-        SELECT x.item, x.content, x.ring, x.fingerprint, x.embedding, x.rule, x.candidate,
+        SELECT x.item, x.content, x.ring, x.fingerprint, x.embedding, x.rule, x.candidate, s.person, s.agent,
                public.binary_quantize(x.embedding)::bit(384) AS bits,
-               x.item = min(x.item) OVER (PARTITION BY x.fingerprint) AS first,
-               EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.fingerprint = x.fingerprint)
+               x.item = min(x.item) OVER (PARTITION BY x.fingerprint, s.person, s.agent) AS first,
+               EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.fingerprint = x.fingerprint
+                                                          AND cogmem._same_scope(m.person, m.agent, s.person, s.agent))
                    AS known
         FROM unnest(p_items) AS x
+        CROSS JOIN LATERAL (SELECT cogmem._person(x.source) AS person, cogmem._agent(x.source) AS agent) AS s
     ),
     reps AS MATERIALIZED (
         SELECT b.* FROM b WHERE b.first AND NOT b.known
@@ -291,20 +314,23 @@ BEGIN
     -- The tenant's sign bits, read once from the covering index for the whole batch: the rows themselves
     -- are read only for the few memories within the radius of some item.
     tenant_bits AS MATERIALIZED (
-        SELECT m.memory_id, m.embedding_bits FROM cogmem.memories AS m WHERE m.tenant = t.tenant
+        SELECT m.memory_id, m.embedding_bits, m.person, m.agent FROM cogmem.memories AS m WHERE m.tenant = t.tenant
     ),
-    -- Each as the new statement, against every memory and every other first item as the established one.
+    -- Each as the new statement, against every memory and every other first item of its scope as the
+    -- established one.
     close AS (
         SELECT r.item, r.content, r.ring, r.embedding, NULL::integer AS other, m.content AS e_content,
                m.ring AS e_ring, 1 - (m.embedding OPERATOR(public.<=>) r.embedding) AS similarity
         FROM reps AS r
         JOIN tenant_bits AS n ON n.embedding_bits OPERATOR(public.<~>) r.bits <= v_radius
+                             AND cogmem._same_scope(n.person, n.agent, r.person, r.agent)
         JOIN cogmem.memories AS m ON m.tenant = t.tenant AND m.memory_id = n.memory_id
         UNION ALL
         SELECT r.item, r.content, r.ring, r.embedding, o.item, o.content, o.ring,
                1 - (o.embedding OPERATOR(public.<=>) r.embedding)
         FROM reps AS r
         JOIN reps AS o ON o.item <> r.item AND o.bits OPERATOR(public.<~>) r.bits <= v_radius
+                      AND cogmem._same_scope(o.person, o.agent, r.person, r.agent)
     ),
     -- Materialized: each first item looks its pairs up below, and the pairs are computed once.
     harmful AS MATERIALIZED (
@@ -319,15 +345,17 @@ BEGIN
                                          OR (SELECT k.instruction FROM cogmem.classify(c.content, c.embedding) AS k)))
     ),
     involved AS MATERIALIZED (
-        SELECT r.fingerprint FROM reps AS r WHERE r.bits IS NULL OR r.rule IS NOT NULL OR r.candidate IS NOT NULL
+        SELECT r.fingerprint, r.person, r.agent FROM reps AS r
+        WHERE r.bits IS NULL OR r.rule IS NOT NULL OR r.candidate IS NOT NULL
         UNION
-        SELECT r.fingerprint FROM reps AS r JOIN harmful AS h ON h.item = r.item
+        SELECT r.fingerprint, r.person, r.agent FROM reps AS r JOIN harmful AS h ON h.item = r.item
         UNION
-        SELECT r.fingerprint FROM reps AS r JOIN harmful AS h ON h.other = r.item
+        SELECT r.fingerprint, r.person, r.agent FROM reps AS r JOIN harmful AS h ON h.other = r.item
     )
     SELECT coalesce(array_agg(b.item ORDER BY b.item), '{}') INTO v_alone
     FROM b
-    WHERE b.known OR NOT EXISTS (SELECT FROM involved AS i WHERE i.fingerprint = b.fingerprint);
+    WHERE b.known OR NOT EXISTS (SELECT FROM involved AS i WHERE i.fingerprint = b.fingerprint
+                                                              AND cogmem._same_scope(i.person, i.agent, b.person, b.agent));
     RETURN v_alone;
 END;
 $$;
@@ -395,12 +423,14 @@ COMMENT ON FUNCTION cogmem._remember_batch(text, regconfig, jsonb, public.vector
 'the others through the one store, in order; one row per item (remember_many() puts them in item order).';
 
 DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);  -- before skip and conflicts
-DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[], text[]);  -- before 0029: no candidates
+DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[], text[]);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem.remember_many(
     tenant text,
     items jsonb,
     embeddings public.vector[] DEFAULT NULL,
-    skip text[] DEFAULT '{}'
+    skip text[] DEFAULT '{}',
+    person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS TABLE (
     item integer, memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -447,10 +477,14 @@ BEGIN
         RAISE EXCEPTION 'item % %; nothing of this batch was stored', v_bad.n, v_bad.problem
             USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters, the limit is %' THEN 'string_data_right_truncation'
                                  ELSE 'invalid_parameter_value' END,
-                  HINT = 'Items are texts or {"content", "ring", "topics", "source", "conversation", "speaker", "said_at"} '
-                         || 'objects, numbered from 1.';
+                  HINT = 'Items are texts or {"content", "ring", "topics", "source", "conversation", "speaker", "said_at", '
+                         || '"person", "agent"} objects, numbered from 1.';
     END IF;
-    v_items := cogmem._said_items(remember_many.items);
+    v_items := cogmem._said_items(remember_many.items, remember_many.person, remember_many.agent);
+    -- Every scope the batch writes in must be one the caller reaches (sql/015-scopes.sql).
+    PERFORM cogmem._require_scope(v_tenant, s.person, s.agent)
+    FROM (SELECT DISTINCT cogmem._person(i -> 'source') AS person, cogmem._agent(i -> 'source') AS agent
+          FROM jsonb_array_elements(v_items) AS i) AS s;
     IF remember_many.skip @> ARRAY['near_duplicates', 'conflicts'] THEN
         RETURN QUERY
         WITH s AS MATERIALIZED (
@@ -475,9 +509,10 @@ BEGIN
     ORDER BY b.item;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[]) IS
+COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[], text, text) IS
 'Stores a batch of memories in one call: items is a JSON array of texts or {"content", "ring", "topics", '
-'"source", "conversation", "speaker", "said_at"} objects, embeddings (optional) one vector per item. Each item gets what remember() gives, in '
+'"source", "conversation", "speaker", "said_at", "person", "agent"} objects (person and agent: the batch''s, '
+'for items that name none), embeddings (optional) one vector per item. Each item gets what remember() gives, in '
 'order, within the batch and against the tenant: redaction, routing, topics, near-duplicates by meaning, '
 'conflicts. skip names checks a loader may skip on purpose (near_duplicates, conflicts); skipping both '
 'stores the batch set-based, de-duplicating the same text only. One row per item, in order; a bad item '

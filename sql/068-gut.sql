@@ -158,6 +158,9 @@ BEGIN
         JOIN cogmem.memory_stats AS s ON s.tenant = m.tenant AND s.memory_id = m.memory_id
         LEFT JOIN cogmem.learnings AS l ON l.tenant = m.tenant AND l.memory_id = m.memory_id
         WHERE m.tenant = p_tenant AND m.embedding IS NOT NULL
+          -- A person's memories (sql/015-scopes.sql) are theirs: never pooled, not even de-identified. An
+          -- agent's lessons are the tenant's, and count once for it as ever.
+          AND m.person IS NULL
           AND (l.memory_id IS NOT NULL
                OR (m.ring IN ('long_term', 'habits', 'procedures', 'shocks', 'dos_and_donts')
                    AND (s.reinforced OR s.success_score >= v_min_success)))

@@ -67,10 +67,15 @@ DROP FUNCTION IF EXISTS cogmem._log_recall(
     text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[], bigint[], real[], integer[],
     text[], text[]
 );
+DROP FUNCTION IF EXISTS cogmem._log_recall(
+    text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[], bigint[], real[], integer[],
+    text[], text[], public.vector
+);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem._log_recall(
     p_tenant text, p_recall_id uuid, p_conversation text, p_message text, p_topics text[], p_budget integer,
     p_used integer, p_core_version integer, p_layers cogmem.layer[], p_memory_ids bigint[], p_rule_ids bigint[],
-    p_scores real[], p_tokens integer[], p_reasons text[], p_audit_reasons text[], p_embedding public.vector
+    p_scores real[], p_tokens integer[], p_reasons text[], p_audit_reasons text[], p_embedding public.vector,
+    p_person text, p_agent text
 )
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -85,17 +90,20 @@ BEGIN
     -- than the rest of the logging (docs/scaling.md).
     INSERT INTO cogmem.recalls (tenant, recall_id, conversation, message_sha256, topics, budget, tokens_used,
                                 core_version, item_layers, item_memory_ids, item_rule_ids, item_scores, item_tokens,
-                                item_reasons, message_embedding)
+                                item_reasons, message_embedding, person, agent)
     VALUES (p_tenant, p_recall_id, p_conversation, v_sha256, p_topics, p_budget, p_used,
             p_core_version, p_layers, p_memory_ids, coalesce(p_rule_ids, '{}'), coalesce(p_scores, '{}'),
             coalesce(p_tokens, '{}'), coalesce(p_reasons, '{}'),
             -- Only a conversation has a next turn to compare with it.
-            CASE WHEN p_conversation IS NOT NULL THEN p_embedding END);
+            CASE WHEN p_conversation IS NOT NULL THEN p_embedding END, p_person, p_agent);
     INSERT INTO cogmem.audit_log (tenant, level, event, recall_id, detail)
     VALUES (p_tenant, 'recall', 'recalled', p_recall_id,
            jsonb_build_object(
                'message_sha256', encode(v_sha256, 'hex'),
                'conversation', p_conversation, 'topics', to_jsonb(p_topics), 'budget', p_budget,
+               -- The scope it recalled for: the agent by name, the person as a hash (erasure keeps it).
+               'agent', p_agent,
+               'person_sha256', encode(sha256(convert_to(lower(p_person), 'UTF8')), 'hex'),
                'tokens_used', p_used, 'core_version', p_core_version,
                'over_budget', CASE WHEN p_used > p_budget THEN p_used - p_budget END,
                -- Items as one array per field (cogmem.audit_recall_items zips them back), cheaper to
@@ -108,7 +116,7 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._log_recall(
     text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[], bigint[], real[], integer[],
-    text[], text[], public.vector
+    text[], text[], public.vector, text, text
 ) IS
 'Logs one recall cycle: its row (pending rehearsal of what it injected; in a conversation, the message''s '
 'embedding for the next turn to be compared with) and its audit row.';
@@ -197,6 +205,9 @@ COMMENT ON FUNCTION cogmem._excerpt(text, tsquery, regconfig) IS
 DROP FUNCTION IF EXISTS cogmem._recall_candidates(
     cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery
 );  -- before 0028 it knew nothing of conversations
+DROP FUNCTION IF EXISTS cogmem._recall_candidates(
+    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange
+);  -- before 0035 it knew nothing of scopes
 -- recall's candidates: every memory that qualifies and every BIOS rule that applies, scored, with its
 -- layer's cumulative share of the budget, as one array per field in injection order (layer priority,
 -- then score). A turn of a conversation is ranked twice: alone, and as its window (itself plus
@@ -206,7 +217,8 @@ DROP FUNCTION IF EXISTS cogmem._recall_candidates(
 -- signal would read them five times): hence longer than a screen.
 CREATE OR REPLACE FUNCTION cogmem._recall_candidates(
     t cogmem.tenants, p_budget integer, p_total_alloc bigint, p_protected cogmem.ring[], p_topics text[],
-    p_embedding public.vector, p_lexemes text[], p_query tsquery, p_names text[], p_span daterange
+    p_embedding public.vector, p_lexemes text[], p_query tsquery, p_names text[], p_span daterange,
+    p_person text, p_agent text
 )
 RETURNS TABLE (
     layers cogmem.layer[], memory_ids bigint[], rule_ids bigint[], tokens integer[], cumulative integer[],
@@ -249,7 +261,8 @@ BEGIN
                CASE WHEN m.topics && p_topics THEN (SELECT count(*) FROM unnest(m.topics) AS t
                                                     WHERE t = ANY (p_topics)) END AS shared
         FROM cogmem.memories AS m
-        WHERE m.tenant = t.tenant
+        -- Only what the scope sees (sql/015-scopes.sql): never another person's memory, never-cut or not.
+        WHERE m.tenant = t.tenant AND cogmem._in_scope(m.person, m.agent, m.ring, p_person, p_agent, t)
     ),
     -- How rare each of the message's words is among the tenant's memories: ln(memories / holding it).
     rarity AS (
@@ -451,21 +464,25 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._recall_candidates(
-    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange
+    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange, text, text
 ) IS
 'The memories and BIOS rules a recall may inject, scored and explained, with their layer''s budget share: '
 'one array per field, in injection order. Turns of a conversation rank with their neighbours, are boosted '
-'for the people and the span of time the message names, and are shown with when and by whom they were said.';
+'for the people and the span of time the message names, and are shown with when and by whom they were said. '
+'Only memories the scope (p_person, p_agent) sees are candidates.';
 
 -- Longer than a screen for its declarations: a cycle is carried as arrays, one per field, from the
 -- candidates (_recall_candidates) through the fill (_fill_budget) and the notes to the log (_log_recall).
+DROP FUNCTION IF EXISTS cogmem.recall(text, text, public.vector, text[], bigint, text);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem.recall(
     tenant text,
     message text,
     embedding public.vector DEFAULT NULL,
     topics text[] DEFAULT NULL,
     budget bigint DEFAULT 3200,
-    conversation text DEFAULT NULL
+    conversation text DEFAULT NULL,
+    person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS TABLE (
     recall_id uuid, layer text, memory_id bigint, content text, tokens integer, score real, reason text,
@@ -485,6 +502,8 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_tenant      text := recall.tenant;
+    v_person      text;  -- the scope (sql/015-scopes.sql)
+    v_agent       text;
     v_budget      integer;  -- recall.budget once it is known to fit
     v_recall_id   uuid;
     v_language    regconfig;
@@ -528,6 +547,9 @@ DECLARE
     v_audit_reasons text[];
 BEGIN
     v_language := cogmem._require_tenant(v_tenant);
+    PERFORM cogmem._require_scope(v_tenant, recall.person, recall.agent);
+    v_person := btrim(recall.person);
+    v_agent := btrim(recall.agent);
     v_recall_id := cogmem._keyed_uuid(v_tenant);  -- routable without the tenant (sql/001-ids.sql)
     PERFORM cogmem._lock_tenant(v_tenant, false);
     IF recall.message IS NULL THEN
@@ -568,7 +590,7 @@ BEGIN
     SELECT * INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents,
                   c_heads, c_tails
     FROM cogmem._recall_candidates(t, v_budget, v_total_alloc, v_protected, v_topics, v_embedding, v_lexemes,
-                                   v_query, v_names, cogmem._asked_span(recall.message, now()));
+                                   v_query, v_names, cogmem._asked_span(recall.message, now()), v_person, v_agent);
 
     SELECT f.picked, f.over, f.beyond, f.used INTO v_picked, v_over, v_beyond, v_used
     FROM cogmem._fill_budget(c_tokens, c_cumulative, c_never_cut, v_budget, v_used) AS f;
@@ -616,12 +638,13 @@ BEGIN
 
     PERFORM cogmem._log_recall(v_tenant, v_recall_id, recall.conversation, recall.message, v_topics, v_budget,
                                v_used, v_core_version, v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens,
-                               v_reasons, v_audit_reasons, v_embedding);
+                               v_reasons, v_audit_reasons, v_embedding, v_person, v_agent);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], bigint, text) IS
+COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], bigint, text, text, text) IS
 'Budgeted, ring-structured, topic-filtered recall. Returns what to inject, with layer, tokens, score and '
-'reason; logs the cycle under recall_id for cogmem.feedback() and audit.';
+'reason; logs the cycle under recall_id for cogmem.feedback() and audit. person and agent scope it '
+'(sql/015-scopes.sql): the tenant''s shared memories, the person''s and the agent''s; never another person''s.';
 
 -- Never-cut rings are injected whole into every recall, so what a tenant keeps there is paid by every
 -- recall: a ring beyond its allocation takes budget from the learned layers (and, past the budget,

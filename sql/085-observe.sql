@@ -45,17 +45,21 @@ COMMENT ON FUNCTION cogmem.attention(text, text, public.vector) IS
 'fresh, explicit preference, correction of the agent, decision with trade-offs), or NULL. Repetition within '
 'a conversation is checked by cogmem.observe() itself.';
 
+DROP FUNCTION IF EXISTS cogmem.observe(text, text, text, text, public.vector, timestamptz);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem.observe(
     tenant text,
     conversation text,
     role text,
     content text,
     embedding public.vector DEFAULT NULL,
-    at timestamptz DEFAULT now()
+    at timestamptz DEFAULT now(),
+    person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS TABLE (turn_id bigint, memory_id bigint, ring text, topics text[], action text, reason text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it writes raw turns and memories, which only the API's owner may; tenant and scope checked first.
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -67,6 +71,7 @@ DECLARE
     v_words    text[];
     m          record;
 BEGIN
+    PERFORM cogmem._require_scope(observe.tenant, observe.person, observe.agent);
     IF observe.conversation IS NULL OR btrim(observe.conversation) = '' THEN
         RAISE EXCEPTION 'conversation must not be NULL or empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the conversation or session id the turn belongs to.';
@@ -92,6 +97,7 @@ BEGIN
         IF cardinality(v_words) >= 2 AND EXISTS (
             SELECT FROM cogmem.sensory_turns AS s
             WHERE s.tenant = observe.tenant AND s.conversation = observe.conversation AND s.at <= observe.at
+              AND cogmem._same_scope(s.person, s.agent, btrim(observe.person), btrim(observe.agent))
               AND cogmem._shared_words(to_tsvector(v_language, s.content), v_words)
                   >= greatest(2, cardinality(v_words) / 2.0)
         ) THEN
@@ -99,8 +105,9 @@ BEGIN
         END IF;
     END IF;
 
-    INSERT INTO cogmem.sensory_turns AS s (tenant, conversation, role, content, embedding, at)
-    VALUES (observe.tenant, observe.conversation, observe.role, v_content, v_embedding, observe.at)
+    INSERT INTO cogmem.sensory_turns AS s (tenant, conversation, role, content, embedding, at, person, agent)
+    VALUES (observe.tenant, observe.conversation, observe.role, v_content, v_embedding, observe.at,
+            btrim(observe.person), btrim(observe.agent))
     RETURNING s.turn_id INTO v_turn_id;
     -- A user's turn is also the reply to the conversation's last recall (sql/059-followup.sql).
     PERFORM cogmem._judge_turn(observe.tenant, observe.conversation, observe.role, v_content, v_embedding);
@@ -113,8 +120,9 @@ BEGIN
     END IF;
     SELECT * INTO m FROM cogmem._remember(
         observe.tenant, v_content, NULL, NULL, v_embedding,
-        jsonb_build_object('conversation', observe.conversation, 'role', observe.role, 'turn_id', v_turn_id,
-                           'via', 'observe', 'attention', v_reason),
+        cogmem._with_said(jsonb_build_object('role', observe.role, 'turn_id', v_turn_id, 'via', 'observe',
+                                             'attention', v_reason),
+                          observe.conversation, NULL, NULL, observe.person, observe.agent),
         NULL
     );
     UPDATE cogmem.sensory_turns AS s SET memory_id = m.memory_id
@@ -130,6 +138,7 @@ BEGIN
     RETURN NEXT;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.observe(text, text, text, text, public.vector, timestamptz) IS
+COMMENT ON FUNCTION cogmem.observe(text, text, text, text, public.vector, timestamptz, text, text) IS
 'Records a conversation turn in the sensory register; a turn that passes the attention filter becomes a '
-'memory through remember() (reason says why). Returns the turn and what it created, if anything.';
+'memory through remember() (reason says why), in the scope of person and agent. Returns the turn and what '
+'it created, if anything.';

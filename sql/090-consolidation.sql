@@ -103,6 +103,8 @@ BEGIN
             SELECT n.memory_id, n.content, 1 - (n.embedding OPERATOR(public.<=>) a.embedding) AS similarity
             FROM cogmem.memories AS n
             WHERE n.tenant = t.tenant AND n.ring = a.ring AND n.memory_id <> a.memory_id AND n.embedding IS NOT NULL
+              -- One scope (sql/015-scopes.sql): one person's fact never merges with another's.
+              AND cogmem._same_scope(n.person, n.agent, a.person, a.agent)
             ORDER BY n.embedding OPERATOR(public.<=>) a.embedding
             LIMIT 5
         ) AS b

@@ -159,3 +159,62 @@ COMMENT ON FUNCTION cogmem.erase_subject(text, text, text) IS
 'Erases everything of a tenant that mentions a person (memories by text or source, raw turns, vault '
 'items by subject or name, held conflicts, episodes, core identity versions; trust causes and acknowledgements naming them become '
 '''(erased)'') and returns what went. The audit keeps tombstones and a hash of the subject.';
+
+-- A person's erasure (sql/015-scopes.sql): everything scoped to them, whatever it says. erase_subject
+-- finds a person by what mentions them; this takes what was remembered for them, even where no text
+-- names them. The same tombstones, and a hash of the person.
+CREATE OR REPLACE FUNCTION cogmem.erase_person(tenant text, person text, reason text DEFAULT NULL)
+RETURNS TABLE (kind text, erased integer)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it deletes rows no application role may write; administrators only (sql/999-privileges.sql),
+-- tenant and name checked first.
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_person text := btrim(erase_person.person);
+    v_ids    bigint[];
+    v_counts jsonb := '{}';
+    v_count  integer;
+BEGIN
+    PERFORM cogmem._require_tenant(erase_person.tenant);
+    IF v_person IS NULL THEN
+        RAISE EXCEPTION 'person must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the person as remember and recall named it.';
+    END IF;
+    PERFORM cogmem._require_scope(erase_person.tenant, v_person, NULL);
+    SELECT coalesce(array_agg(m.memory_id), '{}') INTO v_ids
+    FROM cogmem.memories AS m WHERE m.tenant = erase_person.tenant AND m.person = v_person;
+    v_count := cogmem._erase_memories(erase_person.tenant, v_ids, coalesce(erase_person.reason, 'erasure request'));
+    v_counts := v_counts || jsonb_build_object('memories', v_count);
+    DELETE FROM cogmem.sensory_turns AS s WHERE s.tenant = erase_person.tenant AND s.person = v_person;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('sensory_turns', v_count);
+    DELETE FROM cogmem.store_items AS i WHERE i.tenant = erase_person.tenant AND i.person = v_person;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('store_items', v_count);
+    DELETE FROM cogmem.conflicts AS c WHERE c.tenant = erase_person.tenant AND c.person = v_person;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('conflicts', v_count);
+    -- Sessions go with their episodes (a foreign key cascades).
+    DELETE FROM cogmem.episodes AS e WHERE e.tenant = erase_person.tenant AND e.person = v_person;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('episodes', v_count);
+    DELETE FROM cogmem.sessions AS s WHERE s.tenant = erase_person.tenant AND s.person = v_person;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('sessions', v_count);
+    -- Their recalls keep the cycle (ids, scores: the audit explains them) but not the message's embedding.
+    UPDATE cogmem.recalls AS r SET message_embedding = NULL
+    WHERE r.tenant = erase_person.tenant AND r.person = v_person AND r.message_embedding IS NOT NULL;
+
+    INSERT INTO cogmem.audit_log (tenant, level, event, detail)
+    VALUES (erase_person.tenant, 'governance', 'erasure_requested',
+            jsonb_build_object('person_sha256', encode(sha256(convert_to(lower(v_person), 'UTF8')), 'hex'),
+                               'reason', erase_person.reason, 'erased', v_counts));
+    RETURN QUERY SELECT e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e ORDER BY e.key;
+END;
+$$;
+COMMENT ON FUNCTION cogmem.erase_person(text, text, text) IS
+'Erases everything of a tenant scoped to a person (memories, raw turns, store items, held conflicts, '
+'sessions and episodes; their recalls'' message embeddings) and returns what went. The audit keeps '
+'tombstones and a hash of the person. To erase what mentions them elsewhere too, add erase_subject().';

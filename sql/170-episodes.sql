@@ -14,23 +14,28 @@ CREATE OR REPLACE TRIGGER episodes_immutable
 BEFORE UPDATE ON cogmem.episodes
 FOR EACH ROW EXECUTE FUNCTION cogmem._refuse_change();
 
-CREATE OR REPLACE FUNCTION cogmem.start_session(tenant text, project text DEFAULT NULL, goal text DEFAULT NULL)
+DROP FUNCTION IF EXISTS cogmem.start_session(text, text, text);  -- before 0035: no scope
+CREATE OR REPLACE FUNCTION cogmem.start_session(
+    tenant text, project text DEFAULT NULL, goal text DEFAULT NULL, person text DEFAULT NULL, agent text DEFAULT NULL
+)
 RETURNS uuid
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it writes sessions and the audit, which only the API's owner may; tenant and scope checked first.
 AS $$
 #variable_conflict use_column
 DECLARE
     v_session uuid;
 BEGIN
     PERFORM cogmem._require_tenant(start_session.tenant);
+    PERFORM cogmem._require_scope(start_session.tenant, start_session.person, start_session.agent);
     IF length(start_session.goal) > 1000 OR length(start_session.project) > 200 THEN
         RAISE EXCEPTION 'a session goal has at most 1000 characters and a project name 200'
             USING ERRCODE = 'string_data_right_truncation', HINT = 'Name the project and the goal briefly.';
     END IF;
-    INSERT INTO cogmem.sessions AS s (session_id, tenant, project, goal)
+    INSERT INTO cogmem.sessions AS s (session_id, tenant, project, goal, person, agent)
     VALUES (cogmem._keyed_uuid(start_session.tenant), start_session.tenant, nullif(btrim(start_session.project), ''),
-            cogmem._clean_text(start_session.goal))
+            cogmem._clean_text(start_session.goal), btrim(start_session.person), btrim(start_session.agent))
     RETURNING s.session_id INTO v_session;
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES (start_session.tenant, 'lifecycle', 'session_started',
@@ -38,9 +43,10 @@ BEGIN
     RETURN v_session;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.start_session(text, text, text) IS
-'Opens a working session (optionally for a project) and returns its id: pass it as the conversation '
-'of recall() and observe(), then end it with end_session().';
+COMMENT ON FUNCTION cogmem.start_session(text, text, text, text, text) IS
+'Opens a working session (optionally for a project, a person and an agent) and returns its id: pass it as '
+'the conversation of recall() and observe(), then end it with end_session(); its episode and the memories '
+'it stores keep the session''s scope.';
 
 -- Longer than a screen: the checks of a summary and its lists, the memories it stores through remember,
 -- what the session touched, and the immutable episode, in one transaction.
@@ -104,7 +110,9 @@ BEGIN
     v_summary := (cogmem.redact(btrim(end_session.summary))).redacted;
 
     -- Durable facts and proven procedures become memories through the normal path.
-    v_source := jsonb_build_object('via', 'end_session', 'session_id', v_session.session_id, 'project', v_session.project);
+    v_source := cogmem._with_said(jsonb_build_object('via', 'end_session', 'session_id', v_session.session_id,
+                                                     'project', v_session.project),
+                                  NULL, NULL, NULL, v_session.person, v_session.agent);
     FOREACH v_item IN ARRAY cogmem._clean_list(end_session.facts) LOOP
         SELECT r.memory_id INTO v_id FROM cogmem._remember(v_session.tenant, v_item, NULL, NULL, NULL, v_source, NULL) AS r;
         v_remembered := v_remembered || v_id;
@@ -131,7 +139,7 @@ BEGIN
       );
 
     INSERT INTO cogmem.episodes (tenant, session_id, project, phase, summary, decisions, open_items, next_steps,
-                                 memory_ids, topics, started_at, ended_at)
+                                 memory_ids, topics, started_at, ended_at, person, agent)
     VALUES (v_session.tenant, v_session.session_id, v_session.project,
             cogmem._clean_text(end_session.phase), v_summary,
             cogmem._clean_list(end_session.decisions), cogmem._clean_list(end_session.open_items),
@@ -139,7 +147,7 @@ BEGIN
             cogmem._detect_topics(v_session.tenant,
                                   concat_ws(' ', v_summary, array_to_string(end_session.decisions, ' '),
                                             array_to_string(end_session.open_items, ' ')), v_language),
-            v_session.started_at, now());
+            v_session.started_at, now(), v_session.person, v_session.agent);
     UPDATE cogmem.sessions AS s SET ended_at = now()
     WHERE s.tenant = v_session.tenant AND s.session_id = v_session.session_id;
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
@@ -191,32 +199,46 @@ COMMENT ON FUNCTION cogmem.end_session(text, uuid, text, text[], text[], text[],
 -- budget was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
 DROP FUNCTION IF EXISTS cogmem.briefing_text(text, text, integer);
 DROP FUNCTION IF EXISTS cogmem.briefing(text, text, integer);
-CREATE OR REPLACE FUNCTION cogmem.briefing(tenant text, project text DEFAULT NULL, budget bigint DEFAULT 800)
+DROP FUNCTION IF EXISTS cogmem.briefing_text(text, text, bigint);  -- before 0035: no scope
+DROP FUNCTION IF EXISTS cogmem.briefing(text, text, bigint);
+CREATE OR REPLACE FUNCTION cogmem.briefing(
+    tenant text, project text DEFAULT NULL, budget bigint DEFAULT 800, person text DEFAULT NULL,
+    agent text DEFAULT NULL
+)
 RETURNS TABLE (section text, content text, at timestamptz, tokens integer)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it reads episodes, sessions and memories for the caller's tenant and scope, checked first.
 AS $$
 #variable_conflict use_column
 DECLARE
     v_tenant  text := briefing.tenant;
     v_project text := nullif(btrim(briefing.project), '');
+    v_person  text := btrim(briefing.person);
+    v_agent   text := btrim(briefing.agent);
+    t         cogmem.tenants;
     v_last    cogmem.episodes;
     v_used    integer := 0;
     v_line    record;
 BEGIN
     PERFORM cogmem._require_tenant(v_tenant);
+    PERFORM cogmem._require_scope(v_tenant, v_person, v_agent);
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
     IF briefing.budget IS NULL OR briefing.budget <= 0 THEN
         RAISE EXCEPTION 'budget must be a positive number of tokens, got %', coalesce(briefing.budget::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The default is 800 tokens.';
     END IF;
+    -- The scope's episodes and memories only (sql/015-scopes.sql), as recall sees them.
     SELECT * INTO v_last FROM cogmem.episodes AS e
     WHERE e.tenant = v_tenant AND (v_project IS NULL OR e.project = v_project)
+      AND cogmem._in_scope(e.person, e.agent, NULL, v_person, v_agent, t)
     ORDER BY e.ended_at DESC LIMIT 1;
 
     FOR v_line IN
     WITH recent AS (
         SELECT e.* FROM cogmem.episodes AS e
         WHERE e.tenant = v_tenant AND (v_project IS NULL OR e.project = v_project)
+          AND cogmem._in_scope(e.person, e.agent, NULL, v_person, v_agent, t)
         ORDER BY e.ended_at DESC LIMIT 5
     ),
     lines AS (
@@ -242,6 +264,7 @@ BEGIN
         FROM cogmem.memories AS m
         JOIN cogmem.memory_stats AS s ON s.tenant = m.tenant AND s.memory_id = m.memory_id
         WHERE m.tenant = v_tenant AND m.ring = 'procedures'
+          AND cogmem._in_scope(m.person, m.agent, m.ring, v_person, v_agent, t)
           AND (m.memory_id IN (SELECT unnest(r.memory_ids) FROM recent AS r)
                OR m.topics && ARRAY(SELECT unnest(r.topics) FROM recent AS r))
         UNION ALL
@@ -251,6 +274,7 @@ BEGIN
                o.started_at
         FROM cogmem.sessions AS o
         WHERE o.tenant = v_tenant AND o.ended_at IS NULL AND (v_project IS NULL OR o.project = v_project)
+          AND cogmem._in_scope(o.person, o.agent, NULL, v_person, v_agent, t)
     ),
     sized AS (
         SELECT l.*, greatest(1, ceil(length(l.content) / 4.0))::integer AS tokens FROM lines AS l
@@ -269,11 +293,15 @@ BEGIN
     END LOOP;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.briefing(text, text, bigint) IS
+COMMENT ON FUNCTION cogmem.briefing(text, text, bigint, text, text) IS
 'The reload protocol: core identity, last session, phase, open items, next steps, key decisions (last '
-'five sessions), applicable procedures and sessions left open, in that order, within a token budget.';
+'five sessions), applicable procedures and sessions left open, in that order, within a token budget; of '
+'the scope of person and agent (never another person''s sessions).';
 
-CREATE OR REPLACE FUNCTION cogmem.briefing_text(tenant text, project text DEFAULT NULL, budget bigint DEFAULT 800)
+CREATE OR REPLACE FUNCTION cogmem.briefing_text(
+    tenant text, project text DEFAULT NULL, budget bigint DEFAULT 800, person text DEFAULT NULL,
+    agent text DEFAULT NULL
+)
 RETURNS text
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -296,13 +324,13 @@ BEGIN
                    || string_agg(CASE WHEN b.section IN ('core', 'last_session', 'phase') THEN b.content
                                       ELSE '- ' || b.content END,
                                  E'\n' ORDER BY b.ord) AS block
-            FROM cogmem.briefing($1, $2, $3) WITH ORDINALITY AS b (section, content, at, tokens, ord)
+            FROM cogmem.briefing($1, $2, $3, $4, $5) WITH ORDINALITY AS b (section, content, at, tokens, ord)
             GROUP BY b.section
         ) AS g
     );
 END;
 $$;
-COMMENT ON FUNCTION cogmem.briefing_text(text, text, bigint) IS
+COMMENT ON FUNCTION cogmem.briefing_text(text, text, bigint, text, text) IS
 'cogmem.briefing() as one Markdown block for a prompt (NULL when there is nothing to brief).';
 
 CREATE OR REPLACE FUNCTION cogmem.analyze(

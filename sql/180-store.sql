@@ -302,13 +302,16 @@ $$;
 COMMENT ON FUNCTION cogmem._store_scrub(cogmem.tenants, text, text[]) IS
 'A text with the given secrets replaced wherever they stand as words: what a store item remembers.';
 
+DROP FUNCTION IF EXISTS cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector);  -- before 0035
 CREATE OR REPLACE FUNCTION cogmem.store_put(
     tenant text, namespace text[], key text, value jsonb, index_text text DEFAULT NULL,
-    ttl_minutes double precision DEFAULT NULL, embedding public.vector DEFAULT NULL
+    ttl_minutes double precision DEFAULT NULL, embedding public.vector DEFAULT NULL, person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS TABLE (memory_id bigint, action text, redactions text[])
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it writes store items and memories, which only the API's owner may; tenant and scope checked first.
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -320,6 +323,7 @@ DECLARE
     v_mem  record;
 BEGIN
     PERFORM cogmem._require_tenant(store_put.tenant);
+    PERFORM cogmem._require_scope(store_put.tenant, store_put.person, store_put.agent);
     v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item');
     t := cogmem._tenant_settings(store_put.tenant);
     PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
@@ -333,7 +337,8 @@ BEGIN
     FROM cogmem.memories AS m
     WHERE m.tenant = store_put.tenant AND m.memory_id = v_old.memory_id
       AND m.content = (cogmem.redact(v_text)).redacted
-      AND (store_put.ttl_minutes IS NULL) = (v_old.ttl_minutes IS NULL);
+      AND (store_put.ttl_minutes IS NULL) = (v_old.ttl_minutes IS NULL)
+      AND cogmem._same_scope(m.person, m.agent, btrim(store_put.person), btrim(store_put.agent));
     IF v_mem.memory_id IS NULL THEN
         -- The key's previous memory is superseded by the key, not contradicted: it goes before the new
         -- text is checked against what else the tenant knows.
@@ -345,30 +350,32 @@ BEGIN
         SELECT r.memory_id, r.action, r.redactions, r.conflict_id INTO v_mem
         FROM cogmem._remember(store_put.tenant, v_text,
                               CASE WHEN store_put.ttl_minutes IS NOT NULL THEN 'fresh' END, NULL, store_put.embedding,
-                              jsonb_build_object('store', jsonb_build_object('namespace', v_path.namespace,
-                                                                             'key', v_path.key))
-                              || cogmem._store_said(v_safe.value), NULL) AS r;
+                              cogmem._with_said(jsonb_build_object('store', jsonb_build_object('namespace', v_path.namespace,
+                                                                                               'key', v_path.key))
+                                                || cogmem._store_said(v_safe.value),
+                                                NULL, NULL, NULL, store_put.person, store_put.agent), NULL) AS r;
     END IF;
     INSERT INTO cogmem.store_items AS i (tenant, namespace, key, value, memory_id, owns_memory, conflict_id,
-                                         ttl_minutes, expires_at)
+                                         ttl_minutes, expires_at, person, agent)
     VALUES (store_put.tenant, v_path.namespace, v_path.key, v_safe.value, v_mem.memory_id,
             CASE WHEN v_mem.action = 'unchanged' THEN v_old.owns_memory ELSE coalesce(v_mem.action = 'created', false) END,
             v_mem.conflict_id, store_put.ttl_minutes,
-            now() + make_interval(secs => store_put.ttl_minutes * 60))
+            now() + make_interval(secs => store_put.ttl_minutes * 60), btrim(store_put.person), btrim(store_put.agent))
     ON CONFLICT (tenant, namespace, key) DO UPDATE
     SET value = excluded.value, memory_id = excluded.memory_id, owns_memory = excluded.owns_memory,
         conflict_id = excluded.conflict_id, ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at,
-        updated_at = now();
+        updated_at = now(), person = excluded.person, agent = excluded.agent;
     RETURN QUERY SELECT v_mem.memory_id, coalesce(v_mem.action, 'stored'),
                         ARRAY(SELECT DISTINCT r FROM unnest(v_path.redactions || v_safe.redactions || v_mem.redactions) AS r
                               ORDER BY r);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector) IS
+COMMENT ON FUNCTION cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector, text, text) IS
 'Puts a value (a JSON object, redacted: keys, strings, numbers, secret-named fields) under a namespace and '
 'key (redacted too). index_text, when given, is remembered as the item''s memory (ring fresh when '
 'ttl_minutes is set, else routed), without what the value''s redaction removed; it replaces the memory the '
-'key had. Returns the memory, remember''s action (''stored'' for a value without text) and what was redacted.';
+'key had. person and agent scope the item and its memory (sql/015-scopes.sql). Returns the memory, '
+'remember''s action (''stored'' for a value without text) and what was redacted.';
 
 CREATE OR REPLACE FUNCTION cogmem.store_delete(tenant text, namespace text[], key text)
 RETURNS boolean

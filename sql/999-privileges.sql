@@ -109,13 +109,14 @@ cogmem.recall_items, cogmem.vault_items, cogmem.pending_rehearsals, cogmem.pendi
 cogmem.outcome_stats TO cogmem_app;
 
 -- Reach, asked by the policies as whoever reads a table; they tell a role only about itself.
-GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.reachable_tenants(), cogmem.reaches_every_tenant(),
-cogmem.may_use_vault(text) TO cogmem_app, cogmem_auditor, cogmem_bi;
+GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.caller_roles(), cogmem.reachable_tenants(),
+cogmem.reaches_every_tenant(), cogmem.narrowed_reach(), cogmem.may_use_vault(text)
+TO cogmem_app, cogmem_auditor, cogmem_bi;
 
 GRANT EXECUTE ON FUNCTION
-cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz),
-cogmem.remember_many(text, jsonb, public.vector[], text[]),
-cogmem.recall(text, text, public.vector, text[], bigint, text),
+cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text),
+cogmem.remember_many(text, jsonb, public.vector[], text[], text, text),
+cogmem.recall(text, text, public.vector, text[], bigint, text, text, text),
 cogmem.feedback(uuid, real, bigint[]),
 cogmem.feedback(uuid, double precision, bigint[]),
 cogmem.feedback(text, uuid, real, bigint[]),
@@ -132,7 +133,7 @@ cogmem.embed(text),
 cogmem.server_can_embed(),
 cogmem.embedding_dimensions(),
 cogmem.strength(interval, interval),
-cogmem.observe(text, text, text, text, public.vector, timestamptz),
+cogmem.observe(text, text, text, text, public.vector, timestamptz, text, text),
 cogmem.attention(text, text, public.vector),
 cogmem.siblings(text, bigint),
 cogmem.trust(text),
@@ -146,11 +147,11 @@ cogmem.open_conflicts(text),
 cogmem.related(text, text, public.vector, bigint),
 cogmem.resolve_conflict(bigint, text, text),
 cogmem.resolve_conflict(text, bigint, text, text),
-cogmem.start_session(text, text, text),
+cogmem.start_session(text, text, text, text, text),
 cogmem.end_session(uuid, text, text[], text[], text[], text[], text[], text, bigint[]),
 cogmem.end_session(text, uuid, text, text[], text[], text[], text[], text[], text, bigint[]),
-cogmem.briefing(text, text, bigint),
-cogmem.briefing_text(text, text, bigint),
+cogmem.briefing(text, text, bigint, text, text),
+cogmem.briefing_text(text, text, bigint, text, text),
 cogmem.analyze(text, text, timestamptz, timestamptz),
 cogmem.core_identity(text),
 cogmem.set_core_identity(text, text, text, text[]),
@@ -161,7 +162,7 @@ cogmem.vault_delete(text, text),
 cogmem.explain_recall(uuid),
 cogmem.gut_patterns_for(text),
 cogmem.gut_deidentify(text),
-cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector),
+cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector, text, text),
 cogmem.store_get(text, text[], text, boolean),
 cogmem.store_delete(text, text[], text),
 cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean),
@@ -183,8 +184,8 @@ GRANT EXECUTE ON FUNCTION cogmem.verify_audit(text), cogmem.explain_recall(uuid)
 GRANT SELECT ON cogmem.gut_ledger, cogmem.gut_releases, cogmem.gut_patterns, cogmem.gut_settings,
 cogmem.gut_contributions, cogmem.gut_feedback, cogmem.tenant_access TO cogmem_gut;
 GRANT EXECUTE ON FUNCTION cogmem.gut_release(double precision, jsonb), cogmem.gut_export(), cogmem.gut_state(),
-cogmem.gut_import(jsonb), cogmem.caller(), cogmem.reachable_tenants(),
-cogmem.reaches_every_tenant() TO cogmem_gut;
+cogmem.gut_import(jsonb), cogmem.caller(), cogmem.caller_roles(), cogmem.reachable_tenants(),
+cogmem.reaches_every_tenant(), cogmem.narrowed_reach() TO cogmem_gut;
 GRANT SELECT ON cogmem.gut_ledger, cogmem.gut_releases TO cogmem_auditor;
 
 -- BI tools: aggregates only, through views that run with their owner's rights.
@@ -205,10 +206,11 @@ cogmem.bios_preset_diff(text, jsonb, text),
 cogmem.load_bios_preset(text, text, text, text, jsonb, text, boolean),
 cogmem.subscribe_bios(text, text),
 cogmem.unsubscribe_bios(text, text),
-cogmem.grant_tenant(name, text, boolean),
+cogmem.grant_tenant(name, text, boolean, text),
 cogmem.revoke_tenant(name, text),
 cogmem.erase(text, bigint, text),
 cogmem.erase_subject(text, text, text),
+cogmem.erase_person(text, text, text),
 cogmem.consolidate(timestamptz, text),
 cogmem.seal_audit(bigint),
 cogmem.verify_audit(text),
