@@ -196,7 +196,7 @@ BEGIN
     DELETE FROM cogmem.conflicts AS c WHERE c.tenant = erase_person.tenant AND c.person = v_person;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('conflicts', v_count);
-    -- Sessions go with their episodes (a foreign key cascades).
+    -- Episodes first: they refer to their sessions.
     DELETE FROM cogmem.episodes AS e WHERE e.tenant = erase_person.tenant AND e.person = v_person;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('episodes', v_count);

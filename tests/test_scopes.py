@@ -226,7 +226,7 @@ def test_erase_person_takes_everything_scoped_to_them(db, tenant, scoped):
     db.execute("SELECT * FROM cogmem.recall(%s, 'plan', person => 'ayla', conversation => 'c1')", (tenant,))
     counts = dict(db.execute("SELECT * FROM cogmem.erase_person(%s, 'ayla', 'customer request')", (tenant,)).fetchall())
     assert counts["memories"] >= 4 and counts["sensory_turns"] == 1  # the store item went with its memory
-    assert counts["episodes"] == 1 and counts["sessions"] == 0  # the episode's session went with it
+    assert counts["episodes"] == 1 and counts["sessions"] == 1
     for table in ("memories", "sensory_turns", "store_items", "episodes", "sessions", "conflicts"):
         assert one(db, f"SELECT count(*) FROM cogmem.{table} WHERE person = 'ayla'") == 0, table
     assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE person = 'ayla' AND message_embedding IS NOT NULL") == 0

@@ -121,6 +121,9 @@ CREATE TABLE cogmem.tenants (
     candidate_restated_similarity real DEFAULT 0.7 NOT NULL,
     implicit_feedback boolean DEFAULT true NOT NULL,
     implicit_feedback_window interval DEFAULT '01:00:00'::interval NOT NULL,
+    scope_person_across_agents boolean DEFAULT true NOT NULL,
+    scope_shared_agents text[] DEFAULT '{}'::text[] NOT NULL,
+    scope_shared_rings cogmem.ring[] DEFAULT '{shocks,dos_and_donts,long_term,habits,procedures,fresh}'::cogmem.ring[] NOT NULL,
     CONSTRAINT tenants_candidate_min_successes_check CHECK ((candidate_min_successes >= 1)),
     CONSTRAINT tenants_candidate_restated_similarity_check CHECK (((candidate_restated_similarity >= (0)::double precision) AND (candidate_restated_similarity <= (1)::double precision))),
     CONSTRAINT tenants_dissonance_similarity_check CHECK (((dissonance_similarity >= (0)::double precision) AND (dissonance_similarity <= (1)::double precision))),
@@ -197,6 +200,12 @@ COMMENT ON COLUMN cogmem.tenants.implicit_feedback IS 'Whether the next turn of 
 
 COMMENT ON COLUMN cogmem.tenants.implicit_feedback_window IS 'How long after a recall the next turn of its conversation is still read as a reply to its answer.';
 
+COMMENT ON COLUMN cogmem.tenants.scope_person_across_agents IS 'A person''s memories heard by one agent are recalled by the tenant''s other agents too; false: only by the agent that heard them (a person''s memories heard by no agent, by every agent).';
+
+COMMENT ON COLUMN cogmem.tenants.scope_shared_agents IS 'Agents whose memories without a person (in scope_shared_rings) every agent recalls; ''*'' = every agent. Empty by default: an agent recalls only what it heard, besides what the tenant shares.';
+
+COMMENT ON COLUMN cogmem.tenants.scope_shared_rings IS 'The rings scope_shared_agents share, e.g. {procedures}: one agent''s procedures for all.';
+
 CREATE TABLE cogmem.core_identity (
     tenant text NOT NULL,
     version integer NOT NULL,
@@ -272,11 +281,15 @@ CREATE TABLE cogmem.memories (
     excerpt_of bigint,
     candidate_ring cogmem.ring,
     candidate_p real,
+    person text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'person'::text)), ''::text)) STORED,
+    agent text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'agent'::text)), ''::text)) STORED,
+    CONSTRAINT memories_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
     CONSTRAINT memories_candidate_p_check CHECK (((candidate_p >= (0)::double precision) AND (candidate_p <= (1)::double precision))),
     CONSTRAINT memories_candidate_ring_check CHECK ((candidate_ring = ANY (ARRAY['dos_and_donts'::cogmem.ring, 'shocks'::cogmem.ring]))),
     CONSTRAINT memories_content_check CHECK ((content <> ''::text)),
     CONSTRAINT memories_conversation_check CHECK (((length(conversation) >= 1) AND (length(conversation) <= 200))),
     CONSTRAINT memories_embedding_comparable CHECK (((embedding IS NULL) OR ((embedding OPERATOR(public.<=>) embedding) < (0.001)::double precision))),
+    CONSTRAINT memories_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
     CONSTRAINT memories_source_check CHECK ((jsonb_typeof(source) = 'object'::text)),
     CONSTRAINT memories_speaker_check CHECK (((length(speaker) >= 1) AND (length(speaker) <= 200)))
 )
@@ -284,7 +297,7 @@ WITH (toast_tuple_target='8160');
 
 COMMENT ON TABLE cogmem.memories IS 'Learned memories, one ring each. Write through cogmem.remember(); read cogmem.memory_overview.';
 
-COMMENT ON COLUMN cogmem.memories.fingerprint IS 'The normalised text (cogmem._fingerprint), unique per tenant: the same text is one memory.';
+COMMENT ON COLUMN cogmem.memories.fingerprint IS 'The normalised text (cogmem._fingerprint), unique per tenant and scope: the same text is one memory.';
 
 COMMENT ON COLUMN cogmem.memories.conversation IS 'The conversation (thread, session) the memory was said in; NULL for a memory said outside one.';
 
@@ -297,6 +310,10 @@ COMMENT ON COLUMN cogmem.memories.excerpt_of IS 'For a rule or incident taken fr
 COMMENT ON COLUMN cogmem.memories.candidate_ring IS 'The never-cut ring this memory may belong to, awaiting confirmation (a candidate rule or incident); it does not decay while it waits. NULL when it is no candidate.';
 
 COMMENT ON COLUMN cogmem.memories.candidate_p IS 'How likely the routing model found the candidate to be of its ring (raised when it is said again).';
+
+COMMENT ON COLUMN cogmem.memories.person IS 'Who it is about or from (source ->> ''person''); NULL: shared by the tenant. Recall for another person never injects it.';
+
+COMMENT ON COLUMN cogmem.memories.agent IS 'The agent that heard it (source ->> ''agent''); NULL: every agent''s. See the tenant''s scope policy.';
 
 CREATE TABLE cogmem.bios_rule_events (
     rule_id bigint NOT NULL,
@@ -496,13 +513,21 @@ CREATE TABLE cogmem.conflicts (
     note text,
     memory_id bigint,
     reviewed_at timestamp with time zone,
+    person text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'person'::text)), ''::text)) STORED,
+    agent text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'agent'::text)), ''::text)) STORED,
+    CONSTRAINT conflicts_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
     CONSTRAINT conflicts_conflicts_with_check CHECK ((cardinality(conflicts_with) > 0)),
     CONSTRAINT conflicts_embedding_comparable CHECK (((embedding IS NULL) OR ((embedding OPERATOR(public.<=>) embedding) < (0.001)::double precision))),
+    CONSTRAINT conflicts_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
     CONSTRAINT conflicts_status_check CHECK ((status = ANY (ARRAY['open'::text, 'paradigm_shift'::text, 'exception'::text, 'override'::text]))),
     CONSTRAINT conflicts_verdict_check CHECK ((verdict = ANY (ARRAY['detected'::text, 'caller'::text])))
 );
 
 COMMENT ON TABLE cogmem.conflicts IS 'Instructions that contradicted an established memory, held (redacted) until resolved; memory_id is what the resolution stored, reviewed_at when a night reviewed an override.';
+
+COMMENT ON COLUMN cogmem.conflicts.person IS 'Who it is about or from (source ->> ''person''); NULL: shared by the tenant. Recall for another person never injects it.';
+
+COMMENT ON COLUMN cogmem.conflicts.agent IS 'The agent that heard it (source ->> ''agent''); NULL: every agent''s. See the tenant''s scope policy.';
 
 ALTER TABLE cogmem.conflicts ALTER COLUMN conflict_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME cogmem.conflicts_conflict_id_seq
@@ -581,10 +606,18 @@ CREATE TABLE cogmem.episodes (
     topics text[] DEFAULT '{}'::text[] NOT NULL,
     started_at timestamp with time zone NOT NULL,
     ended_at timestamp with time zone NOT NULL,
+    person text,
+    agent text,
+    CONSTRAINT episodes_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
+    CONSTRAINT episodes_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
     CONSTRAINT episodes_summary_check CHECK ((summary <> ''::text))
 );
 
 COMMENT ON TABLE cogmem.episodes IS 'Ended sessions, immutable: what was done, decisions, open items, next steps, the memories touched.';
+
+COMMENT ON COLUMN cogmem.episodes.person IS 'The person of its scope; NULL: none (sql/015-scopes.sql).';
+
+COMMENT ON COLUMN cogmem.episodes.agent IS 'The agent of its scope; NULL: none (sql/015-scopes.sql).';
 
 CREATE TABLE cogmem.experiment_tenants (
     tenant text NOT NULL,
@@ -807,6 +840,9 @@ CREATE TABLE cogmem.recalls (
     judged_verdict text,
     judged_confidence real,
     judged_by text,
+    person text,
+    agent text,
+    CONSTRAINT recalls_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
     CONSTRAINT recalls_items_aligned CHECK (((cardinality(item_memory_ids) = cardinality(item_layers)) AND (cardinality(item_rule_ids) = cardinality(item_layers)) AND (cardinality(item_scores) = cardinality(item_layers)) AND (cardinality(item_tokens) = cardinality(item_layers)) AND (cardinality(item_reasons) = cardinality(item_layers)))),
     CONSTRAINT recalls_judged_confidence_check CHECK (((judged_confidence >= (0)::double precision) AND (judged_confidence <= (1)::double precision))),
     CONSTRAINT recalls_judged_verdict_check CHECK ((judged_verdict = ANY (ARRAY['confirmed'::text, 'corrected'::text, 'repeated'::text, 'neutral'::text]))),
@@ -814,7 +850,8 @@ CREATE TABLE cogmem.recalls (
     CONSTRAINT recalls_outcome_check CHECK (((outcome >= (0)::double precision) AND (outcome <= (1)::double precision))),
     CONSTRAINT recalls_outcome_confidence_check CHECK (((outcome_confidence >= (0)::double precision) AND (outcome_confidence <= (1)::double precision))),
     CONSTRAINT recalls_outcome_source_check CHECK ((outcome_source = ANY (ARRAY['explicit'::text, 'implicit'::text]))),
-    CONSTRAINT recalls_outcome_sourced CHECK (((outcome IS NULL) = (outcome_source IS NULL)))
+    CONSTRAINT recalls_outcome_sourced CHECK (((outcome IS NULL) = (outcome_source IS NULL))),
+    CONSTRAINT recalls_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200)))
 );
 
 COMMENT ON TABLE cogmem.recalls IS 'One row per recall cycle; outcome is set by cogmem.feedback().';
@@ -842,6 +879,10 @@ COMMENT ON COLUMN cogmem.recalls.message_embedding IS 'The embedding of the mess
 COMMENT ON COLUMN cogmem.recalls.judged_verdict IS 'What the next turn said of the answer: confirmed, corrected, repeated, or neutral (the judge abstained).';
 
 COMMENT ON COLUMN cogmem.recalls.judged_by IS 'The judge: followup-embedding or followup-cues (the database''s models), or the caller''s own.';
+
+COMMENT ON COLUMN cogmem.recalls.person IS 'The person of its scope; NULL: none (sql/015-scopes.sql).';
+
+COMMENT ON COLUMN cogmem.recalls.agent IS 'The agent of its scope; NULL: none (sql/015-scopes.sql).';
 
 CREATE TABLE cogmem.memory_contradictions (
     tenant text NOT NULL,
@@ -924,10 +965,18 @@ CREATE TABLE cogmem.sensory_turns (
     embedding public.vector(384),
     at timestamp with time zone NOT NULL,
     memory_id bigint,
-    CONSTRAINT sensory_turns_embedding_comparable CHECK (((embedding IS NULL) OR ((embedding OPERATOR(public.<=>) embedding) < (0.001)::double precision)))
+    person text,
+    agent text,
+    CONSTRAINT sensory_turns_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
+    CONSTRAINT sensory_turns_embedding_comparable CHECK (((embedding IS NULL) OR ((embedding OPERATOR(public.<=>) embedding) < (0.001)::double precision))),
+    CONSTRAINT sensory_turns_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200)))
 );
 
 COMMENT ON TABLE cogmem.sensory_turns IS 'Sensory register: raw conversation turns, kept for tenants.sensory_ttl (48 hours by default).';
+
+COMMENT ON COLUMN cogmem.sensory_turns.person IS 'The person of its scope; NULL: none (sql/015-scopes.sql).';
+
+COMMENT ON COLUMN cogmem.sensory_turns.agent IS 'The agent of its scope; NULL: none (sql/015-scopes.sql).';
 
 ALTER TABLE cogmem.sensory_turns ALTER COLUMN turn_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME cogmem.sensory_turns_turn_id_seq
@@ -944,10 +993,18 @@ CREATE TABLE cogmem.sessions (
     project text,
     goal text,
     started_at timestamp with time zone DEFAULT now() NOT NULL,
-    ended_at timestamp with time zone
+    ended_at timestamp with time zone,
+    person text,
+    agent text,
+    CONSTRAINT sessions_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
+    CONSTRAINT sessions_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200)))
 );
 
 COMMENT ON TABLE cogmem.sessions IS 'Working sessions of an agent (pass session_id as recall''s and observe''s conversation); ended ones are archived in cogmem.episodes.';
+
+COMMENT ON COLUMN cogmem.sessions.person IS 'The person of its scope; NULL: none (sql/015-scopes.sql).';
+
+COMMENT ON COLUMN cogmem.sessions.agent IS 'The agent of its scope; NULL: none (sql/015-scopes.sql).';
 
 CREATE TABLE cogmem.store_items (
     tenant text NOT NULL,
@@ -961,8 +1018,12 @@ CREATE TABLE cogmem.store_items (
     expires_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    person text,
+    agent text,
+    CONSTRAINT store_items_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
     CONSTRAINT store_items_key_check CHECK (((key <> ''::text) AND (length(key) <= 1000))),
     CONSTRAINT store_items_namespace_check CHECK (((cardinality(namespace) >= 1) AND (cardinality(namespace) <= 32))),
+    CONSTRAINT store_items_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
     CONSTRAINT store_items_ttl_minutes_check CHECK ((ttl_minutes > (0)::double precision)),
     CONSTRAINT store_items_value_check CHECK ((jsonb_typeof(value) = 'object'::text))
 );
@@ -971,16 +1032,25 @@ COMMENT ON TABLE cogmem.store_items IS 'Values under a namespace and key (a fram
 
 COMMENT ON COLUMN cogmem.store_items.owns_memory IS 'The memory was created for this item, so replacing or deleting the item erases it.';
 
+COMMENT ON COLUMN cogmem.store_items.person IS 'The person of its scope; NULL: none (sql/015-scopes.sql).';
+
+COMMENT ON COLUMN cogmem.store_items.agent IS 'The agent of its scope; NULL: none (sql/015-scopes.sql).';
+
 CREATE TABLE cogmem.tenant_access (
     tenant text NOT NULL,
     role_name name NOT NULL,
     vault boolean DEFAULT false NOT NULL,
     granted_by name DEFAULT cogmem.caller() NOT NULL,
     granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    person text,
+    CONSTRAINT tenant_access_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
+    CONSTRAINT tenant_access_person_not_everyone CHECK (((person IS NULL) OR (tenant <> '*'::text))),
     CONSTRAINT tenant_access_tenant_check CHECK ((tenant <> ''::text))
 );
 
 COMMENT ON TABLE cogmem.tenant_access IS 'Which database roles (and their members) may reach which tenant; tenant ''*'' means every tenant. vault = may also read that tenant''s vault.';
+
+COMMENT ON COLUMN cogmem.tenant_access.person IS 'Narrows the grant to one person of the tenant: their memories and what the tenant shares, nothing of another person''s; NULL: the whole tenant.';
 
 CREATE TABLE cogmem.tenant_topics (
     tenant text NOT NULL,
@@ -1236,15 +1306,19 @@ CREATE INDEX gut_releases_period_idx ON cogmem.gut_releases USING btree (period_
 
 CREATE INDEX learnings_area_idx ON cogmem.learnings USING btree (tenant, area);
 
+CREATE INDEX memories_agent_idx ON cogmem.memories USING btree (tenant, agent) WHERE (agent IS NOT NULL);
+
 CREATE INDEX memories_candidates_idx ON cogmem.memories USING btree (tenant, created_at) WHERE (candidate_ring IS NOT NULL);
 
 CREATE INDEX memories_conversation_idx ON cogmem.memories USING btree (tenant, conversation, said_at, memory_id) WHERE (conversation IS NOT NULL);
 
 CREATE INDEX memories_excerpt_of_idx ON cogmem.memories USING btree (tenant, excerpt_of) WHERE (excerpt_of IS NOT NULL);
 
-CREATE INDEX memories_tenant_bits_idx ON cogmem.memories USING btree (tenant, memory_id) INCLUDE (embedding_bits, ring, created_at, updated_at);
+CREATE INDEX memories_person_idx ON cogmem.memories USING btree (tenant, person) WHERE (person IS NOT NULL);
 
-CREATE UNIQUE INDEX memories_tenant_fingerprint_key ON cogmem.memories USING btree (tenant, fingerprint);
+CREATE UNIQUE INDEX memories_scope_fingerprint_key ON cogmem.memories USING btree (tenant, fingerprint, person, agent) NULLS NOT DISTINCT;
+
+CREATE INDEX memories_tenant_bits_idx ON cogmem.memories USING btree (tenant, memory_id) INCLUDE (embedding_bits, ring, created_at, updated_at, person, agent);
 
 CREATE INDEX memories_tenant_ring_idx ON cogmem.memories USING btree (tenant, ring);
 
@@ -1267,6 +1341,8 @@ CREATE INDEX sessions_open_idx ON cogmem.sessions USING btree (tenant, project) 
 CREATE INDEX store_items_expiry ON cogmem.store_items USING btree (tenant, expires_at) WHERE (expires_at IS NOT NULL);
 
 CREATE INDEX store_items_memory ON cogmem.store_items USING btree (tenant, memory_id) WHERE (memory_id IS NOT NULL);
+
+CREATE INDEX tenant_access_narrowed_idx ON cogmem.tenant_access USING btree (role_name) WHERE (person IS NOT NULL);
 
 CREATE INDEX tenant_access_role_idx ON cogmem.tenant_access USING btree (role_name, tenant);
 
@@ -1470,6 +1546,62 @@ ALTER TABLE cogmem.memory_siblings ENABLE ROW LEVEL SECURITY;
 ALTER TABLE cogmem.memory_stats ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY own_grants ON cogmem.tenant_access USING ((pg_has_role(cogmem.caller(), 'cogmem_admin'::name, 'USAGE'::text) OR pg_has_role(cogmem.caller(), (to_regrole(quote_ident((role_name)::text)))::oid, 'USAGE'::text)));
+
+CREATE POLICY person_deletes ON cogmem.conflicts AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_deletes ON cogmem.episodes AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_deletes ON cogmem.memories AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_deletes ON cogmem.recalls AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_deletes ON cogmem.sensory_turns AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_deletes ON cogmem.sessions AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_deletes ON cogmem.store_items AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.conflicts AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.episodes AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.memories AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.recalls AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.sensory_turns AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.sessions AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.store_items AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.conflicts AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.episodes AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.memories AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.recalls AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.sensory_turns AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.sessions AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.store_items AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.conflicts AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.episodes AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.memories AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.recalls AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.sensory_turns AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.sessions AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.store_items AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 ALTER TABLE cogmem.recalls ENABLE ROW LEVEL SECURITY;
 
