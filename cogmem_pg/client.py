@@ -93,7 +93,9 @@ SELECT m.memory_id, m.ring::text, m.content, m.topics,
        (CASE WHEN %(vector)b::public.vector IS NULL THEN ts_rank_cd(m.search, q.words)
              ELSE 1 - (m.embedding OPERATOR(public.<=>) %(vector)b::public.vector) END)::real AS score
 FROM q JOIN cogmem.memories AS m ON m.tenant = %(tenant)s
+JOIN cogmem.tenants AS t ON t.tenant = m.tenant
 WHERE CASE WHEN %(vector)b::public.vector IS NULL THEN m.search @@ q.words ELSE m.embedding IS NOT NULL END
+  AND cogmem.in_scope(m.person, m.agent, m.ring, %(person)s, %(agent)s, t)
 ORDER BY score DESC, m.memory_id
 LIMIT %(limit)s
 """
@@ -197,9 +199,16 @@ class Client:
 
     # sql/000-tenant-access.sql
     def grant_tenant(
-        self, role: str, tenant: str, *, vault: bool = False, conn: psycopg.Connection | None = None
+        self,
+        role: str,
+        tenant: str,
+        *,
+        vault: bool = False,
+        person: str | None = None,
+        conn: psycopg.Connection | None = None,
     ) -> None:
-        self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s)", (role, tenant, vault))
+        """Lets ROLE reach TENANT; with ``person``, only that person of it (their memories and the shared)."""
+        self._scalar(conn, "SELECT cogmem.grant_tenant(%s, %s, %s, %s)", (role, tenant, vault, person))
 
     def revoke_tenant(self, role: str, tenant: str, *, conn: psycopg.Connection | None = None) -> bool:
         return bool(self._scalar(conn, "SELECT cogmem.revoke_tenant(%s, %s)", (role, tenant)))
@@ -433,16 +442,18 @@ class Client:
         conversation: str | None = None,
         speaker: str | None = None,
         said_at: datetime | None = None,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Memory:
         """contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
         None lets cogmem detect them (or the client's classifier, when it has one). conversation, speaker
         and said_at say where it was said: a turn of a conversation is recalled with its neighbours, its
-        speaker and its date."""
+        speaker and its date. person and agent scope it: who it is about or from, and who heard it."""
         vector = self._vector(content, embedding)
         self._judge_turn(tenant, conversation, speaker, content, conn)
         if self._classifier is not None and (ring is None or topics is None or contradicts is None):
-            shown = self.related(tenant, content, vector, conn=conn)
+            shown = self.related(tenant, content, vector, person=person, agent=agent, conn=conn)
             (verdict,) = self._classifier([content], [shown])
             ring = ring or verdict.ring
             topics = topics if topics is not None else verdict.topics
@@ -453,7 +464,7 @@ class Client:
             conn,
             Memory,
             # Vectors travel binary (%b): as text, formatting and parsing 384 floats costs more than the call.
-            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[], %s, %s, %s)",
+            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[], %s, %s, %s, %s, %s)",
             (
                 tenant,
                 content,
@@ -465,6 +476,8 @@ class Client:
                 conversation,
                 speaker,
                 said_at,
+                person,
+                agent,
             ),
         )
         return memory
@@ -477,12 +490,15 @@ class Client:
         embeddings: Sequence[Sequence[float] | None] | None = None,
         *,
         skip: Sequence[str] = (),
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> list[BatchMemory]:
         """Stores a batch in one call. Items are texts or dicts with content and optionally ring, topics,
-        source, conversation, speaker and said_at (an ISO 8601 text or a datetime). Without embeddings, the
-        client's embedder (if any) embeds the whole batch at once. Each item gets every check remember()
-        makes, unless ``skip`` names some (``near_duplicates``, ``conflicts``)."""
+        source, conversation, speaker, said_at (an ISO 8601 text or a datetime), person and agent (``person``
+        and ``agent`` here: for the items that name none). Without embeddings, the client's embedder (if any)
+        embeds the whole batch at once. Each item gets every check remember() makes, unless ``skip`` names
+        some (``near_duplicates``, ``conflicts``)."""
         texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
         if embeddings is None and self._embedder is not None and items:
             embeddings = self._embedder.embed(texts)
@@ -500,9 +516,9 @@ class Client:
         return self._rows(
             conn,
             BatchMemory,
-            "SELECT * FROM cogmem.remember_many(%s, %s, %b, %s)",
+            "SELECT * FROM cogmem.remember_many(%s, %s, %b, %s, %s, %s)",
             # A datetime said_at travels as ISO 8601 text.
-            (tenant, json.dumps(list(items), default=_iso), vectors, list(skip)),
+            (tenant, json.dumps(list(items), default=_iso), vectors, list(skip), person, agent),
         )
 
     # sql/064-siblings.sql
@@ -548,15 +564,28 @@ class Client:
         budget: int = 3200,
         conversation: str | None = None,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Recall:
+        """What to inject for MESSAGE within BUDGET tokens; for ``person`` and ``agent``, the tenant's shared
+        memories, the person's and the agent's, never another person's."""
         vector = self._vector(message, embedding)
         self._judge_turn(tenant, conversation, None, message, conn)
         items = self._rows(
             conn,
             RecallItem,
-            "SELECT * FROM cogmem.recall(%s, %s, %b, %s, %s, %s)",
-            (tenant, message, vector, list(topics) if topics is not None else None, budget, conversation),
+            "SELECT * FROM cogmem.recall(%s, %s, %b, %s, %s, %s, %s, %s)",
+            (
+                tenant,
+                message,
+                vector,
+                list(topics) if topics is not None else None,
+                budget,
+                conversation,
+                person,
+                agent,
+            ),
         )
         if self._judge is not None and conversation is not None and items:
             self._awaiting[tenant, conversation] = (items[0].recall_id, message)
@@ -606,14 +635,16 @@ class Client:
         embedding: Sequence[float] | None = None,
         at: datetime | None = None,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Observation:
         vector = self._vector(content, embedding)
         (observation,) = self._rows(
             conn,
             Observation,
-            "SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s, coalesce(%s, now()))",
-            (tenant, conversation, role, content, vector, at),
+            "SELECT * FROM cogmem.observe(%s, %s, %s, %s, %s, coalesce(%s, now()), %s, %s)",
+            (tenant, conversation, role, content, vector, at, person, agent),
         )
         return observation
 
@@ -672,6 +703,14 @@ class Client:
     ) -> dict[str, int]:
         with self.connection(conn) as c:
             rows = c.execute("SELECT * FROM cogmem.erase_subject(%s, %s, %s)", (tenant, subject, reason)).fetchall()
+        return {kind: count for kind, count in rows}
+
+    def erase_person(
+        self, tenant: str, person: str, reason: str | None = None, *, conn: psycopg.Connection | None = None
+    ) -> dict[str, int]:
+        """Erases everything scoped to PERSON (administrators); returns what went, by kind."""
+        with self.connection(conn) as c:
+            rows = c.execute("SELECT * FROM cogmem.erase_person(%s, %s, %s)", (tenant, person, reason)).fetchall()
         return {kind: count for kind, count in rows}
 
     # sql/140-trust.sql
@@ -741,12 +780,14 @@ class Client:
         embedding: Sequence[float] | None = None,
         limit: int = 5,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> list[Established]:
+        """The established memories of the scope a text could contradict (for a caller-side judge)."""
         vector = self._vector(content, embedding)
-        return self._rows(
-            conn, Established, "SELECT * FROM cogmem.related(%s, %s, %b, %s)", (tenant, content, vector, limit)
-        )
+        query = "SELECT * FROM cogmem.related(%s, %s, %b, %s, %s, %s)"
+        return self._rows(conn, Established, query, (tenant, content, vector, limit, person, agent))
 
     def open_conflicts(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[Conflict]:
         return self._rows(conn, Conflict, "SELECT * FROM cogmem.open_conflicts(%s)", (tenant,))
@@ -790,10 +831,13 @@ class Client:
         project: str | None = None,
         goal: str | None = None,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> UUID:
-        """Pass str(session_id) as recall's and observe's conversation."""
-        return UUID(str(self._scalar(conn, "SELECT cogmem.start_session(%s, %s, %s)", (tenant, project, goal))))
+        """Pass str(session_id) as recall's and observe's conversation; the episode keeps the scope."""
+        query = "SELECT cogmem.start_session(%s, %s, %s, %s, %s)"
+        return UUID(str(self._scalar(conn, query, (tenant, project, goal, person, agent))))
 
     def end_session(
         self,
@@ -831,15 +875,31 @@ class Client:
         return episode
 
     def briefing(
-        self, tenant: str, project: str | None = None, budget: int = 800, *, conn: psycopg.Connection | None = None
+        self,
+        tenant: str,
+        project: str | None = None,
+        budget: int = 800,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
     ) -> list[BriefingLine]:
-        return self._rows(conn, BriefingLine, "SELECT * FROM cogmem.briefing(%s, %s, %s)", (tenant, project, budget))
+        query = "SELECT * FROM cogmem.briefing(%s, %s, %s, %s, %s)"
+        return self._rows(conn, BriefingLine, query, (tenant, project, budget, person, agent))
 
     def briefing_text(
-        self, tenant: str, project: str | None = None, budget: int = 800, *, conn: psycopg.Connection | None = None
+        self,
+        tenant: str,
+        project: str | None = None,
+        budget: int = 800,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
     ) -> str | None:
         """The briefing as one Markdown block for a prompt."""
-        return self._scalar(conn, "SELECT cogmem.briefing_text(%s, %s, %s)", (tenant, project, budget))  # type: ignore[no-any-return]
+        query = "SELECT cogmem.briefing_text(%s, %s, %s, %s, %s)"
+        return self._scalar(conn, query, (tenant, project, budget, person, agent))  # type: ignore[no-any-return]
 
     def analyze(
         self,
@@ -880,13 +940,16 @@ class Client:
         ttl_minutes: float | None = None,
         embedding: Sequence[float] | None = None,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> StorePut:
-        """Puts VALUE under NAMESPACE and KEY; INDEX_TEXT, when given, becomes the item's memory."""
+        """Puts VALUE under NAMESPACE and KEY; INDEX_TEXT, when given, becomes the item's memory (in the
+        scope of ``person`` and ``agent``)."""
         labels = self._store_path(namespace, key, index_text)
         vector = None if not index_text else self._vector(index_text, embedding)
-        query = "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b)"
-        params = (tenant, labels, key, Jsonb(value), index_text, ttl_minutes, vector)
+        query = "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b, %s, %s)"
+        params = (tenant, labels, key, Jsonb(value), index_text, ttl_minutes, vector, person, agent)
         return self._rows(conn, StorePut, query, params)[0]
 
     def store_get(
@@ -1014,18 +1077,18 @@ class Client:
         limit: int = 10,
         embedding: Sequence[float] | None = None,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> list[Found]:
-        """Memories of every ring nearest to QUERY: by cosine with an embedding (the client's, unless
-        embedder=False), else by full text over any of its words. A plain read under row-level security:
-        unlike recall it logs nothing and strengthens nothing."""
+        """Memories of every ring nearest to QUERY, of the scope of ``person`` and ``agent`` (as recall
+        sees it): by cosine with an embedding (the client's, unless embedder=False), else by full text over
+        any of its words. A plain read under row-level security: unlike recall it logs nothing and
+        strengthens nothing."""
         vector = self._vector(query, embedding)
-        return self._rows(
-            conn,
-            Found,
-            _SEARCH,
-            {"tenant": tenant, "query": query, "vector": vector, "limit": max(1, min(int(limit), 200))},
-        )
+        limit = max(1, min(int(limit), 200))
+        params = {"tenant": tenant, "query": query, "vector": vector, "limit": limit, "person": person, "agent": agent}
+        return self._rows(conn, Found, _SEARCH, params)
 
 
 # Fields whose string is the memory itself; any other is remembered as "field: text", so that redaction

@@ -5,6 +5,12 @@ or, with ``tenant_label=i``, label ``i`` of every namespace names the tenant (``
 with ``tenant_label=0``), for one graph that serves many tenants. Either way the database role of the
 client's DSN decides what it may reach: row-level security and the API boundary apply.
 
+Namespaces and scopes (sql/015-scopes.sql): with ``person_label=i``, label ``i`` of an item's namespace
+names the person it is about (``("memories", "ayla")`` with ``person_label=1``): its memory is Ayla's,
+recalled for her and never for another person. ``agent=`` names the agent the graph is (or
+``agent_label=i``, a label that names it): what it stores is that agent's. A namespace too short to hold
+the label has no person (or agent): what it stores is shared by the tenant.
+
 Values: ``get`` returns what ``put`` stored under the key, after redaction: a card number (as text, or
 as a JSON number), a password field (``pass``, ``pwd``, ``apiKey``, ... whatever its value's type), a
 user:password credential or a token in a value, in an object key, a namespace label or an item key
@@ -65,14 +71,22 @@ class CogmemStore(BaseStore):
         tenant_label: int | None = None,
         index: Sequence[str] | None = None,
         ttl: TTLConfig | None = None,
+        person_label: int | None = None,
+        agent: str | None = None,
+        agent_label: int | None = None,
     ) -> None:
         if (tenant is None) == (tenant_label is None):
             raise ValueError(
                 "pass either tenant= (one tenant for every namespace) or tenant_label= (which label names it)"
             )
+        if agent is not None and agent_label is not None:
+            raise ValueError("pass agent= (the graph's agent) or agent_label= (which label names it), not both")
         self.client = client
         self.tenant = tenant
         self.tenant_label = tenant_label
+        self.person_label = person_label
+        self.agent = agent
+        self.agent_label = agent_label
         self.index_fields = None if index is None else [(path, tokenize_path(path)) for path in index]
         self.ttl_config = ttl
 
@@ -85,6 +99,14 @@ class CogmemStore(BaseStore):
         if len(namespace) <= self.tenant_label or namespace[self.tenant_label] == "*":
             return None
         return namespace[self.tenant_label]
+
+    def scope_of(self, namespace: Sequence[str]) -> tuple[str | None, str | None]:
+        """The person and the agent a namespace's items are scoped to (None: not named)."""
+
+        def label(i: int | None) -> str | None:
+            return namespace[i] if i is not None and len(namespace) > i else None
+
+        return label(self.person_label), self.agent if self.agent is not None else label(self.agent_label)
 
     def _tenant_for_item(self, namespace: tuple[str, ...]) -> str:
         tenant = self.tenant_of(namespace)
@@ -177,9 +199,11 @@ class CogmemStore(BaseStore):
                 if op.namespace:  # deleting from no namespace deletes nothing, as in InMemoryStore
                     self.client.store_delete(tenant, op.namespace, op.key, conn=conn)
                 continue
+            person, agent = self.scope_of(op.namespace)
             self.client.store_put(
-                tenant, op.namespace, op.key, dict(op.value), texts.get(n), op.ttl, vectors.get(n), conn=conn
-            )
+                tenant, op.namespace, op.key, dict(op.value), texts.get(n), op.ttl, vectors.get(n),
+                person=person, agent=agent, conn=conn,
+            )  # fmt: skip
 
     def _index_text(self, value: dict[str, Any], fields: list[str] | None) -> str | None:
         """The text a value is remembered by: its FIELDS, the store's, or else all its strings."""
@@ -196,8 +220,11 @@ class CogmemStore(BaseStore):
 
     # -- cogmem's loop, for a graph that uses the store ----------------------------------------------------
     def recall(self, namespace: Sequence[str], message: str, budget: int = 3200) -> Recall:
-        """cogmem.recall for the namespace's tenant: the budgeted prompt block and its recall_id."""
-        return self.client.recall(self._tenant_for_item(tuple(namespace)), message, budget=budget)
+        """cogmem.recall for the namespace's tenant and scope: the budgeted prompt block and its recall_id."""
+        person, agent = self.scope_of(namespace)
+        return self.client.recall(
+            self._tenant_for_item(tuple(namespace)), message, budget=budget, person=person, agent=agent
+        )
 
     def feedback(
         self,

@@ -70,26 +70,34 @@ def _section(body: str, title: str, after: int) -> str:
     return rest.split("\n## ", 1)[0].strip("\n") if found else ""
 
 
-def export_markdown(conn: psycopg.Connection, tenant: str, directory: Path) -> tuple[int, int]:
-    """Writes the tenant's memories and episodes under ``directory``; returns (memories, episodes)."""
+def export_markdown(
+    conn: psycopg.Connection, tenant: str, directory: Path, person: str | None = None
+) -> tuple[int, int]:
+    """Writes the tenant's memories and episodes under ``directory`` (with ``person``, only those scoped to
+    that person: what a subject access request asks for); returns (memories, episodes). A memory's scope is
+    in its source, so import puts it back in the same scope."""
     conn.execute("SELECT cogmem.apply_rehearsals(%s)", (tenant,))  # the statistics exported are complete
     memories = conn.execute(
         f"""SELECT {", ".join(MEMORY_FIELDS)}, content
             FROM cogmem.memories AS m JOIN cogmem.memory_stats AS s USING (tenant, memory_id)
-            WHERE m.tenant = %s ORDER BY m.memory_id""",
-        (tenant,),
+            WHERE m.tenant = %s AND (%s::text IS NULL OR m.person = %s) ORDER BY m.memory_id""",
+        (tenant, person, person),
     ).fetchall()
     siblings: dict[int, dict[int, float]] = {}  # memory -> its siblings and their similarity
+    exported = {row[0] for row in memories}
     for a, b, similarity in conn.execute(
         "SELECT memory_id, sibling_id, similarity FROM cogmem.memory_siblings WHERE tenant = %s ORDER BY 1, 2",
         (tenant,),
     ):
+        if a not in exported or b not in exported:
+            continue
         siblings.setdefault(a, {})[b] = similarity
         siblings.setdefault(b, {})[a] = similarity
     episodes = conn.execute(
         f"""SELECT {", ".join(EPISODE_FIELDS)}, summary, decisions, open_items, next_steps, memory_ids
-            FROM cogmem.episodes WHERE tenant = %s ORDER BY ended_at, session_id""",
-        (tenant,),
+            FROM cogmem.episodes WHERE tenant = %s AND (%s::text IS NULL OR person = %s)
+            ORDER BY ended_at, session_id""",
+        (tenant, person, person),
     ).fetchall()
     touched_by: dict[int, list[str]] = {}
     for episode in episodes:

@@ -1,12 +1,13 @@
 """`cogmem mcp`: cogmem as MCP tools and resources, on the official Python SDK (`mcp` 2.x, MCPServer).
 
-The tenant is fixed when the server starts and is never a tool argument the model fills in; the database
-role is the DSN's, so row-level security and the API boundary apply as to any application. Every id a tool
-takes goes to the tenant-first form of its function, so an id of another tenant the login may also reach
-is refused by the database as a missing one. Tools are
-the loop that makes cogmem more than add-and-search: recall, remember, feedback; guard before acting and
-report after a mistake; sessions and the briefing; conflicts and trust. An SQL error becomes an MCP tool
-error with its message, SQLSTATE and HINT.
+The tenant is fixed when the server starts and is never a tool argument the model fills in, and so is the
+agent the server speaks for, when it is given one (scopes, sql/015-scopes.sql); the person a conversation
+is with comes with each call that reads or writes memory. The database role is the DSN's, so row-level
+security and the API boundary apply as to any application. Every id a tool takes goes to the tenant-first
+form of its function, so an id of another tenant the login may also reach is refused by the database as
+a missing one. Tools are the loop that makes cogmem more than add-and-search: recall, remember, feedback;
+guard before acting and report after a mistake; sessions and the briefing; conflicts and trust. An SQL
+error becomes an MCP tool error with its message, SQLSTATE and HINT.
 """
 
 from __future__ import annotations
@@ -72,9 +73,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def build_server(client: Client, tenant: str, project: str | None = None) -> MCPServer:
-    """An MCPServer bound to one tenant; the caller owns the client (and closes it). Refuses (ValueError)
-    a tenant the DSN's role may not reach, exactly as one that does not exist."""
+def build_server(client: Client, tenant: str, project: str | None = None, agent: str | None = None) -> MCPServer:
+    """An MCPServer bound to one tenant (and to one agent of it, if given); the caller owns the client (and
+    closes it). Refuses (ValueError) a tenant the DSN's role may not reach, exactly as one that does not
+    exist."""
     try:
         client.detect_topics(tenant, "")
     except psycopg.Error as exc:
@@ -97,19 +99,31 @@ def build_server(client: Client, tenant: str, project: str | None = None) -> MCP
         with _sql_errors(), client.connection() as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
             return [_plain(r) for r in cur.execute(query, params).fetchall()]
 
-    _memory_tools(server, client, tenant, call, rows)
+    _memory_tools(server, client, tenant, agent, call, rows)
     _guard_tools(server, client, tenant, call)
-    _session_tools(server, client, tenant, project, call)
+    _session_tools(server, client, tenant, project, agent, call)
     return server
 
 
-def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) -> None:
+# The memories a read tool may show: those the scope sees, as recall would (sql/015-scopes.sql).
+_IN_SCOPE = (
+    " AND cogmem.in_scope(person, agent, ring, %s, %s,"
+    " (SELECT t FROM cogmem.tenants AS t WHERE t.tenant = memory_overview.tenant))"
+)
+
+
+def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | None, call, rows) -> None:
     @server.tool(annotations=WRITES)
-    def recall(message: str, budget: int = 3200, conversation: str | None = None) -> dict[str, Any]:
+    def recall(
+        message: str, budget: int = 3200, conversation: str | None = None, person: str | None = None
+    ) -> dict[str, Any]:
         """What the agent should know for MESSAGE, within a token budget: a prompt block, the recall_id
         (for feedback) and each item with its layer and why it was chosen. Pass the CONVERSATION (thread or
-        session id): the user's next turn in it then says whether the answer helped, without a feedback call."""
-        result = call(lambda: client.recall(tenant, message, budget=budget, conversation=conversation))
+        session id): the user's next turn in it then says whether the answer helped, without a feedback call.
+        Pass the PERSON the conversation is with: their memories come too, never another person's."""
+        result = call(
+            lambda: client.recall(tenant, message, budget=budget, conversation=conversation, person=person, agent=agent)
+        )
         items = [_plain(i) for i in result.items]
         return {
             "recall_id": items[0]["recall_id"] if items else None,
@@ -126,11 +140,13 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) ->
         conversation: str | None = None,
         speaker: str | None = None,
         said_at: str | None = None,
+        person: str | None = None,
     ) -> dict[str, Any]:
         """Store what was said. Leave ring empty to let attention route it (rules and incidents only reach
         the never-cut rings when they clearly are ones); a contradiction is held as a conflict, not stored.
         For a turn of a conversation, pass its CONVERSATION (thread or session id), SPEAKER and SAID_AT (ISO
-        8601): recall then brings its neighbouring turns, who said it and when."""
+        8601): recall then brings its neighbouring turns, who said it and when. PERSON: who it is about or
+        from (it is then recalled for them only); leave it empty for what holds for everyone."""
         return _plain(
             call(
                 lambda: client.remember(
@@ -141,6 +157,8 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) ->
                     source={"said_at": said_at} if said_at else None,
                     conversation=conversation,
                     speaker=speaker,
+                    person=person,
+                    agent=agent,
                 )
             )
         )
@@ -151,29 +169,29 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, call, rows) ->
         return {"credited": call(lambda: client.feedback(_uuid(recall_id, "recall_id"), outcome, used, tenant=tenant))}
 
     @server.tool(annotations=READS)
-    def search_memories(query: str, limit: int = 10) -> list[dict[str, Any]]:
-        """Memories of every ring nearest to QUERY (in meaning with an embedding, else in words); a plain
-        read: unlike recall it logs and strengthens nothing."""
-        return [_plain(m) for m in call(lambda: client.search(tenant, query, limit=limit))]
+    def search_memories(query: str, limit: int = 10, person: str | None = None) -> list[dict[str, Any]]:
+        """Memories of every ring nearest to QUERY (in meaning with an embedding, else in words), of
+        PERSON's scope as recall sees it; a plain read: unlike recall it logs and strengthens nothing."""
+        return [_plain(m) for m in call(lambda: client.search(tenant, query, limit=limit, person=person, agent=agent))]
 
     @server.tool(annotations=READS)
-    def get_memory(memory_id: int) -> dict[str, Any]:
-        """One memory with its ring, topics, confidence and strength."""
+    def get_memory(memory_id: int, person: str | None = None) -> dict[str, Any]:
+        """One memory of PERSON's scope with its ring, topics, confidence and strength."""
         found = rows(
-            f"SELECT {_MEMORY_COLUMNS} FROM cogmem.memory_overview WHERE tenant = %s AND memory_id = %s",
-            (tenant, memory_id),
+            f"SELECT {_MEMORY_COLUMNS} FROM cogmem.memory_overview WHERE tenant = %s AND memory_id = %s{_IN_SCOPE}",
+            (tenant, memory_id, person, agent),
         )
         if not found:
             raise ToolError(f"no memory {memory_id} in this tenant (P0002)")
         return found[0]
 
     @server.tool(annotations=READS)
-    def list_memories(ring: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest memories, of one ring if given."""
+    def list_memories(ring: str | None = None, limit: int = 20, person: str | None = None) -> list[dict[str, Any]]:
+        """The newest memories of PERSON's scope, of one ring if given."""
         return rows(
             f"SELECT {_MEMORY_COLUMNS} FROM cogmem.memory_overview WHERE tenant = %s "
-            "AND (%s::text IS NULL OR ring::text = %s) ORDER BY created_at DESC LIMIT %s",
-            (tenant, ring, ring, max(1, min(limit, 200))),
+            f"AND (%s::text IS NULL OR ring::text = %s){_IN_SCOPE} ORDER BY created_at DESC LIMIT %s",
+            (tenant, ring, ring, person, agent, max(1, min(limit, 200))),
         )
 
     @server.tool(annotations=ERASES)
@@ -246,17 +264,26 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, call) -> None:
         return {"trust": call(lambda: client.trust_event(tenant, kind, cause))}
 
 
-def _session_tools(server: MCPServer, client: Client, tenant: str, project: str | None, call) -> None:
+def _session_tools(
+    server: MCPServer, client: Client, tenant: str, project: str | None, agent: str | None, call
+) -> None:
     @server.tool(annotations=READS)
-    def briefing(project_name: str | None = None) -> str:
-        """Where things stand: recent episodes, open items and next steps (of a project, if given)."""
-        text = call(lambda: client.briefing_text(tenant, project_name or project))
+    def briefing(project_name: str | None = None, person: str | None = None) -> str:
+        """Where things stand: recent episodes, open items and next steps (of a project, if given; of the
+        sessions with PERSON and those with no one in particular)."""
+        text = call(lambda: client.briefing_text(tenant, project_name or project, person=person, agent=agent))
         return text or "(nothing to brief yet)"
 
     @server.tool(annotations=WRITES)
-    def start_session(project_name: str | None = None, goal: str | None = None) -> dict[str, Any]:
-        """Start a working session; pass its session_id to end_session."""
-        return {"session_id": str(call(lambda: client.start_session(tenant, project_name or project, goal)))}
+    def start_session(
+        project_name: str | None = None, goal: str | None = None, person: str | None = None
+    ) -> dict[str, Any]:
+        """Start a working session (with PERSON, if it is with someone); pass its session_id to end_session."""
+        return {
+            "session_id": str(
+                call(lambda: client.start_session(tenant, project_name or project, goal, person=person, agent=agent))
+            )
+        }
 
     @server.tool(annotations=WRITES)
     def end_session(
@@ -294,4 +321,4 @@ def _session_tools(server: MCPServer, client: Client, tenant: str, project: str 
     @server.resource("cogmem://briefing", mime_type="text/markdown")
     def current_briefing() -> str:
         """The briefing of the project the server was started for."""
-        return call(lambda: client.briefing_text(tenant, project)) or "(nothing to brief yet)"
+        return call(lambda: client.briefing_text(tenant, project, agent=agent)) or "(nothing to brief yet)"

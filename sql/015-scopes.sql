@@ -22,8 +22,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 RETURN CASE
     WHEN p_value IS NULL OR jsonb_typeof(p_value) = 'null' THEN NULL
-    WHEN jsonb_typeof(p_value) <> 'string' OR btrim(p_value #>> '{}') = '' OR length(btrim(p_value #>> '{}')) > 200
-         OR (p_value #>> '{}') ~ '[[:cntrl:]]'
+    WHEN
+        jsonb_typeof(p_value) <> 'string' OR btrim(p_value #>> '{}') = '' OR length(btrim(p_value #>> '{}')) > 200
+        OR (p_value #>> '{}') ~ '[[:cntrl:]]'
         THEN format('has a %s that is not a name of 1 to 200 characters without control characters', p_key)
 END;
 COMMENT ON FUNCTION cogmem._name_problem(text, jsonb) IS
@@ -43,23 +44,28 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 RETURN nullif(btrim(p_source ->> 'agent'), '');
 COMMENT ON FUNCTION cogmem._agent(jsonb) IS 'The agent a source names (NULL: none), as memories.agent is generated.';
 
--- Which memories a scope sees. SQL, no SET clause: it is inlined into recall's one pass.
-CREATE OR REPLACE FUNCTION cogmem._in_scope(
+-- Which memories a scope sees. SQL, no SET clause: it is inlined into recall's one pass. Public: a pure
+-- rule that reveals nothing, for applications that read the views for a scope (the client's search).
+CREATE OR REPLACE FUNCTION cogmem.in_scope(
     m_person text, m_agent text, m_ring cogmem.ring, p_person text, p_agent text, t cogmem.tenants
 )
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 RETURN CASE
     WHEN m_person IS NOT NULL
-        THEN m_person IS NOT DISTINCT FROM p_person
-             AND (m_agent IS NULL OR m_agent IS NOT DISTINCT FROM p_agent OR t.scope_person_across_agents)
+        THEN
+            m_person IS NOT DISTINCT FROM p_person
+            AND (m_agent IS NULL OR m_agent IS NOT DISTINCT FROM p_agent OR t.scope_person_across_agents)
     WHEN m_agent IS NOT NULL
-        THEN m_agent IS NOT DISTINCT FROM p_agent
-             OR ((m_agent = ANY (t.scope_shared_agents) OR '*' = ANY (t.scope_shared_agents))
-                 AND m_ring = ANY (t.scope_shared_rings))
-    ELSE true
+        THEN
+            m_agent IS NOT DISTINCT FROM p_agent
+            OR (
+                (m_agent = any(t.scope_shared_agents) OR '*' = any(t.scope_shared_agents))
+                AND m_ring = any(t.scope_shared_rings)
+            )
+    ELSE TRUE
 END;
-COMMENT ON FUNCTION cogmem._in_scope(text, text, cogmem.ring, text, text, cogmem.tenants) IS
+COMMENT ON FUNCTION cogmem.in_scope(text, text, cogmem.ring, text, text, cogmem.tenants) IS
 'Whether a recall for (p_person, p_agent) may see a memory of (m_person, m_agent) in m_ring, under the '
 'tenant''s scope policy: the tenant''s shared memories, the person''s, the agent''s; never another person''s.';
 

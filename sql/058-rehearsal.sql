@@ -203,7 +203,9 @@ SELECT
     m.candidate_ring,
     m.conversation,
     m.speaker,
-    m.said_at
+    m.said_at,
+    m.person,
+    m.agent
 FROM cogmem.memories AS m
 INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
 INNER JOIN cogmem.tenant_layers AS l ON m.tenant = l.tenant AND m.ring::text = l.layer::text

@@ -16,24 +16,31 @@ RETURN (
             i.n,
             CASE
                 WHEN jsonb_typeof(i.value) NOT IN ('object', 'string') THEN i.value
-                WHEN NOT (jsonb_typeof(i.value) = 'object'
-                          AND i.value ?| ARRAY['conversation', 'speaker', 'said_at', 'person', 'agent'])
-                     AND p_person IS NULL AND p_agent IS NULL
+                WHEN
+                    NOT (
+                        jsonb_typeof(i.value) = 'object'
+                        AND i.value ?| ARRAY['conversation', 'speaker', 'said_at', 'person', 'agent']
+                    )
+                    AND batch.person IS NULL AND batch.agent IS NULL
                     THEN i.value
-                ELSE (CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value ELSE jsonb_build_object('content', i.value) END
-                      - ARRAY['conversation', 'speaker', 'said_at', 'person', 'agent']) || jsonb_build_object(
-                    'source', jsonb_strip_nulls(jsonb_build_object('person', btrim(p_person), 'agent', btrim(p_agent)))
-                              || coalesce(i.value -> 'source', '{}')
-                              || jsonb_strip_nulls(jsonb_build_object(
-                                  'conversation', i.value -> 'conversation',
-                                  'speaker', i.value -> 'speaker',
-                                  'said_at', i.value -> 'said_at',
-                                  'person', i.value -> 'person',
-                                  'agent', i.value -> 'agent'
-                              ))
+                ELSE (
+                    CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value ELSE jsonb_build_object('content', i.value) END
+                    - ARRAY['conversation', 'speaker', 'said_at', 'person', 'agent']) || jsonb_build_object(
+                    'source', jsonb_strip_nulls(jsonb_build_object(
+                        'person', batch.person, 'agent', batch.agent
+                    ))
+                    || coalesce(i.value -> 'source', '{}')
+                    || jsonb_strip_nulls(jsonb_build_object(
+                        'conversation', i.value -> 'conversation',
+                        'speaker', i.value -> 'speaker',
+                        'said_at', i.value -> 'said_at',
+                        'person', i.value -> 'person',
+                        'agent', i.value -> 'agent'
+                    ))
                 )
             END AS item
-        FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i (value, n)  -- noqa: RF03
+        FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i (value, n)  -- noqa: RF02, RF03
+        CROSS JOIN (VALUES (btrim(p_person), btrim(p_agent))) AS batch (person, agent)  -- noqa: RF02
     ) AS said
 );
 COMMENT ON FUNCTION cogmem._said_items(jsonb, text, text) IS

@@ -262,7 +262,7 @@ BEGIN
                                                     WHERE t = ANY (p_topics)) END AS shared
         FROM cogmem.memories AS m
         -- Only what the scope sees (sql/015-scopes.sql): never another person's memory, never-cut or not.
-        WHERE m.tenant = t.tenant AND cogmem._in_scope(m.person, m.agent, m.ring, p_person, p_agent, t)
+        WHERE m.tenant = t.tenant AND cogmem.in_scope(m.person, m.agent, m.ring, p_person, p_agent, t)
     ),
     -- How rare each of the message's words is among the tenant's memories: ln(memories / holding it).
     rarity AS (

@@ -138,19 +138,26 @@ COMMENT ON FUNCTION cogmem.resolve_conflict(text, bigint, text, text) IS
 -- goes back as remember's contradicts argument: the Python client's classifier receives these.
 -- "limit" was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
 DROP FUNCTION IF EXISTS cogmem.related(text, text, public.vector, integer);
+DROP FUNCTION IF EXISTS cogmem.related(text, text, public.vector, bigint);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem.related(
-    tenant text, statement text, embedding public.vector DEFAULT NULL, "limit" bigint DEFAULT 5
+    tenant text, statement text, embedding public.vector DEFAULT NULL, "limit" bigint DEFAULT 5,
+    person text DEFAULT NULL, agent text DEFAULT NULL
 )
 RETURNS TABLE (memory_id bigint, ring text, content text, similarity real)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 SET enable_seqscan = off
+-- Definer: it reads memories for the caller's tenant and scope, both checked first.
 AS $$
 #variable_conflict use_column
 DECLARE
     v_language regconfig := cogmem._require_tenant(related.tenant);
+    v_person   text := btrim(related.person);
+    v_agent    text := btrim(related.agent);
     v_words    text[];
 BEGIN
+    -- Only the statement's own scope: what it could contradict (sql/015-scopes.sql).
+    PERFORM cogmem._require_scope(related.tenant, v_person, v_agent);
     IF related.statement IS NULL THEN
         RAISE EXCEPTION 'statement must not be NULL'
             USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass the text to find established memories for.';
@@ -165,6 +172,7 @@ BEGIN
         SELECT m.memory_id, m.ring::text, m.content, (1 - (m.embedding OPERATOR(public.<=>) related.embedding))::real
         FROM cogmem.memories AS m
         WHERE m.tenant = related.tenant AND m.ring NOT IN ('fresh', 'shocks') AND m.embedding IS NOT NULL
+          AND cogmem._same_scope(m.person, m.agent, v_person, v_agent)
         ORDER BY m.embedding OPERATOR(public.<=>) related.embedding, m.memory_id
         LIMIT related."limit";
         RETURN;
@@ -175,11 +183,13 @@ BEGIN
            (cogmem._shared_words(m.search, v_words)::real / greatest(cardinality(v_words), 1))::real
     FROM cogmem.memories AS m
     WHERE m.tenant = related.tenant AND m.ring NOT IN ('fresh', 'shocks')
+      AND cogmem._same_scope(m.person, m.agent, v_person, v_agent)
       AND m.search @@ cogmem._or_query(v_words)
     ORDER BY 4 DESC, m.memory_id
     LIMIT related."limit";
 END;
 $$;
-COMMENT ON FUNCTION cogmem.related(text, text, public.vector, bigint) IS
-'The established memories (rules, long-term facts, habits, procedures) closest to a text: by cosine with '
-'an embedding, else by the share of its words they hold. For a caller-side judge of contradictions.';
+COMMENT ON FUNCTION cogmem.related(text, text, public.vector, bigint, text, text) IS
+'The established memories (rules, long-term facts, habits, procedures) of a scope closest to a text: by '
+'cosine with an embedding, else by the share of its words they hold. For a caller-side judge of '
+'contradictions.';

@@ -231,14 +231,14 @@ BEGIN
     -- The scope's episodes and memories only (sql/015-scopes.sql), as recall sees them.
     SELECT * INTO v_last FROM cogmem.episodes AS e
     WHERE e.tenant = v_tenant AND (v_project IS NULL OR e.project = v_project)
-      AND cogmem._in_scope(e.person, e.agent, NULL, v_person, v_agent, t)
+      AND cogmem.in_scope(e.person, e.agent, NULL, v_person, v_agent, t)
     ORDER BY e.ended_at DESC LIMIT 1;
 
     FOR v_line IN
     WITH recent AS (
         SELECT e.* FROM cogmem.episodes AS e
         WHERE e.tenant = v_tenant AND (v_project IS NULL OR e.project = v_project)
-          AND cogmem._in_scope(e.person, e.agent, NULL, v_person, v_agent, t)
+          AND cogmem.in_scope(e.person, e.agent, NULL, v_person, v_agent, t)
         ORDER BY e.ended_at DESC LIMIT 5
     ),
     lines AS (
@@ -264,7 +264,7 @@ BEGIN
         FROM cogmem.memories AS m
         JOIN cogmem.memory_stats AS s ON s.tenant = m.tenant AND s.memory_id = m.memory_id
         WHERE m.tenant = v_tenant AND m.ring = 'procedures'
-          AND cogmem._in_scope(m.person, m.agent, m.ring, v_person, v_agent, t)
+          AND cogmem.in_scope(m.person, m.agent, m.ring, v_person, v_agent, t)
           AND (m.memory_id IN (SELECT unnest(r.memory_ids) FROM recent AS r)
                OR m.topics && ARRAY(SELECT unnest(r.topics) FROM recent AS r))
         UNION ALL
@@ -274,7 +274,7 @@ BEGIN
                o.started_at
         FROM cogmem.sessions AS o
         WHERE o.tenant = v_tenant AND o.ended_at IS NULL AND (v_project IS NULL OR o.project = v_project)
-          AND cogmem._in_scope(o.person, o.agent, NULL, v_person, v_agent, t)
+          AND cogmem.in_scope(o.person, o.agent, NULL, v_person, v_agent, t)
     ),
     sized AS (
         SELECT l.*, greatest(1, ceil(length(l.content) / 4.0))::integer AS tokens FROM lines AS l

@@ -112,6 +112,8 @@ cogmem.outcome_stats TO cogmem_app;
 GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.caller_roles(), cogmem.reachable_tenants(),
 cogmem.reaches_every_tenant(), cogmem.narrowed_reach(), cogmem.may_use_vault(text)
 TO cogmem_app, cogmem_auditor, cogmem_bi;
+-- The scope rule (sql/015-scopes.sql), for an application's own reads of the views for a scope.
+GRANT EXECUTE ON FUNCTION cogmem.in_scope(text, text, cogmem.ring, text, text, cogmem.tenants) TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text),
@@ -144,7 +146,7 @@ cogmem.acknowledge(text, bigint, text),
 cogmem.polarity(text),
 cogmem.contradicts(text, text),
 cogmem.open_conflicts(text),
-cogmem.related(text, text, public.vector, bigint),
+cogmem.related(text, text, public.vector, bigint, text, text),
 cogmem.resolve_conflict(bigint, text, text),
 cogmem.resolve_conflict(text, bigint, text, text),
 cogmem.start_session(text, text, text, text, text),

@@ -41,7 +41,8 @@ def scoped(db, tenant) -> dict[str, int]:
 
 def recalled(db, tenant: str, message: str, person: str | None = None, agent: str | None = None, **kw) -> list[str]:
     rows = db.execute(
-        "SELECT content FROM cogmem.recall(%s, %s, person => %s, agent => %s, budget => %s) WHERE memory_id IS NOT NULL",
+        "SELECT content FROM cogmem.recall(%s, %s, person => %s, agent => %s, budget => %s)"
+        " WHERE memory_id IS NOT NULL",
         (tenant, message, person, agent, kw.get("budget", 3200)),
     ).fetchall()
     return [r[0] for r in rows]
@@ -99,16 +100,22 @@ def test_the_policy_shares_one_agents_procedures_with_every_agent(db, tenant, sc
     )
     assert refunds in recalled(db, tenant, "refunds approver", None, "support")
     assert refunds in recalled(db, tenant, "refunds approver", "ayla", None)
-    assert "Restart the queue worker with systemctl restart qw." not in recalled(db, tenant, "restart queue", None, "support")
-    db.execute("SELECT cogmem.configure_tenant(%s, '{\"scope_shared_agents\": [\"*\"]}')", (tenant,))
-    assert "Restart the queue worker with systemctl restart qw." in recalled(db, tenant, "restart queue", None, "support")
+    assert "Restart the queue worker with systemctl restart qw." not in recalled(
+        db, tenant, "restart queue", None, "support"
+    )
+    db.execute('SELECT cogmem.configure_tenant(%s, \'{"scope_shared_agents": ["*"]}\')', (tenant,))
+    assert "Restart the queue worker with systemctl restart qw." in recalled(
+        db, tenant, "restart queue", None, "support"
+    )
 
 
 def test_the_same_text_is_one_memory_per_scope(db, tenant):
     text = "Prefers the dark theme."
     a = db.execute("SELECT memory_id, action FROM cogmem.remember(%s, %s, person => 'ayla')", (tenant, text)).fetchone()
     b = db.execute("SELECT memory_id, action FROM cogmem.remember(%s, %s, person => 'ben')", (tenant, text)).fetchone()
-    again = db.execute("SELECT memory_id, action FROM cogmem.remember(%s, %s, person => ' ayla ')", (tenant, text)).fetchone()
+    again = db.execute(
+        "SELECT memory_id, action FROM cogmem.remember(%s, %s, person => ' ayla ')", (tenant, text)
+    ).fetchone()
     shared = db.execute("SELECT memory_id, action FROM cogmem.remember(%s, %s)", (tenant, text)).fetchone()
     assert a[1] == b[1] == shared[1] == "created"
     assert len({a[0], b[0], shared[0]}) == 3
@@ -280,7 +287,7 @@ def test_a_grant_narrowed_to_a_person_sees_them_and_what_is_shared(db, tenant, n
         "SELECT * FROM cogmem.recall(%s, 'calls', person => 'ben')",
         "SELECT * FROM cogmem.remember(%s, 'A shared fact.')",
         "SELECT * FROM cogmem.remember(%s, 'A fact.', source => '{\"person\": \"ben\"}')",
-        "SELECT * FROM cogmem.remember_many(%s, '[{\"content\": \"x y\", \"person\": \"ben\"}]', person => 'ayla')",
+        'SELECT * FROM cogmem.remember_many(%s, \'[{"content": "x y", "person": "ben"}]\', person => \'ayla\')',
         "SELECT * FROM cogmem.observe(%s, 'c', 'user', 'Never call Ben.', person => 'ben')",
         "SELECT cogmem.start_session(%s, 'x')",
         "SELECT * FROM cogmem.store_put(%s, '{a}', 'k', '{}', person => 'ben')",

@@ -215,6 +215,12 @@ def demo(ctx: Context) -> None:
 @click.option("--tenant", envvar="COGMEM_TENANT", required=True, help="The tenant the server is bound to.")
 @click.option("--project", default=None, help="The project of the briefing resource and new sessions.")
 @click.option(
+    "--agent",
+    envvar="COGMEM_AGENT",
+    default=None,
+    help="The agent the server speaks for: what it remembers is this agent's, and it recalls what this agent heard.",
+)
+@click.option(
     "--http",
     "http",
     default=None,
@@ -222,14 +228,14 @@ def demo(ctx: Context) -> None:
     help="Serve streamable HTTP (e.g. 127.0.0.1:8765) instead of stdio.",
 )
 @pass_context
-def mcp_command(ctx: Context, tenant: str, project: str | None, http: str | None) -> None:
+def mcp_command(ctx: Context, tenant: str, project: str | None, agent: str | None, http: str | None) -> None:
     """An MCP server for TENANT's memory: stdio by default, streamable HTTP on loopback with --http."""
     try:
         from cogmem_pg.mcp_server import build_server
     except ImportError as exc:
         raise click.ClickException(f"the MCP server needs the mcp extra: pip install 'cogmem-pg[mcp]' ({exc})") from exc
     try:
-        server = build_server(ctx.client(), tenant, project)
+        server = build_server(ctx.client(), tenant, project, agent)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     if http is None:

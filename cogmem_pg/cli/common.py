@@ -58,6 +58,14 @@ pass_context = click.make_pass_decorator(Context)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
 
 
+def scope_options(command):
+    """--person and --agent: the scope inside the tenant (sql/015-scopes.sql)."""
+    command = click.option(
+        "--agent", envvar="COGMEM_AGENT", default=None, help="The agent that hears or recalls (default: none)."
+    )(command)
+    return click.option("--person", default=None, help="The person it is about or from (default: none).")(command)
+
+
 def emit(rows: Iterable[Any], as_json: bool, line) -> None:
     """One JSON object per row with --json, else line(row) per row."""
     for row in rows:

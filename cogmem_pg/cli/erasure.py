@@ -38,4 +38,21 @@ def erase_subject(ctx: Context, tenant: str, subject: str, reason: str, as_json:
         click.echo(f"{kind:14} {count}")
 
 
-COMMANDS = (erase, erase_subject)
+@click.command("erase-person")
+@click.argument("tenant")
+@click.argument("person")
+@click.option("--reason", required=True, help="Why (kept in the tombstones).")
+@json_option
+@pass_context
+def erase_person(ctx: Context, tenant: str, person: str, reason: str, as_json: bool) -> None:
+    """Erase everything remembered for PERSON (their scope), whatever it says."""
+    with sql_errors():
+        counts = ctx.client().erase_person(tenant, person, reason)
+    if as_json:
+        click.echo(json.dumps(counts))
+        return
+    for kind, count in counts.items():
+        click.echo(f"{kind:14} {count}")
+
+
+COMMANDS = (erase, erase_subject, erase_person)

@@ -13,7 +13,7 @@ from uuid import UUID
 import click
 import psycopg
 
-from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_errors
+from cogmem_pg.cli.common import Context, emit, json_option, pass_context, scope_options, sql_errors
 
 
 @click.command()
@@ -25,6 +25,7 @@ from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_e
 @click.option("--conversation", default=None, help="The conversation (thread, session) it was said in.")
 @click.option("--speaker", default=None, help="Who said it.")
 @click.option("--said-at", "said_at", type=click.DateTime(), default=None, help="When it was said (ISO 8601).")
+@scope_options
 @json_option
 @pass_context
 def remember(
@@ -37,9 +38,12 @@ def remember(
     conversation: str | None,
     speaker: str | None,
     said_at: datetime | None,
+    person: str | None,
+    agent: str | None,
     as_json: bool,
 ) -> None:
-    """Remember CONTENT for TENANT (a turn of a conversation with --conversation, --speaker, --said-at)."""
+    """Remember CONTENT for TENANT (a turn of a conversation with --conversation, --speaker, --said-at; a
+    person's or an agent's with --person, --agent)."""
     with sql_errors():
         memory = ctx.client().remember(
             tenant,
@@ -50,6 +54,8 @@ def remember(
             conversation=conversation,
             speaker=speaker,
             said_at=said_at,
+            person=person,
+            agent=agent,
         )
     if as_json:
         emit([memory], True, str)
@@ -71,10 +77,12 @@ def remember(
 @click.command("remember-many")
 @click.argument("tenant")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
+@scope_options
 @json_option
 @pass_context
-def remember_many(ctx: Context, tenant: str, file, as_json: bool) -> None:
-    """Remember every line of FILE (JSON lines: a string, or {"content", "ring", "topics", "source"})."""
+def remember_many(ctx: Context, tenant: str, file, person: str | None, agent: str | None, as_json: bool) -> None:
+    """Remember every line of FILE (JSON lines: a string, or {"content", "ring", "topics", "source", "person",
+    "agent"}); --person and --agent scope the lines that name none."""
     items = []
     for n, line in enumerate(file, start=1):
         if line.strip():
@@ -83,7 +91,7 @@ def remember_many(ctx: Context, tenant: str, file, as_json: bool) -> None:
             except json.JSONDecodeError as exc:
                 raise click.BadParameter(f"line {n} is not JSON: {exc}", param_hint="FILE") from exc
     with sql_errors():
-        stored = ctx.client().remember_many(tenant, items)
+        stored = ctx.client().remember_many(tenant, items, person=person, agent=agent)
     emit(stored, as_json, lambda s: f"{s.item:>5} {s.action:9} {s.memory_id or '-':>6} in {s.ring}")
 
 
@@ -92,14 +100,26 @@ def remember_many(ctx: Context, tenant: str, file, as_json: bool) -> None:
 @click.argument("message")
 @click.option("--budget", default=3200, show_default=True)
 @click.option("--topic", "topics", multiple=True, help="Topic (default: detected).")
+@scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
 @pass_context
-def recall(ctx: Context, tenant: str, message: str, budget: int, topics: tuple[str, ...], as_json: bool) -> None:
-    """Recall what TENANT's agent should know about MESSAGE."""
+def recall(
+    ctx: Context,
+    tenant: str,
+    message: str,
+    budget: int,
+    topics: tuple[str, ...],
+    person: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> None:
+    """Recall what TENANT's agent should know about MESSAGE (for --person, as --agent)."""
     from cogmem_pg.render import render_recall
 
     with sql_errors():
-        result = ctx.client().recall(tenant, message, topics=list(topics) or None, budget=budget)
+        result = ctx.client().recall(
+            tenant, message, topics=list(topics) or None, budget=budget, person=person, agent=agent
+        )
     if as_json:
         for item in result.items:
             click.echo(json.dumps({**item.__dict__, "recall_id": str(item.recall_id)}, ensure_ascii=False))
@@ -151,12 +171,15 @@ def judge_recall(ctx: Context, tenant: str, recall_id: UUID, verdict: str, confi
 @click.argument("tenant")
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True)
+@scope_options
 @json_option
 @pass_context
-def search(ctx: Context, tenant: str, query: str, limit: int, as_json: bool) -> None:
-    """Memories nearest to QUERY, every ring; a plain read that logs and strengthens nothing."""
+def search(
+    ctx: Context, tenant: str, query: str, limit: int, person: str | None, agent: str | None, as_json: bool
+) -> None:
+    """Memories nearest to QUERY, every ring, of the scope; a plain read that logs and strengthens nothing."""
     with sql_errors():
-        found = ctx.client().search(tenant, query, limit)
+        found = ctx.client().search(tenant, query, limit, person=person, agent=agent)
     emit(found, as_json, lambda f: f"{f.memory_id:>6} [{f.ring}] {f.score:.3f}  {f.content}")
 
 
@@ -276,8 +299,9 @@ def consolidate(ctx: Context, as_of: str | None, tenant: str | None, as_json: bo
     help="Folder to write: one sub-folder per tenant, one file per memory and episode (an Obsidian vault).",
 )
 @click.option("--tenant", default=None, help="Only this tenant (default: every tenant you reach).")
+@click.option("--person", default=None, help="Only what is scoped to this person (a subject access request).")
 @pass_context
-def export_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
+def export_cmd(ctx: Context, directory: Path, tenant: str | None, person: str | None) -> None:
     """Write memories and episodes as Markdown with front-matter and [[wikilinks]]."""
     from cogmem_pg.markdown import export_markdown
 
@@ -286,7 +310,7 @@ def export_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
         for name in tenants:
             if conn.execute("SELECT FROM cogmem.tenants WHERE tenant = %s", (name,)).fetchone() is None:
                 raise click.ClickException(f'unknown tenant "{name}" (or not one you may read)')
-            memories, episodes = export_markdown(conn, name, directory / name)
+            memories, episodes = export_markdown(conn, name, directory / name, person=person)
             click.echo(f"{name}: {memories} memories, {episodes} episodes -> {directory / name}")
 
 

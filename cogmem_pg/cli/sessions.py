@@ -7,7 +7,7 @@ from uuid import UUID
 
 import click
 
-from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_errors
+from cogmem_pg.cli.common import Context, emit, json_option, pass_context, scope_options, sql_errors
 
 
 @click.group()
@@ -19,11 +19,14 @@ def session() -> None:
 @click.argument("tenant")
 @click.option("--project", default=None)
 @click.option("--goal", default=None)
+@scope_options
 @pass_context
-def session_start(ctx: Context, tenant: str, project: str | None, goal: str | None) -> None:
+def session_start(
+    ctx: Context, tenant: str, project: str | None, goal: str | None, person: str | None, agent: str | None
+) -> None:
     """Prints the session id (pass it as recall's and observe's conversation)."""
     with sql_errors():
-        click.echo(ctx.client().start_session(tenant, project, goal))
+        click.echo(ctx.client().start_session(tenant, project, goal, person=person, agent=agent))
 
 
 @session.command("end")
@@ -49,15 +52,20 @@ def session_end(
 @click.argument("tenant")
 @click.option("--project", default=None)
 @click.option("--budget", default=800, show_default=True)
+@scope_options
 @json_option
 @pass_context
-def briefing(ctx: Context, tenant: str, project: str | None, budget: int, as_json: bool) -> None:
+def briefing(
+    ctx: Context, tenant: str, project: str | None, budget: int, person: str | None, agent: str | None, as_json: bool
+) -> None:
     """Where things stand: the last episodes, open items and next steps, in a budget."""
+    client = ctx.client()
     with sql_errors():
         if as_json:
-            emit(ctx.client().briefing(tenant, project, budget), True, str)
+            emit(client.briefing(tenant, project, budget, person=person, agent=agent), True, str)
         else:
-            click.echo(ctx.client().briefing_text(tenant, project, budget) or "(nothing to brief yet)")
+            text = client.briefing_text(tenant, project, budget, person=person, agent=agent)
+            click.echo(text or "(nothing to brief yet)")
 
 
 @click.command()
@@ -65,12 +73,22 @@ def briefing(ctx: Context, tenant: str, project: str | None, budget: int, as_jso
 @click.argument("conversation")
 @click.argument("role")
 @click.argument("content")
+@scope_options
 @json_option
 @pass_context
-def observe(ctx: Context, tenant: str, conversation: str, role: str, content: str, as_json: bool) -> None:
+def observe(
+    ctx: Context,
+    tenant: str,
+    conversation: str,
+    role: str,
+    content: str,
+    person: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """Pass a conversation turn through attention: it is kept, or stays in the sensory register."""
     with sql_errors():
-        seen = ctx.client().observe(tenant, conversation, role, content)
+        seen = ctx.client().observe(tenant, conversation, role, content, person=person, agent=agent)
     emit(
         [seen],
         as_json,

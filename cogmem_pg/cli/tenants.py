@@ -26,12 +26,14 @@ def tenant(ctx: Context, tenant: str, language: str) -> None:
 @click.argument("role")
 @click.argument("tenant")
 @click.option("--vault", is_flag=True, help="Also the tenant's vault.")
+@click.option("--person", default=None, help="Only this person of the tenant (and what the tenant shares).")
 @pass_context
-def grant(ctx: Context, role: str, tenant: str, vault: bool) -> None:
+def grant(ctx: Context, role: str, tenant: str, vault: bool, person: str | None) -> None:
     """Let ROLE reach TENANT (row-level security and the API's reach checks)."""
     with sql_errors():
-        ctx.client().grant_tenant(role, tenant, vault=vault)
-    click.echo(f"{role} reaches {tenant}{' and its vault' if vault else ''}")
+        ctx.client().grant_tenant(role, tenant, vault=vault, person=person)
+    whom = f" for {person} only" if person else ""
+    click.echo(f"{role} reaches {tenant}{whom}{' and its vault' if vault else ''}")
 
 
 @click.command()

@@ -34,8 +34,9 @@ ROUTER_DATABASE = "cogmem_router"
 SERVER = "cogmem_shards"
 
 # Functions that only say who calls and what it reaches: they answer on the shard, for the shard.
-ROUTER_OWN = frozenset({"caller", "caller_roles", "reachable_tenants", "reaches_every_tenant", "narrowed_reach",
-                        "may_use_vault"})
+ROUTER_OWN = frozenset(
+    {"caller", "caller_roles", "reachable_tenants", "reaches_every_tenant", "narrowed_reach", "may_use_vault"}
+)
 
 # Calls that touch no tenant's rows: any partition answers them alike.
 STATELESS = frozenset({"classify", "route", "redact", "polarity", "contradicts", "attention", "embed",
