@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import psycopg
 import pytest
 
-from tests.conftest import one
+from tests.conftest import one, unit_vector
 
 APP_ROLES = ["cogmem_app", "cogmem_admin", "cogmem_auditor", "cogmem_bi"]
 WAYS = ["login", "set_role", "group"]
@@ -459,3 +459,169 @@ def test_every_definer_pins_its_search_path_and_checks_reach_first(db):
         touched = re.findall(r"(?:FROM|INTO|UPDATE|JOIN)\s+cogmem\.(\w+)|cogmem\.(\w+)\s*\(", before)
         allowed = {ID_KEYED.get(name, "")}
         assert [t or f for t, f in touched if (t or f) not in allowed] == [], f"{signature} acts before reach"
+
+
+# -- scopes inside a tenant (sql/015-scopes.sql) -----------------------------------------------------------
+
+SCOPE_AGENTS = ["support", "billing"]
+SCOPE_PERSONS = [f"p{n:02d}" for n in range(50)]
+# Said by every person in the same words, so that the same text, near-duplicates by meaning, siblings and
+# contradictions meet across persons; and in words of their own (a marker only the person's texts hold).
+# (text, ring, meaning): texts of one meaning share a vector.
+SCOPE_SHARED_WORDS = [
+    ("Please call me after six in the evening.", None, 1),
+    ("Never call me after six in the evening.", "dos_and_donts", 1),
+    ("I prefer e-mail over phone calls.", "habits", 2),
+    ("I prefer e-mail to phone calls.", "habits", 2),
+    ("My invoices go to the finance server at 10.0.0.5.", "long_term", 3),
+    ("My invoices go to the finance server at 10.0.0.9.", "long_term", 3),
+]
+SCOPE_MEANING = {text: meaning for text, _, meaning in SCOPE_SHARED_WORDS}
+
+
+def _scope_vector(text: str) -> str:
+    """One vector per meaning, alike for every person; a person's own words get their own."""
+    return str(unit_vector(SCOPE_MEANING.get(text, 100 + sum(map(ord, text)))))
+
+
+def test_no_person_sees_merges_or_contradicts_another_under_random_calls(db, login):
+    """2 agents x 50 persons in one tenant, a seeded storm of calls through every verb that takes a scope,
+    as an application role granted the tenant: 0 items of another person injected, returned, merged,
+    rehearsed, linked or contradicted."""
+    rng = random.Random(35)
+    tenant = "tn_scopes"
+    db.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(app, "SELECT current_user"), tenant))
+    db.execute("SELECT cogmem.remember(%s, 'Never share invoice PDFs over chat.', 'dos_and_donts')", (tenant,))
+    owner: dict[int, str | None] = {}  # memory id -> its person, as the database says at each sight
+    leaks: list[str] = []
+
+    def person_of(memory_id: int | None) -> str | None:
+        if memory_id is not None and memory_id not in owner:
+            owner[memory_id] = one(db, "SELECT person FROM cogmem.memories WHERE memory_id = %s", (memory_id,))
+        return owner.get(memory_id) if memory_id is not None else None
+
+    def check(verb: str, person: str, ids) -> None:
+        for memory_id in ids:
+            if memory_id is not None and person_of(memory_id) not in (None, person):
+                leaks.append(f"{verb} for {person}: memory {memory_id} of {person_of(memory_id)}")
+
+    def remember(person: str, agent: str) -> None:
+        text, ring, _ = rng.choice(
+            [*SCOPE_SHARED_WORDS, (f"Customer zq{person} lives in {rng.choice('ABC')}.", None, 0)]
+        )
+        row = app.execute(
+            "SELECT memory_id, conflicts_with FROM cogmem.remember(%s, %s, %s, embedding => %s::vector,"
+            " person => %s, agent => %s)",
+            (tenant, text, ring, _scope_vector(text), person, agent),
+        ).fetchone()
+        check("remember", person, [row[0], *(row[1] or [])])
+
+    def remember_many(person: str, agent: str) -> None:
+        texts = [t for t, _, _ in rng.sample(SCOPE_SHARED_WORDS, 2)] + [
+            f"zq{person} asked about plan {rng.randint(1, 3)}."
+        ]
+        rows = app.execute(
+            "SELECT memory_id, conflicts_with FROM cogmem.remember_many(%s, %s, %s::vector[], person => %s,"
+            " agent => %s)",
+            (tenant, json.dumps(texts), [_scope_vector(t) for t in texts], person, agent),
+        ).fetchall()
+        check("remember_many", person, [i for r in rows for i in (r[0], *(r[1] or []))])
+
+    def observe(person: str, agent: str) -> None:
+        row = app.execute(
+            "SELECT memory_id FROM cogmem.observe(%s, %s, 'user', %s, person => %s, agent => %s)",
+            (tenant, f"chat-{person}", f"I decided to move zq{person} to the yearly plan.", person, agent),
+        ).fetchone()
+        check("observe", person, [row[0]])
+
+    def recall(person: str, agent: str) -> None:
+        rows = app.execute(
+            "SELECT memory_id, content FROM cogmem.recall(%s, %s, embedding => %s::vector, person => %s,"
+            " agent => %s, budget => %s)",
+            (
+                tenant,
+                "call e-mail invoices plan",
+                _scope_vector(SCOPE_SHARED_WORDS[0][0]),
+                person,
+                agent,
+                rng.choice([200, 800, 3200]),
+            ),
+        ).fetchall()
+        check("recall", person, [r[0] for r in rows])
+        leaks.extend(f"recall for {person} said {c!r}" for _, c in rows if c and "zq" in c and f"zq{person}" not in c)
+
+    def related(person: str, agent: str) -> None:
+        text = SCOPE_SHARED_WORDS[0][0]
+        rows = app.execute(
+            "SELECT memory_id FROM cogmem.related(%s, %s, %s::vector, 20, person => %s, agent => %s)",
+            (tenant, text, _scope_vector(text), person, agent),
+        ).fetchall()
+        check("related", person, [r[0] for r in rows])
+
+    def store(person: str, agent: str) -> None:
+        row = app.execute(
+            "SELECT memory_id FROM cogmem.store_put(%s, %s, 'profile', %s, %s, person => %s, agent => %s)",
+            (
+                tenant,
+                ["people", person],
+                json.dumps({"note": f"zq{person} likes tea"}),
+                f"zq{person} likes tea",
+                person,
+                agent,
+            ),
+        ).fetchone()
+        check("store_put", person, [row[0]])
+
+    def session(person: str, agent: str) -> None:
+        session_id = one(
+            app, "SELECT cogmem.start_session(%s, 'care', person => %s, agent => %s)", (tenant, person, agent)
+        )
+        row = app.execute(
+            "SELECT touched, remembered FROM cogmem.end_session(%s, %s, %s, facts => %s)",
+            (tenant, session_id, f"Helped zq{person}.", [f"zq{person} renewed the contract."]),
+        ).fetchone()
+        check("end_session", person, [*row[0], *row[1]])
+        text = one(app, "SELECT cogmem.briefing_text(%s, 'care', person => %s, agent => %s)", (tenant, person, agent))
+        leaks.extend(f"briefing for {person}: {m}" for m in re.findall(r"zq(p\d\d)", text or "") if m != person)
+
+    verbs = [remember, remember, remember_many, observe, recall, recall, related, store, session]
+    for person in SCOPE_PERSONS:  # everyone says something first
+        for agent in SCOPE_AGENTS:
+            remember(person, agent)
+    for _ in range(400):
+        rng.choice(verbs)(rng.choice(SCOPE_PERSONS), rng.choice(SCOPE_AGENTS))
+    db.execute("SELECT cogmem.consolidate(now() + interval '1 minute', %s)", (tenant,))
+    for person in rng.sample(SCOPE_PERSONS, 10):
+        recall(person, rng.choice(SCOPE_AGENTS))
+
+    # What the night and the store linked: merges, siblings, contradictions, held conflicts.
+    merged = db.execute(
+        "SELECT memory_id, (detail ->> 'absorbed')::bigint FROM cogmem.audit_log"
+        " WHERE tenant = %s AND event = 'merged'",
+        (tenant,),
+    ).fetchall()
+    pairs = (
+        merged
+        + db.execute(
+            "SELECT memory_id, sibling_id FROM cogmem.memory_siblings WHERE tenant = %s"
+            " UNION ALL SELECT memory_id, contradicts_id FROM cogmem.memory_contradictions WHERE tenant = %s",
+            (tenant, tenant),
+        ).fetchall()
+    )
+    for a, b in pairs:
+        if person_of(a) != person_of(b):
+            leaks.append(f"memories {a} ({person_of(a)}) and {b} ({person_of(b)}) linked")
+    for person, conflicts_with in db.execute(
+        "SELECT person, conflicts_with FROM cogmem.conflicts WHERE tenant = %s", (tenant,)
+    ):
+        if person:
+            check("conflict", person, conflicts_with)
+    # The storm reached every scope, and the same words met across persons: the checks had work to do.
+    scopes = one(db, "SELECT count(DISTINCT (person, agent)) FROM cogmem.memories WHERE tenant = %s", (tenant,))
+    assert scopes == len(SCOPE_PERSONS) * len(SCOPE_AGENTS) + 1
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s AND content = %s",
+               (tenant, SCOPE_SHARED_WORDS[2][0])) > 30  # fmt: skip
+    assert pairs and one(db, "SELECT count(*) FROM cogmem.conflicts WHERE tenant = %s", (tenant,)) > 0
+    assert leaks == []
