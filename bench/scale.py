@@ -66,9 +66,12 @@ def set_tenant_role(conn: psycopg.Connection, tenant: str) -> None:
     conn.execute(pgsql.SQL("SET ROLE {}").format(pgsql.Identifier(tenant_role(tenant))))
 
 
-def load(dsn: str, total: int, loaders: int = 2) -> tuple[float, int]:
+def load(
+    dsn: str, total: int, loaders: int = 2, scope: Callable[[int], dict[str, str]] | None = None
+) -> tuple[float, int]:
     """Loads the workload through remember_many with `loaders` parallel clients; returns (seconds, rows).
-    Each tenant also gets its own role (roles are cluster-wide: made once, granted in each database)."""
+    Each tenant also gets its own role (roles are cluster-wide: made once, granted in each database).
+    SCOPE, given a row's number, says the person and agent of that row (bench/scopes.py)."""
     rows = list(memories(total, TENANTS, SEED))
     vectors = unit_vectors(len(rows), SEED)
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -94,7 +97,10 @@ def load(dsn: str, total: int, loaders: int = 2) -> tuple[float, int]:
             register_vector(conn)
             conn.execute("SET cogmem.embed = off")
             for first, end in batches[k::loaders]:
-                items = [{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m in rows[first:end]]
+                items = [
+                    {"content": m.content, "ring": m.ring, "topics": list(m.topics), **(scope(n) if scope else {})}
+                    for n, m in enumerate(rows[first:end], start=first)
+                ]
                 conn.execute(
                     "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
                     (rows[first].tenant, json.dumps(items), list(vectors[first:end])),
