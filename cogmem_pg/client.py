@@ -714,8 +714,9 @@ class Client:
         return {kind: count for kind, count in rows}
 
     # sql/140-trust.sql
-    def trust(self, tenant: str, *, conn: psycopg.Connection | None = None) -> float:
-        return float(self._scalar(conn, "SELECT cogmem.trust(%s)", (tenant,)))
+    def trust(self, tenant: str, *, agent: str | None = None, conn: psycopg.Connection | None = None) -> float:
+        """The trust in the tenant's AGENT (None: the tenant's own score)."""
+        return float(self._scalar(conn, "SELECT cogmem.trust(%s, %s)", (tenant, agent)))
 
     def trust_event(
         self,
@@ -724,10 +725,12 @@ class Client:
         cause: str | None = None,
         memory_id: int | None = None,
         *,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> float:
-        """kind: praise, delegation, caught_error or correction; returns the new score."""
-        return float(self._scalar(conn, "SELECT cogmem.trust_event(%s, %s, %s, %s)", (tenant, kind, cause, memory_id)))
+        """kind: praise, delegation, caught_error or correction; moves the trust in AGENT; returns the new score."""
+        query = "SELECT cogmem.trust_event(%s, %s, %s, %s, %s)"
+        return float(self._scalar(conn, query, (tenant, kind, cause, memory_id, agent)))
 
     # sql/150-guard.sql
     def guard_check(
@@ -737,13 +740,15 @@ class Client:
         action: str,
         embedding: Sequence[float] | None = None,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> list[GuardItem]:
-        """What applies before a risky action; any item with blocking=True means: stop and ask."""
+        """What applies before a risky action (in the scope of person and agent); any item with blocking=True
+        means: stop and ask."""
         vector = self._vector(f"{area}: {action}", embedding) if action.strip() else None
-        return self._rows(
-            conn, GuardItem, "SELECT * FROM cogmem.guard_check(%s, %s, %s, %b)", (tenant, area, action, vector)
-        )
+        query = "SELECT * FROM cogmem.guard_check(%s, %s, %s, %b, %s, %s)"
+        return self._rows(conn, GuardItem, query, (tenant, area, action, vector, person, agent))
 
     def report_error(
         self,
@@ -755,14 +760,16 @@ class Client:
         embedding: Sequence[float] | None = None,
         source: dict[str, Any] | None = None,
         *,
+        person: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> ErrorReport:
         vector = self._vector(description, embedding) if repeat_of is None else None
         (report,) = self._rows(
             conn,
             ErrorReport,
-            "SELECT * FROM cogmem.report_error(%s, %s, %s, %s, %s, %b, %s)",
-            (tenant, area, description, action, repeat_of, vector, json.dumps(source or {})),
+            "SELECT * FROM cogmem.report_error(%s, %s, %s, %s, %s, %b, %s, %s, %s)",
+            (tenant, area, description, action, repeat_of, vector, json.dumps(source or {}), person, agent),
         )
         return report
 

@@ -100,7 +100,7 @@ def build_server(client: Client, tenant: str, project: str | None = None, agent:
             return [_plain(r) for r in cur.execute(query, params).fetchall()]
 
     _memory_tools(server, client, tenant, agent, call, rows)
-    _guard_tools(server, client, tenant, call)
+    _guard_tools(server, client, tenant, agent, call)
     _session_tools(server, client, tenant, project, agent, call)
     return server
 
@@ -201,17 +201,23 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         return {"erased": call(lambda: client.erase(tenant, memory_id, reason))}
 
 
-def _guard_tools(server: MCPServer, client: Client, tenant: str, call) -> None:
+def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | None, call) -> None:
     @server.tool(annotations=WRITES)
-    def guard_check(area: str, action: str) -> list[dict[str, Any]]:
+    def guard_check(area: str, action: str, person: str | None = None) -> list[dict[str, Any]]:
         """Before a risky ACTION in AREA (server, deployment, payments, ...): the rules, incidents, BIOS
-        rules and learnings that apply. An item with blocking=true means: stop and ask a person."""
-        return [_plain(i) for i in call(lambda: client.guard_check(tenant, area, action))]
+        rules and learnings that apply (PERSON's too, when the action is for someone). An item with
+        blocking=true means: stop and ask a person."""
+        return [_plain(i) for i in call(lambda: client.guard_check(tenant, area, action, person=person, agent=agent))]
 
     @server.tool(annotations=WRITES)
-    def report_error(area: str, description: str, action: str | None = None) -> dict[str, Any]:
-        """After a mistake: a learning (the same mistake again strengthens it, and three repeats block)."""
-        return _plain(call(lambda: client.report_error(tenant, area, description, action=action)))
+    def report_error(
+        area: str, description: str, action: str | None = None, person: str | None = None
+    ) -> dict[str, Any]:
+        """After a mistake: a learning (the same mistake again strengthens it, and three repeats block); with
+        PERSON, a lesson about that person only."""
+        return _plain(
+            call(lambda: client.report_error(tenant, area, description, action=action, person=person, agent=agent))
+        )
 
     @server.tool(annotations=IDEMPOTENT)
     def acknowledge(learning_id: int, note: str | None = None) -> dict[str, Any]:
@@ -261,7 +267,7 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, call) -> None:
     @server.tool(annotations=WRITES)
     def trust_event(kind: str, cause: str | None = None) -> dict[str, Any]:
         """KIND: praise, delegation, caught_error or correction; returns the new trust score."""
-        return {"trust": call(lambda: client.trust_event(tenant, kind, cause))}
+        return {"trust": call(lambda: client.trust_event(tenant, kind, cause, agent=agent))}
 
 
 def _session_tools(

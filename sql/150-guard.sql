@@ -31,11 +31,14 @@ COMMENT ON FUNCTION cogmem._area(text) IS 'The area of a guard check or error re
 
 -- Longer than a screen: one ranked statement over four sources (rules, shocks, BIOS, learnings), then
 -- its arrays, the count and the audit row; split, each source would scan the tenant again.
+DROP FUNCTION IF EXISTS cogmem.guard_check(text, text, text, public.vector);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem.guard_check(
     tenant text,
     area text,
     action text,
-    embedding public.vector DEFAULT NULL
+    embedding public.vector DEFAULT NULL,
+    person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS TABLE (
     kind text, memory_id bigint, content text, strength real, times_referenced integer, blocking boolean
@@ -65,8 +68,11 @@ DECLARE
     v_strengths real[];
     v_counts    integer[];
     v_blocking  boolean[];
+    t           cogmem.tenants;
 BEGIN
     v_language := cogmem._require_tenant(v_tenant);
+    -- The rules of the scope only (sql/015-scopes.sql): another person's rule is not this action's.
+    PERFORM cogmem._require_scope(v_tenant, guard_check.person, guard_check.agent);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     v_area := cogmem._area(guard_check.area);
     IF guard_check.action IS NULL THEN
@@ -82,9 +88,9 @@ BEGIN
                         THEN coalesce(guard_check.embedding, cogmem.embed(guard_check.area || ': ' || guard_check.action))
                    END;
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, guard_check.action)), '{}');
-    v_trust := cogmem.trust(v_tenant);
-    SELECT t.guard_similarity INTO v_threshold FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
-    v_threshold := v_threshold + CASE WHEN v_trust < 40 THEN -0.1 WHEN v_trust > 80 THEN 0.1 ELSE 0 END;
+    v_trust := cogmem.trust(v_tenant, guard_check.agent);
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = v_tenant;
+    v_threshold := t.guard_similarity + CASE WHEN v_trust < 40 THEN -0.1 WHEN v_trust > 80 THEN 0.1 ELSE 0 END;
     v_limit := CASE WHEN v_trust < 40 THEN 20 WHEN v_trust > 80 THEN 5 ELSE 10 END;
 
     WITH learned AS (
@@ -95,6 +101,7 @@ BEGIN
         FROM cogmem.memories AS m
         LEFT JOIN cogmem.learnings AS l ON l.tenant = m.tenant AND l.memory_id = m.memory_id
         WHERE m.tenant = v_tenant AND (m.ring IN ('shocks', 'dos_and_donts') OR l.memory_id IS NOT NULL)
+          AND cogmem.in_scope(m.person, m.agent, m.ring, btrim(guard_check.person), btrim(guard_check.agent), t)
     ),
     applicable AS (
         SELECT CASE WHEN x.is_learning THEN 'learning' WHEN x.ring = 'shocks' THEN 'shock' ELSE 'rule' END AS kind,
@@ -158,12 +165,14 @@ BEGIN
                                       WHERE b.blocks), '[]')));
 END;
 $$;
-COMMENT ON FUNCTION cogmem.guard_check(text, text, text, public.vector) IS
+COMMENT ON FUNCTION cogmem.guard_check(text, text, text, public.vector, text, text) IS
 'Before a risky action: the rules, shocks, BIOS rules and learnings that apply to this area and action, '
-'blocking learnings first, then most relevant. strength = confidence x Ebbinghaus strength (BIOS: severity).';
+'blocking learnings first, then most relevant; of the scope of person and agent, with the agent''s trust. '
+'strength = confidence x Ebbinghaus strength (BIOS: severity).';
 
 -- Longer than a screen: a new mistake and a repeat share the checks, the match by meaning or wording,
 -- and the audit; the two paths differ in a few statements each.
+DROP FUNCTION IF EXISTS cogmem.report_error(text, text, text, text, bigint, public.vector, jsonb);  -- before 0035
 CREATE OR REPLACE FUNCTION cogmem.report_error(
     tenant text,
     area text,
@@ -171,7 +180,9 @@ CREATE OR REPLACE FUNCTION cogmem.report_error(
     action text DEFAULT NULL,
     repeat_of bigint DEFAULT NULL,
     embedding public.vector DEFAULT NULL,
-    source jsonb DEFAULT '{}'
+    source jsonb DEFAULT '{}',
+    person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS TABLE (learning_id bigint, errors integer, repeats_since_ack integer, blocking boolean, repeated boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -191,8 +202,12 @@ DECLARE
     v_after      integer;
     v_row        cogmem.learnings;
     v_repeated   boolean;
+    v_person     text := btrim(report_error.person);
+    v_agent      text := btrim(report_error.agent);
 BEGIN
     v_language := cogmem._require_tenant(v_tenant);
+    -- A lesson of its scope (sql/015-scopes.sql): matched, stored and blocking there.
+    PERFORM cogmem._require_scope(v_tenant, v_person, v_agent);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     v_area := cogmem._area(report_error.area);
     IF report_error.description IS NULL OR btrim(report_error.description) = '' THEN
@@ -206,7 +221,9 @@ BEGIN
 
     IF report_error.repeat_of IS NOT NULL THEN
         SELECT l.memory_id INTO v_learning FROM cogmem.learnings AS l
-        WHERE l.tenant = v_tenant AND l.memory_id = report_error.repeat_of;
+        JOIN cogmem.memories AS m ON m.tenant = l.tenant AND m.memory_id = l.memory_id
+        WHERE l.tenant = v_tenant AND l.memory_id = report_error.repeat_of
+          AND cogmem._same_scope(m.person, m.agent, v_person, v_agent);
         IF NOT FOUND THEN
             RAISE EXCEPTION 'tenant "%" has no learning %', v_tenant, report_error.repeat_of
                 USING ERRCODE = 'no_data_found',
@@ -224,7 +241,7 @@ BEGIN
                    / greatest(cardinality(v_lexemes), cardinality(tsvector_to_array(m.search)), 1) AS overlap
             FROM cogmem.learnings AS l
             JOIN cogmem.memories AS m ON m.tenant = l.tenant AND m.memory_id = l.memory_id
-            WHERE l.tenant = v_tenant AND l.area = v_area
+            WHERE l.tenant = v_tenant AND l.area = v_area AND cogmem._same_scope(m.person, m.agent, v_person, v_agent)
         ) AS c
         WHERE c.similarity >= 0.8 OR c.overlap >= 0.5
         ORDER BY coalesce(c.similarity, 0) + c.overlap DESC, c.memory_id
@@ -235,7 +252,8 @@ BEGIN
     IF NOT v_repeated THEN
         SELECT r.memory_id INTO v_learning
         FROM cogmem._remember(v_tenant, report_error.description, 'dos_and_donts', ARRAY[v_area], v_embedding,
-                              coalesce(report_error.source, '{}') || '{"kind": "learning"}', '{}') AS r;
+                              cogmem._with_said(coalesce(report_error.source, '{}') || '{"kind": "learning"}',
+                                                NULL, NULL, NULL, v_person, v_agent), '{}') AS r;
         -- Stored (or the same text already known): from now on it is a learning of this area. The lock
         -- does what a foreign key would (migration 0012): an erasure cannot remove the memory meanwhile.
         PERFORM FROM cogmem.memories AS m WHERE m.tenant = v_tenant AND m.memory_id = v_learning FOR KEY SHARE;
@@ -256,7 +274,7 @@ BEGIN
         UPDATE cogmem.memory_stats AS s SET rehearsal_count = s.rehearsal_count + 1, last_recalled_at = now()
         WHERE s.tenant = v_tenant AND s.memory_id = v_learning;
         PERFORM cogmem._trust_event(v_tenant, 'repeated_error', 'an error that had a learning happened again',
-                                    v_learning);
+                                    v_learning, v_agent);
     END IF;
     SELECT * INTO v_row FROM cogmem.learnings AS l WHERE l.tenant = v_tenant AND l.memory_id = v_learning;
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
@@ -267,10 +285,11 @@ BEGIN
     RETURN QUERY SELECT v_learning, v_row.errors, v_row.repeats_since_ack, v_row.blocking, v_repeated;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.report_error(text, text, text, text, bigint, public.vector, jsonb) IS
+COMMENT ON FUNCTION cogmem.report_error(text, text, text, text, bigint, public.vector, jsonb, text, text) IS
 'Records a mistake in an area. The first report makes a learning (a dos_and_donts memory); a repeat (the '
 'same learning, repeat_of, or one matched in the area) costs trust and, repeated '
-'tenants.guard_blocking_after times since the last acknowledgement, makes it blocking.';
+'tenants.guard_blocking_after times since the last acknowledgement, makes it blocking. person and agent '
+'scope the lesson (matched within its scope) and the trust it costs (the agent''s).';
 
 CREATE OR REPLACE FUNCTION cogmem.acknowledge(tenant text, learning_id bigint, note text DEFAULT NULL)
 RETURNS TABLE (memory_id bigint, errors integer, blocking boolean, acknowledged_by text)

@@ -85,7 +85,8 @@ BEGIN
                jsonb_build_object('by', 'paradigm_shift', 'conflict_id', v_conflict.conflict_id)
         FROM unnest(v_weakened) AS w (id);
         PERFORM cogmem._trust_event(v_conflict.tenant, 'correction',
-                                    format('paradigm shift (conflict %s)', v_conflict.conflict_id), v_weakened[1]);
+                                    format('paradigm shift (conflict %s)', v_conflict.conflict_id), v_weakened[1],
+                                    v_conflict.agent);
     END IF;
     IF resolve_conflict.resolution IN ('paradigm_shift', 'override') THEN
         -- Stored through the normal path, never merged into a memory it contradicts.

@@ -315,3 +315,35 @@ def test_a_grant_of_every_tenant_cannot_be_narrowed(db, login):
     conn = login("cogmem_app")
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="cannot be narrowed"):
         db.execute("SELECT cogmem.grant_tenant(%s, '*', person => 'ayla')", (one(conn, "SELECT current_user"),))
+
+
+def test_a_guard_check_shows_the_scopes_rules_and_a_lesson_stays_in_its_scope(db, tenant, scoped):
+    shown = {
+        r[0]
+        for r in db.execute(
+            "SELECT content FROM cogmem.guard_check(%s, 'calls', 'phone the customer', person => %s, agent => %s)",
+            (tenant, "ayla", "support"),
+        )
+    }
+    assert "Ayla asked us never to call her on weekends." in shown
+    assert "Ben said never phone him before noon." not in shown
+    report = (
+        "SELECT learning_id, repeated FROM cogmem.report_error(%s, 'calls', 'Called Ayla on a Sunday.', person => %s)"
+    )
+    first = db.execute(report, (tenant, "ayla")).fetchone()
+    other = db.execute(report, (tenant, "ben")).fetchone()
+    again = db.execute(report, (tenant, "ayla")).fetchone()
+    assert first[1] is False and other[1] is False and other[0] != first[0]
+    assert again == (first[0], True)
+    assert one(db, "SELECT person FROM cogmem.memories WHERE memory_id = %s", (first[0],)) == "ayla"
+    with pytest.raises(psycopg.errors.NoDataFound):
+        db.execute(
+            "SELECT * FROM cogmem.report_error(%s, 'calls', 'x', repeat_of => %s, person => 'ben')", (tenant, first[0])
+        )
+
+
+def test_trust_is_in_an_agent(db, tenant):
+    db.execute("SELECT cogmem.trust_event(%s, 'praise', agent => 'billing')", (tenant,))
+    db.execute("SELECT cogmem.trust_event(%s, 'correction', agent => 'support')", (tenant,))
+    scores = [one(db, "SELECT cogmem.trust(%s, %s)", (tenant, agent)) for agent in ("billing", "support", None)]
+    assert scores == [53, 47, 50]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_errors
+from cogmem_pg.cli.common import Context, emit, json_option, pass_context, scope_options, sql_errors
 
 
 @click.group()
@@ -16,12 +16,15 @@ def guard() -> None:
 @click.argument("tenant")
 @click.argument("area")
 @click.argument("action")
+@scope_options
 @json_option
 @pass_context
-def guard_check(ctx: Context, tenant: str, area: str, action: str, as_json: bool) -> None:
+def guard_check(
+    ctx: Context, tenant: str, area: str, action: str, person: str | None, agent: str | None, as_json: bool
+) -> None:
     """What applies before ACTION in AREA; exits 2 when something blocks it."""
     with sql_errors():
-        items = ctx.client().guard_check(tenant, area, action)
+        items = ctx.client().guard_check(tenant, area, action, person=person, agent=agent)
     emit(items, as_json, lambda i: f"{'BLOCKS ' if i.blocking else ''}[{i.kind}] {i.content}")
     if any(i.blocking for i in items):
         ctx.exit_code = 2
@@ -33,14 +36,25 @@ def guard_check(ctx: Context, tenant: str, area: str, action: str, as_json: bool
 @click.argument("description")
 @click.option("--action", default=None, help="What was done that went wrong.")
 @click.option("--repeat-of", type=int, default=None, help="The learning this repeats.")
+@scope_options
 @json_option
 @pass_context
 def guard_report(
-    ctx: Context, tenant: str, area: str, description: str, action: str | None, repeat_of: int | None, as_json: bool
+    ctx: Context,
+    tenant: str,
+    area: str,
+    description: str,
+    action: str | None,
+    repeat_of: int | None,
+    person: str | None,
+    agent: str | None,
+    as_json: bool,
 ) -> None:
     """Report a mistake in AREA: it becomes (or strengthens) a learning."""
     with sql_errors():
-        report = ctx.client().report_error(tenant, area, description, action=action, repeat_of=repeat_of)
+        report = ctx.client().report_error(
+            tenant, area, description, action=action, repeat_of=repeat_of, person=person, agent=agent
+        )
     emit(
         [report],
         as_json,

@@ -88,11 +88,15 @@ def identity(ctx: Context, tenant: str, agent: str | None, user_profile: str | N
 @click.argument("tenant")
 @click.option("--event", type=click.Choice(["praise", "delegation", "caught_error", "correction"]), default=None)
 @click.option("--cause", default=None)
+@click.option(
+    "--agent", envvar="COGMEM_AGENT", default=None, help="The agent whose trust it is (default: the tenant's)."
+)
 @pass_context
-def trust(ctx: Context, tenant: str, event: str | None, cause: str | None) -> None:
+def trust(ctx: Context, tenant: str, event: str | None, cause: str | None, agent: str | None) -> None:
     """The agent's trust score in TENANT, after recording an --event if given."""
+    client = ctx.client()
     with sql_errors():
-        score = ctx.client().trust_event(tenant, event, cause) if event else ctx.client().trust(tenant)
+        score = client.trust_event(tenant, event, cause, agent=agent) if event else client.trust(tenant, agent=agent)
     click.echo(f"{score:.3f}")
 
 

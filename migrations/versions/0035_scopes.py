@@ -83,6 +83,11 @@ COMMENT ON COLUMN cogmem.tenants.scope_shared_agents IS
 COMMENT ON COLUMN cogmem.tenants.scope_shared_rings IS
 'The rings scope_shared_agents share, e.g. {procedures}: one agent''s procedures for all.';
 
+-- Trust is in an agent (sql/140-trust.sql): each agent's score moves by its own events; NULL, the tenant's.
+ALTER TABLE cogmem.trust_events ADD COLUMN agent text CHECK (length(agent) BETWEEN 1 AND 200);
+COMMENT ON COLUMN cogmem.trust_events.agent IS 'The agent whose trust the event moved; NULL: the tenant''s.';
+CREATE INDEX trust_events_agent_idx ON cogmem.trust_events (tenant, agent, event_id);
+
 ALTER TABLE cogmem.tenant_access
     ADD COLUMN person text CHECK (length(person) BETWEEN 1 AND 200),
     ADD CONSTRAINT tenant_access_person_not_everyone CHECK (person IS NULL OR tenant <> '*');
@@ -98,6 +103,8 @@ def downgrade() -> None:
     execute("""
 DROP INDEX cogmem.tenant_access_narrowed_idx;
 ALTER TABLE cogmem.tenant_access DROP COLUMN person;
+DROP INDEX cogmem.trust_events_agent_idx;
+ALTER TABLE cogmem.trust_events DROP COLUMN agent;
 ALTER TABLE cogmem.tenants DROP COLUMN scope_person_across_agents, DROP COLUMN scope_shared_agents,
     DROP COLUMN scope_shared_rings;
 DROP INDEX cogmem.memories_person_idx, cogmem.memories_agent_idx, cogmem.memories_scope_fingerprint_key,
