@@ -796,8 +796,17 @@ class Client:
         query = "SELECT * FROM cogmem.related(%s, %s, %b, %s, %s, %s)"
         return self._rows(conn, Established, query, (tenant, content, vector, limit, person, agent))
 
-    def open_conflicts(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[Conflict]:
-        return self._rows(conn, Conflict, "SELECT * FROM cogmem.open_conflicts(%s)", (tenant,))
+    def open_conflicts(
+        self,
+        tenant: str,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> list[Conflict]:
+        """Unresolved conflicts: the tenant's, or with a person or an agent, those of that scope."""
+        query = "SELECT * FROM cogmem.open_conflicts(%s, %s, %s)"
+        return self._rows(conn, Conflict, query, (tenant, person, agent))
 
     def resolve_conflict(
         self,
@@ -819,9 +828,18 @@ class Client:
         return resolved
 
     # sql/165-candidates.sql
-    def pending_rules(self, tenant: str, *, conn: psycopg.Connection | None = None) -> list[PendingRule]:
-        """The candidate rules and incidents waiting to be confirmed, newest first, with the question to ask."""
-        return self._rows(conn, PendingRule, "SELECT * FROM cogmem.pending_rules(%s)", (tenant,))
+    def pending_rules(
+        self,
+        tenant: str,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> list[PendingRule]:
+        """The candidate rules and incidents waiting to be confirmed, newest first, with the question to ask
+        (with a person or an agent, those that scope sees)."""
+        query = "SELECT * FROM cogmem.pending_rules(%s, %s, %s)"
+        return self._rows(conn, PendingRule, query, (tenant, person, agent))
 
     def confirm_ring(self, tenant: str, memory_id: int, ring: str, *, conn: psycopg.Connection | None = None) -> str:
         """A person confirms a memory (a candidate) into a ring."""

@@ -226,9 +226,10 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | No
         return {"acknowledged": learning_id}
 
     @server.tool(annotations=READS)
-    def open_conflicts() -> list[dict[str, Any]]:
-        """What was held back because it contradicts what the tenant holds, with the verdict."""
-        return [_plain(c) for c in call(lambda: client.open_conflicts(tenant))]
+    def open_conflicts(person: str | None = None) -> list[dict[str, Any]]:
+        """What was held back because it contradicts what the tenant holds, with the verdict (of PERSON's
+        conversations and this agent's)."""
+        return [_plain(c) for c in call(lambda: client.open_conflicts(tenant, person=person, agent=agent))]
 
     @server.tool(annotations=WRITES)
     def resolve_conflict(conflict_id: int, resolution: str, note: str | None = None) -> dict[str, Any]:
@@ -237,11 +238,11 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | No
         return _plain(call(lambda: client.resolve_conflict(conflict_id, resolution, note, tenant=tenant)))
 
     @server.tool(annotations=READS)
-    def pending_rules() -> list[dict[str, Any]]:
+    def pending_rules(person: str | None = None) -> list[dict[str, Any]]:
         """Candidate rules and incidents: what the user said that may be a standing rule or an incident to
         remember, not sure enough to be one yet. Ask the user each QUESTION, then call confirm_ring or
         dismiss_candidate with the answer."""
-        return [_plain(r) for r in call(lambda: client.pending_rules(tenant))]
+        return [_plain(r) for r in call(lambda: client.pending_rules(tenant, person=person, agent=agent))]
 
     @server.tool(annotations=IDEMPOTENT)
     def confirm_ring(memory_id: int, ring: str) -> dict[str, Any]:

@@ -11,17 +11,25 @@
 -- of fact is stored and linked there). Callers with a better judge (an LLM)
 -- pass their verdict as remember's contradicts argument: the memory ids it contradicts, or '{}' for none.
 
-CREATE OR REPLACE FUNCTION cogmem.open_conflicts(tenant text)
+-- With a person or an agent, the conflicts of what that scope sees (sql/015-scopes.sql); with neither, the
+-- whole tenant's, for the people who review them.
+DROP FUNCTION IF EXISTS cogmem.open_conflicts(text);  -- before 0035: no scope
+CREATE OR REPLACE FUNCTION cogmem.open_conflicts(tenant text, person text DEFAULT NULL, agent text DEFAULT NULL)
 RETURNS TABLE (
     conflict_id bigint, content text, conflicts_with bigint[], established text[], verdict text,
     opened_at timestamptz
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it reads held conflicts and memories for the caller's tenant and scope, checked first.
 AS $$
 #variable_conflict use_column
+DECLARE
+    t cogmem.tenants;
 BEGIN
     PERFORM cogmem._require_tenant(open_conflicts.tenant);
+    PERFORM cogmem._require_scope(open_conflicts.tenant, open_conflicts.person, open_conflicts.agent);
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = open_conflicts.tenant;
     RETURN QUERY
     SELECT c.conflict_id, c.content, c.conflicts_with,
            ARRAY(SELECT m.content FROM unnest(c.conflicts_with) WITH ORDINALITY AS w (id, n)
@@ -29,11 +37,14 @@ BEGIN
            c.verdict, c.opened_at
     FROM cogmem.conflicts AS c
     WHERE c.tenant = open_conflicts.tenant AND c.status = 'open'
+      AND (num_nonnulls(open_conflicts.person, open_conflicts.agent) = 0
+           OR cogmem.in_scope(c.person, c.agent, c.ring, btrim(open_conflicts.person), btrim(open_conflicts.agent), t))
     ORDER BY c.conflict_id;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.open_conflicts(text) IS
-'Unresolved conflicts of a tenant: the held instruction, the memories it contradicts and their text.';
+COMMENT ON FUNCTION cogmem.open_conflicts(text, text, text) IS
+'Unresolved conflicts of a tenant (of the scope of person and agent, when one is given): the held '
+'instruction, the memories it contradicts and their text.';
 
 CREATE OR REPLACE FUNCTION cogmem.resolve_conflict(conflict_id bigint, resolution text, note text DEFAULT NULL)
 RETURNS TABLE (status text, memory_id bigint, weakened bigint[])

@@ -19,28 +19,36 @@ END;
 COMMENT ON FUNCTION cogmem._candidate_question(cogmem.ring, text, regconfig) IS
 'What an agent asks a person about a candidate rule or incident, in English or Turkish.';
 
-CREATE OR REPLACE FUNCTION cogmem.pending_rules(tenant text)
+-- With a person or an agent, the candidates that scope sees (sql/015-scopes.sql): an agent asks a customer
+-- about their own rules, not another's. With neither, the whole tenant's, for the people who review them.
+DROP FUNCTION IF EXISTS cogmem.pending_rules(text);  -- before 0035: no scope
+CREATE OR REPLACE FUNCTION cogmem.pending_rules(tenant text, person text DEFAULT NULL, agent text DEFAULT NULL)
 RETURNS TABLE (
     memory_id bigint, ring text, content text, probability real, question text, created_at timestamptz
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
--- Definer: it reads memories, which application roles reach only through the API.
+-- Definer: it reads memories, which application roles reach only through the API; tenant and scope first.
 AS $$
 #variable_conflict use_column
 DECLARE
     v_language regconfig;
+    t          cogmem.tenants;
 BEGIN
     v_language := cogmem._require_tenant(pending_rules.tenant);
+    PERFORM cogmem._require_scope(pending_rules.tenant, pending_rules.person, pending_rules.agent);
+    SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = pending_rules.tenant;
     RETURN QUERY
     SELECT m.memory_id, m.candidate_ring::text, m.content, m.candidate_p,
            cogmem._candidate_question(m.candidate_ring, m.content, v_language), m.created_at
     FROM cogmem.memories AS m
     WHERE m.tenant = pending_rules.tenant AND m.candidate_ring IS NOT NULL
+      AND (num_nonnulls(pending_rules.person, pending_rules.agent) = 0
+           OR cogmem.in_scope(m.person, m.agent, m.ring, btrim(pending_rules.person), btrim(pending_rules.agent), t))
     ORDER BY m.created_at DESC, m.memory_id DESC;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.pending_rules(text) IS
+COMMENT ON FUNCTION cogmem.pending_rules(text, text, text) IS
 'The candidate rules and incidents waiting to be confirmed, newest first, each with the ring it may belong '
 'to, how likely the model found it, and the question an agent can ask (in the tenant''s language).';
 

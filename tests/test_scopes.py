@@ -347,3 +347,20 @@ def test_trust_is_in_an_agent(db, tenant):
     db.execute("SELECT cogmem.trust_event(%s, 'correction', agent => 'support')", (tenant,))
     scores = [one(db, "SELECT cogmem.trust(%s, %s)", (tenant, agent)) for agent in ("billing", "support", None)]
     assert scores == [53, 47, 50]
+
+
+def test_the_review_lists_take_a_scope(db, tenant, scoped):
+    bens = scoped["Ben said never phone him before noon."]
+    db.execute(
+        "SELECT * FROM cogmem.remember(%s, 'Always phone him before noon.', 'dos_and_donts', contradicts => %s,"
+        " person => 'ben', agent => 'support')",
+        (tenant, [bens]),
+    )
+    text_first = one(
+        db, "SELECT memory_id FROM cogmem.remember(%s, 'Text me first.', 'fresh', person => 'ayla')", (tenant,)
+    )
+    db.execute("SELECT cogmem._mark_candidate(%s, %s, 'dos_and_donts', 0.8)", (tenant, text_first))
+    conflicts = "SELECT count(*) FROM cogmem.open_conflicts(%s, person => %s)"
+    pending = "SELECT count(*) FROM cogmem.pending_rules(%s, person => %s)"
+    assert [one(db, conflicts, (tenant, p)) for p in ("ben", "ayla", None)] == [1, 0, 1]
+    assert [one(db, pending, (tenant, p)) for p in ("ben", "ayla", None)] == [0, 1, 1]
