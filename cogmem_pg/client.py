@@ -63,6 +63,8 @@ from cogmem_pg.types import (
     Recall,
     RecallItem,
     Resolution,
+    ResourceAdded,
+    ResourceChunk,
     Ring,
     Sibling,
     StoredItem,
@@ -76,8 +78,8 @@ __all__ = ["PLAIN_TEXT_FIELDS", "ArmReport", "AuditCheck", "BatchMemory", "Brief
            "Classifier", "Client", "Conflict", "Decision", "Episode", "ErrorReport", "Established",
            "Experiment", "ExperimentArm", "ExplainedItem", "Finding", "FollowupVerdict", "Found", "GuardItem",
            "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge", "Judgement", "Memory",
-           "Observation", "PendingRule", "Recall", "RecallItem", "Resolution", "Ring", "Sibling",
-           "StorePut", "StoredItem", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
+           "Observation", "PendingRule", "Recall", "RecallItem", "Resolution", "ResourceAdded", "ResourceChunk",
+           "Ring", "Sibling", "StorePut", "StoredItem", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
 
 T = TypeVar("T")
 # Speakers whose turns are never read as a reply to an answer (sql/059-followup.sql skips the same).
@@ -553,6 +555,53 @@ class Client:
     def gut_ledger(self, *, conn: psycopg.Connection | None = None) -> list[GutPeriod]:
         """The privacy budget per period: spent, remaining, releases (the cogmem_gut role, auditors)."""
         return self._rows(conn, GutPeriod, "SELECT * FROM cogmem.gut_ledger ORDER BY period_start", ())
+
+    # sql/069-resources.sql
+    def add_resource(
+        self,
+        tenant: str,
+        title: str,
+        body: str,
+        kind: str = "document",
+        source: dict[str, Any] | None = None,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> ResourceAdded:
+        """Adds a document (runbook, policy, template, contract): redacted, chunked by its headings, lists
+        and paragraphs, each chunk embedded (by the client's embedder when it has one). The same title again
+        is a new version that replaces the old one in recall, or ``unchanged``."""
+        embeddings = None
+        if self._embedder is not None:
+            chunks = self.chunk_resource(tenant, title, body, conn=conn)
+            vectors = self.vectors([c.embed_text for c in chunks])
+            if vectors is not None and chunks:
+                import numpy as np  # with vectors only: numpy comes with the [embed] extra
+
+                embeddings = [np.asarray(v, np.float32) for v in vectors]
+        query = "SELECT * FROM cogmem.add_resource(%s, %s, %s, %s, %s, %b, %s, %s)"
+        params = (tenant, title, body, kind, json.dumps(source or {}), embeddings, person, agent)
+        return self._rows(conn, ResourceAdded, query, params)[0]
+
+    def chunk_resource(
+        self, tenant: str, title: str, body: str, *, conn: psycopg.Connection | None = None
+    ) -> list[ResourceChunk]:
+        """The chunks add_resource would store for a document, with the text each is embedded by."""
+        return self._rows(conn, ResourceChunk, "SELECT * FROM cogmem.chunk_resource(%s, %s, %s)", (tenant, title, body))
+
+    def retire_resource(
+        self,
+        tenant: str,
+        title: str,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> bool:
+        """Stops recalling a document (its versions stay for the audit); False when there was none."""
+        query = "SELECT cogmem.retire_resource(%s, %s, %s, %s)"
+        return bool(self._scalar(conn, query, (tenant, title, person, agent)))
 
     # sql/070-recall.sql
     def recall(

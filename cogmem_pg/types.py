@@ -77,7 +77,8 @@ class Memory:
     is None) until resolve_conflict(conflict_id, ...) decides, and names the memories it contradicts.
     candidate: the never-cut ring the memory (or the sentence taken from it) may belong to, waiting for a
     person (pending_rules); excerpt_id: the memory keeping the sentence of a long turn that is a rule or an
-    incident (the turn itself stays in fresh)."""
+    incident (the turn itself stays in fresh); suggestion: for a very long text, stored all the same, that
+    add_resource would keep it as a document."""
 
     memory_id: int | None
     ring: str
@@ -88,6 +89,29 @@ class Memory:
     conflicts_with: list[int] | None = None
     candidate: str | None = None
     excerpt_id: int | None = None
+    suggestion: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceAdded:
+    """What add_resource did: action is created, new_version (the old version's chunks are no longer
+    recalled) or unchanged (the same text again); chunks: how many the version has."""
+
+    resource_id: int
+    version: int
+    action: str
+    chunks: int
+    redactions: list[str]
+
+
+@dataclass(frozen=True)
+class ResourceChunk:
+    """A chunk add_resource would store, and the text it is embedded by."""
+
+    chunk: int
+    heading: str
+    content: str
+    embed_text: str
 
 
 @dataclass(frozen=True)

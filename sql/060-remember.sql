@@ -543,6 +543,23 @@ COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, js
 'The one store: cogmem.remember() and each item of remember_many() (PL/pgSQL cannot name an input and an '
 'output column alike). p_near_duplicates = false: a batch that skips that check on purpose.';
 
+-- A very long text is more likely a document than something said: remember keeps it all the same (nothing a
+-- person said is dropped) and says that add_resource (sql/069-resources.sql) would keep it whole, chunked by
+-- its headings, and replaced by new versions instead of fading.
+CREATE OR REPLACE FUNCTION cogmem._resource_suggestion(p_tenant text, p_content text)
+RETURNS text
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN (
+    SELECT format('%s characters, more than resource_suggest_chars (%s): a document? cogmem.add_resource(tenant, '
+                  || 'title, body) keeps it whole, recalled by the section that answers, and versions it instead '
+                  || 'of letting it fade', length(p_content), t.resource_suggest_chars)
+    FROM cogmem.tenants AS t
+    WHERE t.tenant = p_tenant AND length(p_content) > t.resource_suggest_chars
+);
+COMMENT ON FUNCTION cogmem._resource_suggestion(text, text) IS
+'For a text longer than the tenant''s resource_suggest_chars, the suggestion to add it as a resource; else NULL.';
+
 -- What remember and remember_many tell the caller besides each memory: the never-cut ring it (or the
 -- sentence taken from it) is a candidate for, and the memory that keeps the sentence of a long turn that
 -- is a rule or an incident. One statement for a whole batch; the one-memory form it replaced is dropped.
@@ -586,7 +603,7 @@ CREATE OR REPLACE FUNCTION cogmem.remember(
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
-    conflicts_with bigint[], candidate text, excerpt_id bigint
+    conflicts_with bigint[], candidate text, excerpt_id bigint, suggestion text
 )
 LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -597,7 +614,7 @@ AS $$
     SELECT cogmem._require_scope(tenant, coalesce(person, cogmem._person(source)), coalesce(agent, cogmem._agent(source)));
     -- A turn of a conversation is also the reply to its last recall's answer (sql/059-followup.sql): judged
     -- once the turn is stored, with the stored turn's embedding.
-    SELECT r.*, a.candidate, a.excerpt_id
+    SELECT r.*, a.candidate, a.excerpt_id, cogmem._resource_suggestion(tenant, content)
     FROM cogmem._remember(tenant, content, ring, topics, embedding,
                           cogmem._with_said(source, conversation, speaker, said_at, person, agent), contradicts) AS r
     LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id
@@ -618,7 +635,9 @@ COMMENT ON FUNCTION cogmem.remember(
 'Returns the memory, its ring, topics, the action, what was redacted, the never-cut ring it is a candidate '
 'for (likely a rule or an incident, not sure enough: kept in fresh, never fading, see pending_rules), and '
 'for a long turn whose one sentence is a rule or an incident, the memory keeping that sentence. person and '
-'agent scope it (sql/015-scopes.sql): who it is about or from, and who heard it.';
+'agent scope it (sql/015-scopes.sql): who it is about or from, and who heard it. suggestion: for a text '
+'longer than the tenant''s resource_suggest_chars, stored all the same, that add_resource() would keep it '
+'as a document.';
 
 -- The batch path: many memories in one call (a loader, an import, a backfill). By default every item
 -- gets all the checks of the one store, _remember(): those no check relates to anything are stored

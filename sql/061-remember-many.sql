@@ -47,6 +47,14 @@ COMMENT ON FUNCTION cogmem._said_items(jsonb, text, text) IS
 'A remember_many batch with each item''s conversation, speaker, said_at, person and agent moved into its '
 'source; the batch''s person and agent for the items that name none.';
 
+-- The text of a batch's item N (a text, or an object's content).
+CREATE OR REPLACE FUNCTION cogmem._said_item_text(p_items jsonb, p_item integer)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce(p_items -> (p_item - 1) ->> 'content', p_items -> (p_item - 1) #>> '{}');
+COMMENT ON FUNCTION cogmem._said_item_text(jsonb, integer) IS 'The text of item p_item (from 1) of a batch.';
+
 -- The first item of a batch that cannot be stored, and what is wrong with it (no row: all are fine).
 DROP FUNCTION IF EXISTS cogmem._batch_problem(jsonb, public.vector[], integer, integer);
 CREATE OR REPLACE FUNCTION cogmem._batch_problem(
@@ -441,7 +449,7 @@ CREATE OR REPLACE FUNCTION cogmem.remember_many(
 )
 RETURNS TABLE (
     item integer, memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
-    conflicts_with bigint[], candidate text, excerpt_id bigint
+    conflicts_with bigint[], candidate text, excerpt_id bigint, suggestion text
 )
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -499,7 +507,8 @@ BEGIN
                                                   cogmem._prepare_batch(v_tenant, v_language, v_items,
                                                                         remember_many.embeddings))
         )
-        SELECT s.*, NULL::bigint, NULL::bigint[], a.candidate, a.excerpt_id
+        SELECT s.*, NULL::bigint, NULL::bigint[], a.candidate, a.excerpt_id,
+               cogmem._resource_suggestion(v_tenant, cogmem._said_item_text(v_items, s.item))
         FROM s LEFT JOIN cogmem._remembered_as(v_tenant, ARRAY(SELECT y.memory_id FROM s AS y)) AS a
             ON a.memory_id = s.memory_id
         ORDER BY s.item;
@@ -510,7 +519,7 @@ BEGIN
         SELECT * FROM cogmem._remember_batch(v_tenant, v_language, v_items, remember_many.embeddings,
                                              remember_many.skip)
     )
-    SELECT b.*, a.candidate, a.excerpt_id
+    SELECT b.*, a.candidate, a.excerpt_id, cogmem._resource_suggestion(v_tenant, cogmem._said_item_text(v_items, b.item))
     FROM b LEFT JOIN cogmem._remembered_as(v_tenant, ARRAY(SELECT y.memory_id FROM b AS y)) AS a
         ON a.memory_id = b.memory_id
     ORDER BY b.item;

@@ -454,6 +454,14 @@ BEGIN
         JOIN cogmem.gut_settings AS s ON s.only_row
         JOIN layers AS l ON l.layer = 'gut'
         WHERE g.topics && p_topics OR g.similarity >= s.match_similarity
+        UNION ALL
+        -- Documents (sql/069-resources.sql), for a tenant that has added one (it has the layer); rule_id is
+        -- the chunk's id for this layer.
+        SELECT l.layer, l.priority, false, l.cumulative, NULL, rc.chunk_id, rc.shown, rc.tokens, rc.score, rc.why,
+               NULL, NULL
+        FROM layers AS l
+        CROSS JOIN LATERAL cogmem._resource_candidates(t, p_embedding, p_lexemes, p_query, p_person, p_agent) AS rc
+        WHERE l.layer::text = 'resources'
     )
     -- One sort, then aggregates in that order (an ORDER BY per aggregate would sort ten times).
     SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id),

@@ -45,6 +45,7 @@ COMMENT ON FUNCTION cogmem.attention(text, text, public.vector) IS
 'fresh, explicit preference, correction of the agent, decision with trade-offs), or NULL. Repetition within '
 'a conversation is checked by cogmem.observe() itself.';
 
+-- Longer than a screen: a turn's checks, attention, the register and the memory it becomes, in one call.
 DROP FUNCTION IF EXISTS cogmem.observe(text, text, text, text, public.vector, timestamptz);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem.observe(
     tenant text,

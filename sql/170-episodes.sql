@@ -201,6 +201,7 @@ DROP FUNCTION IF EXISTS cogmem.briefing_text(text, text, integer);
 DROP FUNCTION IF EXISTS cogmem.briefing(text, text, integer);
 DROP FUNCTION IF EXISTS cogmem.briefing_text(text, text, bigint);  -- before 0035: no scope
 DROP FUNCTION IF EXISTS cogmem.briefing(text, text, bigint);
+-- Longer than a screen: its sections are one statement, then the budget is filled in their order.
 CREATE OR REPLACE FUNCTION cogmem.briefing(
     tenant text, project text DEFAULT NULL, budget bigint DEFAULT 800, person text DEFAULT NULL,
     agent text DEFAULT NULL

@@ -106,7 +106,7 @@ cogmem.trust_events, cogmem.learnings, cogmem.conflicts, cogmem.sessions, cogmem
 cogmem.core_identity, cogmem.memory_contradictions, cogmem.audit_chain, cogmem.tenant_access,
 cogmem.audit_trail, cogmem.audit_recalls, cogmem.audit_recall_items, cogmem.memory_history,
 cogmem.recall_items, cogmem.vault_items, cogmem.pending_rehearsals, cogmem.pending_stats, cogmem.store_items,
-cogmem.outcome_stats TO cogmem_app;
+cogmem.outcome_stats, cogmem.resources, cogmem.resource_chunks TO cogmem_app;
 
 -- Reach, asked by the policies as whoever reads a table; they tell a role only about itself.
 GRANT EXECUTE ON FUNCTION cogmem.caller(), cogmem.caller_roles(), cogmem.reachable_tenants(),
@@ -119,6 +119,10 @@ GRANT EXECUTE ON FUNCTION
 cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text),
 cogmem.remember_many(text, jsonb, public.vector[], text[], text, text),
 cogmem.recall(text, text, public.vector, text[], bigint, text, text, text),
+cogmem.add_resource(text, text, text, text, jsonb, public.vector[], text, text),
+cogmem.chunk_resource(text, text, text),
+cogmem.chunk_text(text, bigint),
+cogmem.retire_resource(text, text, text, text),
 cogmem.feedback(uuid, real, bigint[]),
 cogmem.feedback(uuid, double precision, bigint[]),
 cogmem.feedback(text, uuid, real, bigint[]),

@@ -40,6 +40,11 @@ INLINED_EXPRESSIONS = {
     "cogmem._tenant_key(text)",
     "cogmem._secret_hint()",
     "cogmem._secret_name_hint()",
+    # The scope rule (sql/015-scopes.sql), inlined into recall's one pass and the stores' checks.
+    "cogmem.in_scope(text,text,cogmem.ring,text,text,cogmem.tenants)",
+    "cogmem._same_scope(text,text,text,text)",
+    "cogmem._person(jsonb)",
+    "cogmem._agent(jsonb)",
 }
 
 

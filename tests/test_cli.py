@@ -19,7 +19,7 @@ def test_the_command_modules_are_the_ones_main_takes():
     assert sorted(m.__name__.rsplit(".", 1)[1] for m in cli.MODULES) == COMMAND_MODULES
     assert COMMAND_MODULES == [
         "audit", "bios", "cluster", "conflicts", "dashboard", "erasure", "experiments", "guard", "gut", "memory",
-        "sessions", "shards", "store", "tenants", "vault",
+        "resources", "sessions", "shards", "store", "tenants", "vault",
     ]  # fmt: skip
 
 
@@ -72,7 +72,9 @@ def test_every_command_a_module_defines_is_reachable_from_main():
 
 # Public SQL functions the client and the command line leave out on purpose; the README says why.
 NOT_WRAPPED = {
-    "caller", "reachable_tenants", "reaches_every_tenant", "may_use_vault",  # what the policies ask
+    "caller", "caller_roles", "reachable_tenants", "reaches_every_tenant", "narrowed_reach",  # what the policies ask
+    "may_use_vault", "in_scope",  # ... and the scope rule reads use
+    "chunk_text",  # what SQL computes with; chunk_resource is the tenant's
     "embed", "embedding_dimensions", "strength",  # what SQL computes with; the client embeds itself
     "restore_memory_stats", "restore_siblings", "restore_episode",  # `cogmem import` calls them
     "audit_partitions_ensure", "audit_apply_retention", "audit_mark_exported",  # pg_cron, `cogmem audit export`
@@ -90,7 +92,8 @@ COMMANDS = {
     "attention": "classify", "bios_preset_diff": "bios diff", "briefing": "briefing", "briefing_text": "briefing",
     "classify": "classify", "configure_tenant": "configure", "consolidate": "consolidate", "contradicts": "related",
     "core_identity": "identity", "create_tenant": "tenant", "detect_topics": "topics detect",
-    "end_session": "session end", "erase": "erase", "erase_subject": "erase-subject",
+    "end_session": "session end", "erase": "erase", "erase_subject": "erase-subject", "erase_person": "erase-person",
+    "add_resource": "resource add", "chunk_resource": "resource chunks", "retire_resource": "resource retire",
     "explain_recall": "audit explain", "feedback": "feedback", "grant_tenant": "grant", "guard_check": "guard check",
     "gut_configure": "gut opt-in", "gut_deidentify": "classify", "gut_patterns_for": "gut patterns",
     "gut_release": "gut release", "load_bios_preset": "bios load", "observe": "observe",

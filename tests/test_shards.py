@@ -15,7 +15,16 @@ import pytest
 
 from cogmem_pg.client import Client
 from cogmem_pg.cluster import Cluster
-from cogmem_pg.shards import EVERYWHERE, OWN_ROUTING, ROUTER_DATABASE, ROUTER_OWN, api_functions, init_local, run_on
+from cogmem_pg.shards import (
+    EVERYWHERE,
+    OWN_ROUTING,
+    ROUTER_DATABASE,
+    ROUTER_OWN,
+    SHARD_ONLY,
+    api_functions,
+    init_local,
+    run_on,
+)
 
 NODES, PARTITIONS = 2, 4
 
@@ -73,7 +82,7 @@ def test_the_router_has_the_shards_signatures(sharded):
     for name, identity, arguments, result, _ in routed:
         assert (arguments, result) == (shard[(name, identity)].arguments, shard[(name, identity)].result), name
     for key, function in shard.items():  # every API function is there: routed, or saying it is not
-        if function.name not in ROUTER_OWN:
+        if function.name not in ROUTER_OWN | SHARD_ONLY:
             routes = bool(run_on(function)) or function.name in EVERYWHERE or function.name in OWN_ROUTING
             assert ((function.name, function.types) in as_one_node) == routes, key
     offered = {name.removesuffix("__remote") for name, language, _ in helpers if language == "plproxy"}

@@ -22,6 +22,7 @@ from cogmem_pg.shards.router import (
     ROUTER_DATABASE,
     ROUTER_OWN,
     SERVER,
+    SHARD_ONLY,
     STATELESS,
     STATUS_VIEWS,
     ApiFunction,
@@ -34,6 +35,7 @@ from cogmem_pg.shards.router import (
 )
 
 __all__ = ["EVERYWHERE", "GUT_COLLECT", "GUT_RELEASE", "HINTS", "KEYED_BY_ID", "KEYED_IDS", "OWN_ROUTING",
-           "RENUMBERED", "ROUTER_DATABASE", "ROUTER_OWN", "SERVER", "STATELESS", "STATUS_VIEWS", "ApiFunction",
+           "RENUMBERED", "ROUTER_DATABASE", "ROUTER_OWN", "SERVER", "SHARD_ONLY", "STATELESS", "STATUS_VIEWS",
+           "ApiFunction",
            "LocalShards", "MoveInterrupted", "api_functions", "init_local", "install_router", "move_tenant",
            "partitions_of", "router_sql", "run_on", "schedule_gut", "share_gut_key", "status_views_sql"]  # fmt: skip

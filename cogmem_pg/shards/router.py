@@ -38,6 +38,9 @@ ROUTER_OWN = frozenset(
     {"caller", "caller_roles", "reachable_tenants", "reaches_every_tenant", "narrowed_reach", "may_use_vault"}
 )
 
+# A rule for reads of a shard's own tables (the scope rule takes a tenants row): there is nothing to route.
+SHARD_ONLY = frozenset({"in_scope"})
+
 # Calls that touch no tenant's rows: any partition answers them alike.
 STATELESS = frozenset({"classify", "route", "redact", "polarity", "contradicts", "attention", "embed",
                        "embedding_dimensions", "server_can_embed", "strength", "gut_deidentify"})  # fmt: skip
@@ -402,7 +405,7 @@ def router_sql(partitions: Sequence[str], functions: Sequence[ApiFunction]) -> l
     statements.append(sql.SQL("CREATE USER MAPPING FOR PUBLIC SERVER {}").format(sql.Identifier(SERVER)))
     statements.append(sql.SQL("GRANT USAGE ON FOREIGN SERVER {} TO PUBLIC").format(sql.Identifier(SERVER)))
     for function in functions:
-        if function.name in ROUTER_OWN:
+        if function.name in ROUTER_OWN or function.name in SHARD_ONLY:
             continue
         statements += _routed(function)
         statements.append(
@@ -471,7 +474,8 @@ def install_router(router_dsn: str, partitions: Sequence[str], catalog_dsn: str 
         for statement in statements:
             conn.execute(statement)
     offered = EVERYWHERE.keys() | OWN_ROUTING.keys()
-    return sum((run_on(f) is not None or f.name in offered) and f.name not in ROUTER_OWN for f in functions)
+    skipped = ROUTER_OWN | SHARD_ONLY
+    return sum((run_on(f) is not None or f.name in offered) and f.name not in skipped for f in functions)
 
 
 def partitions_of(router_dsn: str) -> list[str]:

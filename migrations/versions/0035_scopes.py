@@ -101,6 +101,20 @@ COMMENT ON COLUMN cogmem.tenant_access.person IS
 
 def downgrade() -> None:
     execute("""
+-- What reads these columns goes first; sql/ makes it again for the revision installed.
+DO $drop$
+DECLARE
+    v_policy record;
+BEGIN
+    FOR v_policy IN SELECT p.polname, p.polrelid::regclass AS rel FROM pg_policy AS p
+                    WHERE p.polname IN ('person_reads', 'person_inserts', 'person_updates', 'person_deletes')
+    LOOP
+        EXECUTE format('DROP POLICY %I ON %s', v_policy.polname, v_policy.rel);
+    END LOOP;
+END;
+$drop$;
+DROP VIEW IF EXISTS cogmem.memory_overview CASCADE;
+DROP FUNCTION IF EXISTS cogmem.in_scope(text, text, cogmem.ring, text, text, cogmem.tenants) CASCADE;
 DROP INDEX cogmem.tenant_access_narrowed_idx;
 ALTER TABLE cogmem.tenant_access DROP COLUMN person;
 DROP INDEX cogmem.trust_events_agent_idx;

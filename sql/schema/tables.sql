@@ -41,7 +41,8 @@ CREATE TYPE cogmem.layer AS ENUM (
     'long_term',
     'habits',
     'procedures',
-    'fresh'
+    'fresh',
+    'resources'
 );
 
 COMMENT ON TYPE cogmem.layer IS 'A slot of the recall budget: the six rings plus bios and gut.';
@@ -124,6 +125,8 @@ CREATE TABLE cogmem.tenants (
     scope_person_across_agents boolean DEFAULT true NOT NULL,
     scope_shared_agents text[] DEFAULT '{}'::text[] NOT NULL,
     scope_shared_rings cogmem.ring[] DEFAULT '{shocks,dos_and_donts,long_term,habits,procedures,fresh}'::cogmem.ring[] NOT NULL,
+    resource_chunk_tokens integer DEFAULT 160 NOT NULL,
+    resource_suggest_chars integer DEFAULT 4000 NOT NULL,
     CONSTRAINT tenants_candidate_min_successes_check CHECK ((candidate_min_successes >= 1)),
     CONSTRAINT tenants_candidate_restated_similarity_check CHECK (((candidate_restated_similarity >= (0)::double precision) AND (candidate_restated_similarity <= (1)::double precision))),
     CONSTRAINT tenants_dissonance_similarity_check CHECK (((dissonance_similarity >= (0)::double precision) AND (dissonance_similarity <= (1)::double precision))),
@@ -150,6 +153,8 @@ CREATE TABLE cogmem.tenants (
     CONSTRAINT tenants_recall_min_strength_check CHECK (((recall_min_strength >= (0)::double precision) AND (recall_min_strength <= (1)::double precision))),
     CONSTRAINT tenants_reinforce_min_recalls_check CHECK ((reinforce_min_recalls >= 1)),
     CONSTRAINT tenants_reinforce_min_success_check CHECK (((reinforce_min_success >= (0)::double precision) AND (reinforce_min_success <= (1)::double precision))),
+    CONSTRAINT tenants_resource_chunk_tokens_check CHECK (((resource_chunk_tokens >= 32) AND (resource_chunk_tokens <= 2000))),
+    CONSTRAINT tenants_resource_suggest_chars_check CHECK ((resource_suggest_chars >= 200)),
     CONSTRAINT tenants_sensory_ttl_check CHECK ((sensory_ttl > '00:00:00'::interval)),
     CONSTRAINT tenants_sibling_similarity_check CHECK (((sibling_similarity >= (0)::double precision) AND (sibling_similarity <= (1)::double precision))),
     CONSTRAINT tenants_speaker_boost_check CHECK (((speaker_boost >= (1)::double precision) AND (speaker_boost <= (10)::double precision))),
@@ -205,6 +210,10 @@ COMMENT ON COLUMN cogmem.tenants.scope_person_across_agents IS 'A person''s memo
 COMMENT ON COLUMN cogmem.tenants.scope_shared_agents IS 'Agents whose memories without a person (in scope_shared_rings) every agent recalls; ''*'' = every agent. Empty by default: an agent recalls only what it heard, besides what the tenant shares.';
 
 COMMENT ON COLUMN cogmem.tenants.scope_shared_rings IS 'The rings scope_shared_agents share, e.g. {procedures}: one agent''s procedures for all.';
+
+COMMENT ON COLUMN cogmem.tenants.resource_chunk_tokens IS 'The most tokens a resource chunk holds: a longer section is split between its paragraphs, list items or sentences.';
+
+COMMENT ON COLUMN cogmem.tenants.resource_suggest_chars IS 'remember() of a text longer than this still stores it, and suggests add_resource() in its result.';
 
 CREATE TABLE cogmem.core_identity (
     tenant text NOT NULL,
@@ -921,6 +930,80 @@ CREATE TABLE cogmem.memory_siblings (
 
 COMMENT ON TABLE cogmem.memory_siblings IS 'Look-alike memories that differ in discriminating details (host, IP, environment, OS, version): linked, never merged.';
 
+CREATE TABLE cogmem.resource_chunks (
+    tenant text NOT NULL,
+    chunk_id bigint NOT NULL,
+    resource_id bigint NOT NULL,
+    "position" integer NOT NULL,
+    heading text DEFAULT ''::text NOT NULL,
+    content text NOT NULL,
+    language regconfig DEFAULT 'english'::regconfig NOT NULL,
+    search tsvector GENERATED ALWAYS AS (to_tsvector(language, ((heading || ' '::text) || content))) STORED,
+    token_estimate integer GENERATED ALWAYS AS (GREATEST(1, (ceil(((length(content))::numeric / 4.0)))::integer)) STORED,
+    embedding public.vector(384),
+    current boolean DEFAULT true NOT NULL,
+    person text,
+    agent text,
+    CONSTRAINT resource_chunks_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
+    CONSTRAINT resource_chunks_content_check CHECK ((content <> ''::text)),
+    CONSTRAINT resource_chunks_embedding_comparable CHECK (((embedding IS NULL) OR ((embedding OPERATOR(public.<=>) embedding) < (0.001)::double precision))),
+    CONSTRAINT resource_chunks_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
+    CONSTRAINT resource_chunks_position_check CHECK (("position" >= 1))
+);
+
+COMMENT ON TABLE cogmem.resource_chunks IS 'A resource''s chunks, by structure (a section, or the part of one that fits tenants.resource_chunk_tokens): heading path, text, search vector, embedding; current = of the resource''s current version.';
+
+COMMENT ON COLUMN cogmem.resource_chunks.heading IS 'The headings above the chunk, outermost first, joined by " > " (recall cites title § heading).';
+
+ALTER TABLE cogmem.resource_chunks ALTER COLUMN chunk_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME cogmem.resource_chunks_chunk_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE cogmem.resources (
+    tenant text NOT NULL,
+    resource_id bigint NOT NULL,
+    title text NOT NULL,
+    kind text DEFAULT 'document'::text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    body text NOT NULL,
+    body_sha256 bytea NOT NULL,
+    redactions text[] DEFAULT '{}'::text[] NOT NULL,
+    source jsonb DEFAULT '{}'::jsonb NOT NULL,
+    person text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'person'::text)), ''::text)) STORED,
+    agent text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'agent'::text)), ''::text)) STORED,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    superseded_at timestamp with time zone,
+    superseded_by bigint,
+    CONSTRAINT resources_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
+    CONSTRAINT resources_body_check CHECK ((body <> ''::text)),
+    CONSTRAINT resources_check CHECK (((superseded_by IS NULL) OR (superseded_at IS NOT NULL))),
+    CONSTRAINT resources_kind_check CHECK ((kind ~ '^[a-z][a-z_]{0,39}$'::text)),
+    CONSTRAINT resources_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
+    CONSTRAINT resources_source_check CHECK ((jsonb_typeof(source) = 'object'::text)),
+    CONSTRAINT resources_title_check CHECK (((btrim(title) <> ''::text) AND (length(title) <= 300))),
+    CONSTRAINT resources_version_check CHECK ((version >= 1))
+);
+
+COMMENT ON TABLE cogmem.resources IS 'Documents (runbooks, policies, templates, contracts), one row per version, redacted; recalled through their chunks (cogmem.resource_chunks). Written by cogmem.add_resource().';
+
+COMMENT ON COLUMN cogmem.resources.body IS 'The document as stored (redacted): export writes it, import adds it again.';
+
+COMMENT ON COLUMN cogmem.resources.superseded_at IS 'When a newer version (superseded_by) or a retirement replaced it; its chunks are no longer recalled.';
+
+ALTER TABLE cogmem.resources ALTER COLUMN resource_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME cogmem.resources_resource_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE cogmem.routing_model (
     model text NOT NULL,
     head text NOT NULL,
@@ -1078,11 +1161,15 @@ CREATE TABLE cogmem.trust_events (
     memory_id bigint,
     cause text,
     at timestamp with time zone DEFAULT now() NOT NULL,
+    agent text,
+    CONSTRAINT trust_events_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
     CONSTRAINT trust_events_kind_check CHECK ((kind = ANY (ARRAY['praise'::text, 'delegation'::text, 'caught_error'::text, 'correction'::text, 'repeated_error'::text, 'memory_churn'::text]))),
     CONSTRAINT trust_events_score_check CHECK (((score >= (0)::double precision) AND (score <= (100)::double precision)))
 );
 
 COMMENT ON TABLE cogmem.trust_events IS 'What moved a tenant''s trust score, by how much and why; score is the value after the event (from 50).';
+
+COMMENT ON COLUMN cogmem.trust_events.agent IS 'The agent whose trust the event moved; NULL: the tenant''s.';
 
 ALTER TABLE cogmem.trust_events ALTER COLUMN event_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME cogmem.trust_events_event_id_seq
@@ -1222,6 +1309,12 @@ ALTER TABLE ONLY cogmem.memory_stats
 ALTER TABLE ONLY cogmem.recalls
     ADD CONSTRAINT recalls_pkey PRIMARY KEY (tenant, recall_id);
 
+ALTER TABLE ONLY cogmem.resource_chunks
+    ADD CONSTRAINT resource_chunks_pkey PRIMARY KEY (tenant, chunk_id);
+
+ALTER TABLE ONLY cogmem.resources
+    ADD CONSTRAINT resources_pkey PRIMARY KEY (tenant, resource_id);
+
 ALTER TABLE ONLY cogmem.routing_model
     ADD CONSTRAINT routing_model_model_head_slot_key UNIQUE (model, head, slot);
 
@@ -1334,6 +1427,12 @@ CREATE INDEX recalls_pending_idx ON cogmem.recalls USING btree (tenant) WHERE pe
 
 CREATE UNIQUE INDEX recalls_recall_id_key ON cogmem.recalls USING btree (recall_id);
 
+CREATE INDEX resource_chunks_current_idx ON cogmem.resource_chunks USING btree (tenant, chunk_id) WHERE current;
+
+CREATE INDEX resource_chunks_resource_idx ON cogmem.resource_chunks USING btree (tenant, resource_id, "position");
+
+CREATE UNIQUE INDEX resources_current_key ON cogmem.resources USING btree (tenant, lower(title), person, agent) NULLS NOT DISTINCT WHERE (superseded_at IS NULL);
+
 CREATE INDEX sensory_turns_conversation_idx ON cogmem.sensory_turns USING btree (tenant, conversation, at);
 
 CREATE INDEX sessions_open_idx ON cogmem.sessions USING btree (tenant, project) WHERE (ended_at IS NULL);
@@ -1345,6 +1444,8 @@ CREATE INDEX store_items_memory ON cogmem.store_items USING btree (tenant, memor
 CREATE INDEX tenant_access_narrowed_idx ON cogmem.tenant_access USING btree (role_name) WHERE (person IS NOT NULL);
 
 CREATE INDEX tenant_access_role_idx ON cogmem.tenant_access USING btree (role_name, tenant);
+
+CREATE INDEX trust_events_agent_idx ON cogmem.trust_events USING btree (tenant, agent, event_id);
 
 CREATE INDEX trust_events_memory_idx ON cogmem.trust_events USING btree (tenant, memory_id, at) WHERE (memory_id IS NOT NULL);
 
@@ -1468,6 +1569,12 @@ ALTER TABLE ONLY cogmem.memories
 ALTER TABLE ONLY cogmem.recalls
     ADD CONSTRAINT recalls_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.tenants(tenant) ON DELETE CASCADE;
 
+ALTER TABLE ONLY cogmem.resource_chunks
+    ADD CONSTRAINT resource_chunks_tenant_resource_id_fkey FOREIGN KEY (tenant, resource_id) REFERENCES cogmem.resources(tenant, resource_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY cogmem.resources
+    ADD CONSTRAINT resources_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.tenants(tenant) ON DELETE CASCADE;
+
 ALTER TABLE ONLY cogmem.sensory_turns
     ADD CONSTRAINT sensory_turns_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.tenants(tenant) ON DELETE CASCADE;
 
@@ -1555,6 +1662,10 @@ CREATE POLICY person_deletes ON cogmem.memories AS RESTRICTIVE FOR DELETE USING 
 
 CREATE POLICY person_deletes ON cogmem.recalls AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
+CREATE POLICY person_deletes ON cogmem.resource_chunks AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_deletes ON cogmem.resources AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
 CREATE POLICY person_deletes ON cogmem.sensory_turns AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 CREATE POLICY person_deletes ON cogmem.sessions AS RESTRICTIVE FOR DELETE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
@@ -1568,6 +1679,10 @@ CREATE POLICY person_inserts ON cogmem.episodes AS RESTRICTIVE FOR INSERT WITH C
 CREATE POLICY person_inserts ON cogmem.memories AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 CREATE POLICY person_inserts ON cogmem.recalls AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.resource_chunks AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_inserts ON cogmem.resources AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 CREATE POLICY person_inserts ON cogmem.sensory_turns AS RESTRICTIVE FOR INSERT WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
@@ -1583,6 +1698,10 @@ CREATE POLICY person_reads ON cogmem.memories AS RESTRICTIVE FOR SELECT USING ((
 
 CREATE POLICY person_reads ON cogmem.recalls AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
+CREATE POLICY person_reads ON cogmem.resource_chunks AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_reads ON cogmem.resources AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
 CREATE POLICY person_reads ON cogmem.sensory_turns AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 CREATE POLICY person_reads ON cogmem.sessions AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
@@ -1597,6 +1716,10 @@ CREATE POLICY person_updates ON cogmem.memories AS RESTRICTIVE FOR UPDATE USING 
 
 CREATE POLICY person_updates ON cogmem.recalls AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
+CREATE POLICY person_updates ON cogmem.resource_chunks AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
+CREATE POLICY person_updates ON cogmem.resources AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
+
 CREATE POLICY person_updates ON cogmem.sensory_turns AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 CREATE POLICY person_updates ON cogmem.sessions AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
@@ -1604,6 +1727,10 @@ CREATE POLICY person_updates ON cogmem.sessions AS RESTRICTIVE FOR UPDATE USING 
 CREATE POLICY person_updates ON cogmem.store_items AS RESTRICTIVE FOR UPDATE USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person))) WITH CHECK (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 ALTER TABLE cogmem.recalls ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE cogmem.resource_chunks ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE cogmem.resources ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE cogmem.sensory_turns ENABLE ROW LEVEL SECURITY;
 
@@ -1652,6 +1779,10 @@ CREATE POLICY tenant_isolation ON cogmem.memory_siblings USING (((tenant = ANY (
 CREATE POLICY tenant_isolation ON cogmem.memory_stats USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
 CREATE POLICY tenant_isolation ON cogmem.recalls USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
+
+CREATE POLICY tenant_isolation ON cogmem.resource_chunks USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
+
+CREATE POLICY tenant_isolation ON cogmem.resources USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
 CREATE POLICY tenant_isolation ON cogmem.sensory_turns USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
