@@ -69,7 +69,7 @@ DECLARE
     v_chunk text := '';
     v_piece text;
 BEGIN
-    FOR v_piece IN SELECT p FROM unnest(p_blocks) AS b (block), cogmem._split_block(b.block, p_max) AS p LOOP
+    FOR v_piece IN SELECT k.piece FROM unnest(p_blocks) AS b (block), cogmem._split_block(b.block, p_max) AS k (piece) LOOP
         IF v_chunk <> '' AND length(v_chunk) + 2 + length(v_piece) > p_max THEN
             RETURN NEXT v_chunk;
             v_chunk := '';
@@ -101,14 +101,18 @@ DECLARE
     v_block   text := '';
     v_blocks  text[] := '{}';
     v_h1      integer;
-    p         text;
+    v_piece   text;
     n         integer := 0;
 BEGIN
     IF body IS NULL THEN
         RETURN;
     END IF;
-    -- One level-1 heading is the document's title: the paths start below it.
-    v_h1 := (SELECT count(*) FROM regexp_matches(body, '^#\s+\S', 'gn'));
+    -- One level-1 heading (outside code) is the document's title: the paths start below it.
+    FOR v_line IN SELECT x FROM regexp_split_to_table(body, E'\n') AS x LOOP
+        v_fence := v_fence <> (v_line ~ '^\s{0,3}(```|~~~)');
+        v_h1 := coalesce(v_h1, 0) + CASE WHEN NOT v_fence AND v_line ~ '^\s{0,3}#\s+\S' THEN 1 ELSE 0 END;
+    END LOOP;
+    v_fence := false;
     FOR v_line IN SELECT x FROM regexp_split_to_table(replace(body, E'\r\n', E'\n'), E'\n') WITH ORDINALITY AS l (x, o)
                   ORDER BY l.o LOOP
         IF v_line ~ '^\s{0,3}(```|~~~)' THEN
@@ -122,9 +126,9 @@ BEGIN
             v_block := '';
         END IF;
         IF v_level IS NOT NULL THEN
-            FOR p IN SELECT p FROM cogmem._pack_blocks(v_blocks, v_max) AS p LOOP
+            FOR v_piece IN SELECT k.piece FROM cogmem._pack_blocks(v_blocks, v_max) AS k (piece) LOOP
                 n := n + 1;
-                chunk := n; heading := v_heading; content := p;
+                chunk := n; heading := v_heading; content := v_piece;
                 RETURN NEXT;
             END LOOP;
             v_blocks := '{}';
@@ -138,9 +142,9 @@ BEGIN
     IF btrim(v_block) <> '' THEN
         v_blocks := v_blocks || btrim(v_block, E'\n');
     END IF;
-    FOR p IN SELECT p FROM cogmem._pack_blocks(v_blocks, v_max) AS p LOOP
+    FOR v_piece IN SELECT k.piece FROM cogmem._pack_blocks(v_blocks, v_max) AS k (piece) LOOP
         n := n + 1;
-        chunk := n; heading := v_heading; content := p;
+        chunk := n; heading := v_heading; content := v_piece;
         RETURN NEXT;
     END LOOP;
 END;

@@ -109,6 +109,13 @@ BEGIN
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('store_items', v_count);
 
+    -- Documents (sql/069-resources.sql) that mention the subject, every version, with their chunks.
+    DELETE FROM cogmem.resources AS r
+    WHERE r.tenant = erase_subject.tenant
+      AND (r.body ILIKE v_pattern OR r.title ILIKE v_pattern OR r.source::text ILIKE v_pattern);
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('resources', v_count);
+
     DELETE FROM cogmem.vault_items AS v
     WHERE v.tenant = erase_subject.tenant AND (v.subject ILIKE v_pattern OR v.name ILIKE v_pattern);
     GET DIAGNOSTICS v_count = ROW_COUNT;
@@ -156,8 +163,8 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.erase_subject(text, text, text) IS
-'Erases everything of a tenant that mentions a person (memories by text or source, raw turns, vault '
-'items by subject or name, held conflicts, episodes, core identity versions; trust causes and acknowledgements naming them become '
+'Erases everything of a tenant that mentions a person (memories by text or source, raw turns, documents '
+'(every version), vault items by subject or name, held conflicts, episodes, core identity versions; trust causes and acknowledgements naming them become '
 '''(erased)'') and returns what went. The audit keeps tombstones and a hash of the subject.';
 
 -- A person's erasure (sql/015-scopes.sql): everything scoped to them, whatever it says. erase_subject
@@ -196,6 +203,9 @@ BEGIN
     DELETE FROM cogmem.conflicts AS c WHERE c.tenant = erase_person.tenant AND c.person = v_person;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := v_counts || jsonb_build_object('conflicts', v_count);
+    DELETE FROM cogmem.resources AS r WHERE r.tenant = erase_person.tenant AND r.person = v_person;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    v_counts := v_counts || jsonb_build_object('resources', v_count);
     -- Episodes first: they refer to their sessions.
     DELETE FROM cogmem.episodes AS e WHERE e.tenant = erase_person.tenant AND e.person = v_person;
     GET DIAGNOSTICS v_count = ROW_COUNT;
@@ -216,5 +226,5 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.erase_person(text, text, text) IS
 'Erases everything of a tenant scoped to a person (memories, raw turns, store items, held conflicts, '
-'sessions and episodes; their recalls'' message embeddings) and returns what went. The audit keeps '
+'documents, sessions and episodes; their recalls'' message embeddings) and returns what went. The audit keeps '
 'tombstones and a hash of the person. To erase what mentions them elsewhere too, add erase_subject().';
