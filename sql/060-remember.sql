@@ -548,15 +548,19 @@ COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, js
 -- its headings, and replaced by new versions instead of fading.
 CREATE OR REPLACE FUNCTION cogmem._resource_suggestion(p_tenant text, p_content text)
 RETURNS text
-LANGUAGE sql STABLE SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
-RETURN (
-    SELECT format('%s characters, more than resource_suggest_chars (%s): a document? cogmem.add_resource(tenant, '
-                  || 'title, body) keeps it whole, recalled by the section that answers, and versions it instead '
-                  || 'of letting it fade', length(p_content), t.resource_suggest_chars)
-    FROM cogmem.tenants AS t
-    WHERE t.tenant = p_tenant AND length(p_content) > t.resource_suggest_chars
-);
+AS $$
+BEGIN
+    RETURN (
+        SELECT format('%s characters, more than resource_suggest_chars (%s): a document? cogmem.add_resource('
+                      || 'tenant, title, body) keeps it whole, recalled by the section that answers, and versions '
+                      || 'it instead of letting it fade', length(p_content), t.resource_suggest_chars)
+        FROM cogmem.tenants AS t
+        WHERE t.tenant = p_tenant AND length(p_content) > t.resource_suggest_chars
+    );
+END;
+$$;
 COMMENT ON FUNCTION cogmem._resource_suggestion(text, text) IS
 'For a text longer than the tenant''s resource_suggest_chars, the suggestion to add it as a resource; else NULL.';
 

@@ -102,8 +102,6 @@ COMMENT ON COLUMN cogmem.tenants.resource_suggest_chars IS
 def downgrade() -> None:
     # An enum value cannot be dropped: 'resources' stays in cogmem.layer, unused.
     execute("""
--- What reads these columns goes first; sql/ makes it again for the revision installed.
-DROP FUNCTION IF EXISTS cogmem._resource_suggestion(text, text) CASCADE;
 DELETE FROM cogmem.tenant_layers WHERE layer::text = 'resources';
 ALTER TABLE cogmem.tenants DROP COLUMN resource_chunk_tokens, DROP COLUMN resource_suggest_chars;
 DROP TABLE cogmem.resource_chunks, cogmem.resources;
