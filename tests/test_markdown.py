@@ -1,4 +1,5 @@
-"""cogmem_pg/markdown.py and `cogmem export/import --markdown`: a vault of Markdown files, round-tripped."""
+"""cogmem_pg/markdown.py and `cogmem export/import --markdown`: a vault of Markdown files in MIRIX's six memory
+types (core, episodic, semantic, procedural, resource, knowledge vault), round-tripped."""
 
 from click.testing import CliRunner
 
@@ -41,7 +42,15 @@ def snapshot(db, tenant):
            FROM cogmem.episodes AS e WHERE e.tenant = %s ORDER BY e.ended_at""",
         (tenant,),
     ).fetchall()
-    return memories, siblings, episodes
+    resources = db.execute(
+        """SELECT title, kind, version, body, source, redactions, superseded_at IS NOT NULL,
+                  ARRAY(SELECT c.heading || ': ' || c.content FROM cogmem.resource_chunks AS c
+                        WHERE c.tenant = r.tenant AND c.resource_id = r.resource_id ORDER BY c.position)
+           FROM cogmem.resources AS r WHERE r.tenant = %s ORDER BY lower(title), version""",
+        (tenant,),
+    ).fetchall()
+    core = db.execute("SELECT agent, user_profile, goals FROM cogmem.core_identity(%s)", (tenant,)).fetchall()
+    return memories, siblings, episodes, resources, core
 
 
 def cli(*args):
@@ -79,27 +88,59 @@ def test_export_import_round_trip_loses_nothing(db, dsn, tenant, tmp_path):
             [PROCEDURE],
         ),
     )
+    turn = remember(db, tenant, "We moved the shop yesterday.", source='{"conversation": "c1", "person": "ayla"}')
+    add = "SELECT cogmem.add_resource(%s, %s, %s, %s, person => %s)"
+    db.execute(add, (tenant, "Failover", "## Steps\n\n1. Page the DBA.\n2. Promote db-2.", "runbook", None))
+    db.execute(add, (tenant, "Failover", "## Steps\n\n1. Page the DBA.\n2. Promote db-3.", "runbook", None))
+    db.execute(add, (tenant, "Old policy", "## Rule\n\nNo laptops at home.", "policy", "ayla"))
+    db.execute("SELECT cogmem.retire_resource(%s, 'Old policy', 'ayla')", (tenant,))
+    db.execute(
+        "SELECT cogmem.set_core_identity(%s, 'The shop''s ops agent', 'Ayla, the owner', '{Keep it up}')", (tenant,)
+    )
+    db.execute("SELECT cogmem.vault_put(%s, 'db/password', 's3cr3t-Value', 'the primary''s password')", (tenant,))
     before = snapshot(db, tenant)
-    assert len(before[0]) == 5 and len(before[1]) == 1 and len(before[2]) == 1
+    assert [len(part) for part in before] == [6, 1, 1, 3, 1]
 
     out = cli("--dsn", dsn, "export", "--markdown", str(tmp_path), "--tenant", tenant)
-    assert out == f"acme: 5 memories, 1 episodes -> {tmp_path / tenant}\n"
+    assert out == f"acme: 6 memories, 1 episodes, 3 resources -> {tmp_path / tenant}\n"
     vault = tmp_path / tenant
-    note = (vault / "memories" / f"{rule}.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in vault.iterdir() if p.is_dir()) == sorted(
+        ["core", "episodic", "semantic", "procedural", "resource", "knowledge_vault"]
+    )
+    note = (vault / "procedural" / f"{rule}.md").read_text(encoding="utf-8")
     assert note.startswith(f'---\nmemory_id: {rule}\nring: "dos_and_donts"\ntopics: ["server"]\n')
-    assert f"## Episodes\n- [[episodes/{session}]]" in note
-    assert f"- [[memories/{web2}]]" in (vault / "memories" / f"{web1}.md").read_text(encoding="utf-8")
-    assert "hunter2" not in "".join(p.read_text(encoding="utf-8") for p in vault.rglob("*.md"))
-    episode = (vault / "episodes" / f"{session}.md").read_text(encoding="utf-8")
-    assert "## Open items\n- Switch DNS" in episode and f"[[memories/{rule}]]" in episode
-    assert f"[[episodes/{session}]]" in (vault / "index.md").read_text(encoding="utf-8")
+    assert f"## Episodes\n- [[episodic/session-{session}]]" in note
+    assert f"- [[semantic/{web2}]]" in (vault / "semantic" / f"{web1}.md").read_text(encoding="utf-8")
+    assert (vault / "episodic" / f"{turn}.md").exists()  # a turn of a conversation is episodic
+    everything = "".join(p.read_text(encoding="utf-8") for p in vault.rglob("*.md"))
+    assert "hunter2" not in everything and "s3cr3t-Value" not in everything
+    assert "- db/password: the primary's password" in (vault / "knowledge_vault" / "index.md").read_text(
+        encoding="utf-8"
+    )
+    episode = (vault / "episodic" / f"session-{session}.md").read_text(encoding="utf-8")
+    assert "## Open items\n- Switch DNS" in episode and f"[[procedural/{rule}]]" in episode
+    assert f"[[episodic/session-{session}]]" in (vault / "index.md").read_text(encoding="utf-8")
+    assert "Ayla, the owner" in (vault / "core" / "identity.md").read_text(encoding="utf-8")
 
     db.execute("DELETE FROM cogmem.tenants WHERE tenant = %s", (tenant,))
-    assert cli("--dsn", dsn, "import", "--markdown", str(tmp_path)) == "acme: 5 memories, 1 episodes imported\n"
+    assert cli("--dsn", dsn, "import", "--markdown", str(tmp_path)) == (
+        "acme: 6 memories, 1 episodes, 3 resources imported\n"
+        "acme: the vault's secrets are never exported; put back: db/password\n"
+    )
     assert snapshot(db, tenant) == before
     # Again: the same texts are not stored twice, the episode is there already.
     cli("--dsn", dsn, "import", "--markdown", str(tmp_path), "--tenant", tenant)
     assert snapshot(db, tenant) == before
+
+
+def test_a_persons_export_holds_their_memory_only(db, dsn, tenant, tmp_path):
+    remember(db, tenant, "Ayla prefers calls after six.", "habits", source='{"person": "ayla"}')
+    remember(db, tenant, "Ben prefers e-mail.", "habits", source='{"person": "ben"}')
+    remember(db, tenant, "The office closes at six.", "long_term")
+    out = cli("--dsn", dsn, "export", "--markdown", str(tmp_path), "--tenant", tenant, "--person", "ayla")
+    assert out.startswith("acme: 1 memories, 0 episodes, 0 resources")
+    texts = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / tenant).rglob("*.md"))
+    assert "Ayla prefers" in texts and "Ben" not in texts and "office" not in texts and '"person": "ayla"' in texts
 
 
 def test_import_refuses_a_folder_that_is_not_an_export(dsn, tmp_path):

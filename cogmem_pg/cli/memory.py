@@ -302,7 +302,8 @@ def consolidate(ctx: Context, as_of: str | None, tenant: str | None, as_json: bo
 @click.option("--person", default=None, help="Only what is scoped to this person (a subject access request).")
 @pass_context
 def export_cmd(ctx: Context, directory: Path, tenant: str | None, person: str | None) -> None:
-    """Write memories and episodes as Markdown with front-matter and [[wikilinks]]."""
+    """Write a tenant's memory as Markdown in MIRIX's six types (core, episodic, semantic, procedural,
+    resource, knowledge vault: names only), with front-matter and [[wikilinks]]."""
     from cogmem_pg.markdown import export_markdown
 
     with psycopg.connect(ctx.dsn(), autocommit=True) as conn, sql_errors():
@@ -310,8 +311,11 @@ def export_cmd(ctx: Context, directory: Path, tenant: str | None, person: str | 
         for name in tenants:
             if conn.execute("SELECT FROM cogmem.tenants WHERE tenant = %s", (name,)).fetchone() is None:
                 raise click.ClickException(f'unknown tenant "{name}" (or not one you may read)')
-            memories, episodes = export_markdown(conn, name, directory / name, person=person)
-            click.echo(f"{name}: {memories} memories, {episodes} episodes -> {directory / name}")
+            counts = export_markdown(conn, name, directory / name, person=person)
+            click.echo(
+                f"{name}: {counts['memories']} memories, {counts['episodes']} episodes, {counts['resources']} resources"
+                f" -> {directory / name}"
+            )
 
 
 @click.command("import")
@@ -325,7 +329,7 @@ def export_cmd(ctx: Context, directory: Path, tenant: str | None, person: str | 
 @click.option("--tenant", default=None, help="Only this tenant's sub-folder.")
 @pass_context
 def import_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
-    """Read memories and episodes back from Markdown (the same text already stored is not duplicated)."""
+    """Read a tenant's memory back from Markdown (the same text already stored is not duplicated)."""
     from cogmem_pg.embed import default_embedder
     from cogmem_pg.markdown import import_markdown
 
@@ -339,10 +343,14 @@ def import_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
         register_vector(conn)
         with sql_errors(KeyError):
             for folder in folders:
-                memories, episodes = import_markdown(
-                    conn, folder.name, folder, embedder.embed if embedder is not None else None
+                got = import_markdown(conn, folder.name, folder, embedder.embed if embedder is not None else None)
+                click.echo(
+                    f"{folder.name}: {got['memories']} memories, {got['episodes']} episodes, "
+                    f"{got['resources']} resources imported"
                 )
-                click.echo(f"{folder.name}: {memories} memories, {episodes} episodes imported")
+                if got["vault_names"]:
+                    names = ", ".join(got["vault_names"])
+                    click.echo(f"{folder.name}: the vault's secrets are never exported; put back: {names}")
 
 
 COMMANDS = (
