@@ -25,7 +25,7 @@ API_MODULES = ("test_recall", "test_remember", "test_remember_many", "test_sibli
                "test_tenants", "test_erasure", "test_consolidation", "test_rehearsal", "test_contradiction",
                "test_redaction", "test_hostile", "test_audit_chain", "test_audit_views", "test_explain_recall",
                "test_bios", "test_gut", "test_routing", "test_markdown", "test_tenant_access",
-               "test_restore")  # fmt: skip
+               "test_restore", "test_scopes", "test_resources")  # fmt: skip
 # A table or view (not a function call), or an internal helper: what only a single node has.
 SINGLE_NODE_ONLY = re.compile(r"\b(FROM|JOIN|UPDATE|INTO|TABLE)\s+cogmem\.\w+\b(?!\s*\()|\bcogmem\._\w+", re.I)
 # What changes every tenant's world (a global BIOS rule, a preset, a Gut release): on one node each test

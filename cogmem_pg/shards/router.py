@@ -43,7 +43,8 @@ SHARD_ONLY = frozenset({"in_scope"})
 
 # Calls that touch no tenant's rows: any partition answers them alike.
 STATELESS = frozenset({"classify", "route", "redact", "polarity", "contradicts", "attention", "embed",
-                       "embedding_dimensions", "server_can_embed", "strength", "gut_deidentify"})  # fmt: skip
+                       "embedding_dimensions", "server_can_embed", "strength", "gut_deidentify",
+                       "chunk_text"})  # fmt: skip
 
 # What the router itself answers: who calls, and where a tenant lives.
 _ROUTER_SCHEMA = r"""
