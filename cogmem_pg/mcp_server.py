@@ -164,6 +164,14 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         )
 
     @server.tool(annotations=WRITES)
+    def add_resource(title: str, body: str, kind: str = "document", person: str | None = None) -> dict[str, Any]:
+        """Keep a document the user shared (a runbook, a policy, a template, a contract) as a resource:
+        recall then brings the section that answers, cited as [title § heading]. The same TITLE again is a
+        new version that replaces the old one. Use it instead of remember for anything long and
+        structured. PERSON: a document of that person's only."""
+        return _plain(call(lambda: client.add_resource(tenant, title, body, kind, person=person, agent=agent)))
+
+    @server.tool(annotations=WRITES)
     def feedback(recall_id: str, outcome: float, used: list[int] | None = None) -> dict[str, Any]:
         """The outcome of a recall (0 failure .. 1 success); USED names the memories the answer relied on."""
         return {"credited": call(lambda: client.feedback(_uuid(recall_id, "recall_id"), outcome, used, tenant=tenant))}

@@ -21,6 +21,7 @@ from tests.conftest import one
 COGMEM = str(Path(sys.executable).with_name("cogmem"))
 TOOLS = {
     "recall",
+    "add_resource",
     "remember",
     "feedback",
     "search_memories",
@@ -77,6 +78,12 @@ def test_every_tool_once_in_process(cogmem, tenant):
             await mcp.call_tool("remember", {"text": "Never restart web servers at night.", "ring": "dos_and_donts"})
         )
         out["fact"] = structured(await mcp.call_tool("remember", {"text": "Checkout runs on web-3."}))
+        out["document"] = structured(
+            await mcp.call_tool(
+                "add_resource",
+                {"title": "Web runbook", "body": "## Restarts\n\nDrain web-3 from the pool first.", "kind": "runbook"},
+            )
+        )
         out["recall"] = structured(await mcp.call_tool("recall", {"message": "Can I restart the web servers tonight?"}))
         out["feedback"] = structured(
             await mcp.call_tool("feedback", {"recall_id": out["recall"]["recall_id"], "outcome": 1.0})
@@ -111,6 +118,8 @@ def test_every_tool_once_in_process(cogmem, tenant):
     out = talk(server, calls)
     assert out["rule"]["ring"] == "dos_and_donts" and out["fact"]["action"] == "created"
     assert "Never restart web servers at night." in out["recall"]["prompt"]
+    assert out["document"]["action"] == "created" and out["document"]["chunks"] == 1
+    assert "[Web runbook § Restarts] Drain web-3 from the pool first." in out["recall"]["prompt"]
     assert {i["layer"] for i in out["recall"]["items"]} >= {"dos_and_donts"} and out["feedback"]["credited"] >= 1
     assert out["fact"]["memory_id"] in [m["memory_id"] for m in out["search"]]
     assert out["get"]["content"] == "Checkout runs on web-3." and [m["ring"] for m in out["list"]] == ["dos_and_donts"]
@@ -238,3 +247,28 @@ def test_ids_of_another_tenant_the_login_reaches_are_unknown(dsn, db, login):
         (recall_id, conflict_id, session_id),
     ).fetchone()
     assert untouched == (None, True, True, 1)
+
+
+def test_a_server_bound_to_an_agent_remembers_and_recalls_in_its_scope(db, cogmem, tenant):
+    support = build_server(cogmem, tenant, agent="support")
+    billing = build_server(cogmem, tenant, agent="billing")
+
+    async def calls(mcp):
+        rule = {"text": "Ayla asked never to be called on weekends.", "person": "ayla", "ring": "dos_and_donts"}
+        await mcp.call_tool("remember", rule)
+        await mcp.call_tool("remember", {"text": "Escalate refunds to the billing lead.", "ring": "procedures"})
+        ayla = structured(await mcp.call_tool("recall", {"message": "Can I call on Saturday?", "person": "ayla"}))
+        ben = structured(await mcp.call_tool("recall", {"message": "Can I call on Saturday?", "person": "ben"}))
+        return ayla, ben
+
+    ayla, ben = talk(support, calls)
+    assert "Ayla asked never to be called on weekends." in ayla["prompt"]
+    assert "Ayla" not in ben["prompt"]
+    assert one(db, "SELECT agent FROM cogmem.memories WHERE content LIKE 'Escalate%%'") == "support"
+
+    async def listing(mcp):
+        return structured(await mcp.call_tool("list_memories", {}))
+
+    # What the support agent heard with no person is its own: the billing agent does not see it.
+    assert "Escalate refunds" not in str(talk(billing, listing))
+    assert "Escalate refunds" in str(talk(support, listing))
