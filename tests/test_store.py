@@ -211,6 +211,19 @@ def test_an_indexed_value_is_a_memory_that_recall_injects(store, client, db, ten
     )
 
 
+def test_a_namespace_label_names_the_person_and_the_store_its_agent(client, tenant, db):
+    store = CogmemStore(client, tenant, person_label=1, agent="support")
+    store.put(("memories", "ayla"), "calls", {"content": "Ayla wants calls only after six."})
+    store.put(("memories", "ben"), "calls", {"content": "Ben wants no calls at all, e-mail only."})
+    store.put(("team",), "hours", {"content": "Support answers calls from nine to six."})
+    scopes = db.execute("SELECT person, agent FROM cogmem.memories ORDER BY memory_id").fetchall()
+    assert scopes == [("ayla", "support"), ("ben", "support"), (None, "support")]
+    recalled = " ".join(i.content for i in store.recall(("memories", "ayla"), "When can I call?").items)
+    assert "Ayla" in recalled and "Ben" not in recalled and "nine to six" in recalled
+    with pytest.raises(ValueError, match="not both"):
+        CogmemStore(client, tenant, agent="a", agent_label=2)
+
+
 def test_fields_choose_the_text_and_index_false_stores_none(client, tenant, db):
     store = CogmemStore(client, tenant, index=["title", "body.text"])
     store.put(("kb",), "one", {"title": "Rotating keys", "body": {"text": "Rotate the signing key yearly."}, "id": 7})
