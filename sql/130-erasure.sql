@@ -183,6 +183,7 @@ DECLARE
     v_ids    bigint[];
     v_counts jsonb := '{}';
     v_count  integer;
+    v_table  text;
 BEGIN
     PERFORM cogmem._require_tenant(erase_person.tenant);
     IF v_person IS NULL THEN
@@ -194,25 +195,13 @@ BEGIN
     FROM cogmem.memories AS m WHERE m.tenant = erase_person.tenant AND m.person = v_person;
     v_count := cogmem._erase_memories(erase_person.tenant, v_ids, coalesce(erase_person.reason, 'erasure request'));
     v_counts := v_counts || jsonb_build_object('memories', v_count);
-    DELETE FROM cogmem.sensory_turns AS s WHERE s.tenant = erase_person.tenant AND s.person = v_person;
-    GET DIAGNOSTICS v_count = ROW_COUNT;
-    v_counts := v_counts || jsonb_build_object('sensory_turns', v_count);
-    DELETE FROM cogmem.store_items AS i WHERE i.tenant = erase_person.tenant AND i.person = v_person;
-    GET DIAGNOSTICS v_count = ROW_COUNT;
-    v_counts := v_counts || jsonb_build_object('store_items', v_count);
-    DELETE FROM cogmem.conflicts AS c WHERE c.tenant = erase_person.tenant AND c.person = v_person;
-    GET DIAGNOSTICS v_count = ROW_COUNT;
-    v_counts := v_counts || jsonb_build_object('conflicts', v_count);
-    DELETE FROM cogmem.resources AS r WHERE r.tenant = erase_person.tenant AND r.person = v_person;
-    GET DIAGNOSTICS v_count = ROW_COUNT;
-    v_counts := v_counts || jsonb_build_object('resources', v_count);
-    -- Episodes first: they refer to their sessions.
-    DELETE FROM cogmem.episodes AS e WHERE e.tenant = erase_person.tenant AND e.person = v_person;
-    GET DIAGNOSTICS v_count = ROW_COUNT;
-    v_counts := v_counts || jsonb_build_object('episodes', v_count);
-    DELETE FROM cogmem.sessions AS s WHERE s.tenant = erase_person.tenant AND s.person = v_person;
-    GET DIAGNOSTICS v_count = ROW_COUNT;
-    v_counts := v_counts || jsonb_build_object('sessions', v_count);
+    -- Everything else with a person column (episodes before the sessions they refer to), counted by table.
+    FOREACH v_table IN ARRAY ARRAY['sensory_turns', 'store_items', 'conflicts', 'resources', 'episodes', 'sessions'] LOOP
+        EXECUTE format('DELETE FROM cogmem.%I AS x WHERE x.tenant = $1 AND x.person = $2', v_table)
+        USING erase_person.tenant, v_person;
+        GET DIAGNOSTICS v_count = ROW_COUNT;
+        v_counts := v_counts || jsonb_build_object(v_table, v_count);
+    END LOOP;
     -- Their recalls keep the cycle (ids, scores: the audit explains them) but not the message's embedding.
     UPDATE cogmem.recalls AS r SET message_embedding = NULL
     WHERE r.tenant = erase_person.tenant AND r.person = v_person AND r.message_embedding IS NOT NULL;
