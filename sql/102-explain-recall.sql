@@ -46,6 +46,16 @@ BEGIN
                                              'withdrawn_release', g.withdrawn_release,
                                              'note', 'support and success are noisy (differential privacy)')
                    FROM cogmem.gut_patterns AS g WHERE g.pattern_id = i.rule_id)
+               -- A document's chunk (sql/069-resources.sql): which version of which document, and whether a
+               -- newer one has replaced it since. Erased with its document: no provenance then.
+               WHEN i.layer = 'resources' THEN (
+                   SELECT jsonb_build_object('kind', 'resource', 'resource_id', d.resource_id, 'title', d.title,
+                                             'document_kind', d.kind, 'version', d.version, 'heading', c.heading,
+                                             'added_at', d.created_at, 'superseded_at', d.superseded_at,
+                                             'source', d.source)
+                   FROM cogmem.resource_chunks AS c
+                   JOIN cogmem.resources AS d ON d.tenant = c.tenant AND d.resource_id = c.resource_id
+                   WHERE c.tenant = v_recall.tenant AND c.chunk_id = i.rule_id)
                WHEN i.rule_id IS NOT NULL THEN (
                    -- A preset's rules are added in the transaction of their load: the same now().
                    SELECT jsonb_build_object('kind', 'bios', 'category', r.category, 'rule', r.rule,

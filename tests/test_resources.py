@@ -235,3 +235,17 @@ def test_a_very_long_text_is_remembered_and_suggested_as_a_resource(db, tenant):
         "SELECT suggestion IS NOT NULL FROM cogmem.remember_many(%s, %s)", (tenant, json.dumps(["x y", long_text]))
     ).fetchall()
     assert batch == [(False,), (True,)]
+
+
+def test_explain_recall_says_which_version_of_which_document(db, tenant):
+    db.execute("SELECT cogmem.add_resource(%s, 'Database failover runbook', %s, 'runbook')", (tenant, RUNBOOK))
+    recall_id = one(db, "SELECT recall_id FROM cogmem.recall(%s, 'Who is the escalation contact?') LIMIT 1", (tenant,))
+    db.execute("SELECT cogmem.add_resource(%s, 'Database failover runbook', %s, 'runbook')", (tenant, RUNBOOK + "\nv2"))
+    provenance = [
+        r[0] for r in db.execute(
+            "SELECT provenance FROM cogmem.explain_recall(%s) WHERE layer = 'resources' ORDER BY item", (recall_id,)
+        )
+    ]  # fmt: skip
+    assert provenance and all(p["kind"] == "resource" and p["version"] == 1 for p in provenance)
+    assert provenance[0]["heading"] == "Contacts" and provenance[0]["superseded_at"] is not None
+    assert provenance[0]["title"] == "Database failover runbook" and provenance[0]["document_kind"] == "runbook"
