@@ -851,11 +851,13 @@ class Client:
         *,
         person: str | None = None,
         agent: str | None = None,
+        everyone: bool = True,
         conn: psycopg.Connection | None = None,
     ) -> list[Conflict]:
-        """Unresolved conflicts: the tenant's, or with a person or an agent, those of that scope."""
-        query = "SELECT * FROM cogmem.open_conflicts(%s, %s, %s)"
-        return self._rows(conn, Conflict, query, (tenant, person, agent))
+        """Unresolved conflicts: the tenant's, or with a person or an agent (or everyone=False), those of
+        that scope."""
+        query = "SELECT * FROM cogmem.open_conflicts(%s, %s, %s, %s)"
+        return self._rows(conn, Conflict, query, (tenant, person, agent, everyone))
 
     def resolve_conflict(
         self,
@@ -883,12 +885,13 @@ class Client:
         *,
         person: str | None = None,
         agent: str | None = None,
+        everyone: bool = True,
         conn: psycopg.Connection | None = None,
     ) -> list[PendingRule]:
         """The candidate rules and incidents waiting to be confirmed, newest first, with the question to ask
-        (with a person or an agent, those that scope sees)."""
-        query = "SELECT * FROM cogmem.pending_rules(%s, %s, %s)"
-        return self._rows(conn, PendingRule, query, (tenant, person, agent))
+        (with a person or an agent, or everyone=False, those that scope sees)."""
+        query = "SELECT * FROM cogmem.pending_rules(%s, %s, %s, %s)"
+        return self._rows(conn, PendingRule, query, (tenant, person, agent, everyone))
 
     def confirm_ring(self, tenant: str, memory_id: int, ring: str, *, conn: psycopg.Connection | None = None) -> str:
         """A person confirms a memory (a candidate) into a ring."""

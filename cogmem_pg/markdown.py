@@ -316,9 +316,10 @@ def _import_episodes(conn: psycopg.Connection, tenant: str, directory: Path, new
         conn.execute(
             """SELECT cogmem.restore_episode(%s, %s, %s, project => %s, phase => %s, decisions => %s,
                       open_items => %s, next_steps => %s, memory_ids => %s, topics => %s,
-                      started_at => %s, ended_at => %s)""",
+                      started_at => %s, ended_at => %s, person => %s, agent => %s)""",
             (tenant, meta["session_id"], body[:chars], meta["project"], meta["phase"], decisions, open_items,
-             next_steps, touched, meta["topics"], meta["started_at"], meta["ended_at"]),
+             next_steps, touched, meta["topics"], meta["started_at"], meta["ended_at"], meta.get("person"),
+             meta.get("agent")),
         )  # fmt: skip
     return len(episodes)
 

@@ -237,7 +237,9 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | No
     def open_conflicts(person: str | None = None) -> list[dict[str, Any]]:
         """What was held back because it contradicts what the tenant holds, with the verdict (of PERSON's
         conversations and this agent's)."""
-        return [_plain(c) for c in call(lambda: client.open_conflicts(tenant, person=person, agent=agent))]
+        return [
+            _plain(c) for c in call(lambda: client.open_conflicts(tenant, person=person, agent=agent, everyone=False))
+        ]
 
     @server.tool(annotations=WRITES)
     def resolve_conflict(conflict_id: int, resolution: str, note: str | None = None) -> dict[str, Any]:
@@ -250,7 +252,9 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | No
         """Candidate rules and incidents: what the user said that may be a standing rule or an incident to
         remember, not sure enough to be one yet. Ask the user each QUESTION, then call confirm_ring or
         dismiss_candidate with the answer."""
-        return [_plain(r) for r in call(lambda: client.pending_rules(tenant, person=person, agent=agent))]
+        return [
+            _plain(r) for r in call(lambda: client.pending_rules(tenant, person=person, agent=agent, everyone=False))
+        ]
 
     @server.tool(annotations=IDEMPOTENT)
     def confirm_ring(memory_id: int, ring: str) -> dict[str, Any]:

@@ -297,6 +297,10 @@ BEGIN
         RAISE EXCEPTION 'a grant of every tenant cannot be narrowed to a person'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Grant the person''s tenant by name.';
     END IF;
+    IF grant_tenant.person IS NOT NULL AND grant_tenant.vault THEN
+        RAISE EXCEPTION 'a grant narrowed to a person cannot hold the vault'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The vault is the whole tenant''s: grant it without person.';
+    END IF;
     IF btrim(grant_tenant.person) = '' OR length(btrim(grant_tenant.person)) > 200 OR grant_tenant.person ~ '[[:cntrl:]]' THEN
         RAISE EXCEPTION 'person must be a name of 1 to 200 characters without control characters'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass the person as recall and remember name it, or NULL for the whole tenant.';

@@ -113,6 +113,25 @@ $$;
 COMMENT ON FUNCTION cogmem.narrowed_reach() IS
 'The tenants the calling role reaches only for some persons, with those persons: {"tenant": ["person"]}.';
 
+-- A person's and an agent's names as a verb takes them: valid, or a clear error.
+CREATE OR REPLACE FUNCTION cogmem._require_names(p_person text, p_agent text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_problem text := coalesce(cogmem._name_problem('person', pg_catalog.to_jsonb(p_person)),
+                               cogmem._name_problem('agent', pg_catalog.to_jsonb(p_agent)));
+BEGIN
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION 'the scope %', v_problem
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Name a person or an agent, e.g. ''cust-42'', ''billing''.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._require_names(text, text) IS
+'Refuses a person or an agent that is not a name of 1 to 200 characters without control characters.';
+
 -- Scope arguments of a public verb: valid names, and for a role narrowed to persons of the tenant, one
 -- of its persons (a narrowed role writes and recalls only in its person's scope).
 CREATE OR REPLACE FUNCTION cogmem._require_scope(p_tenant text, p_person text, p_agent text)
@@ -121,14 +140,9 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_problem text := coalesce(cogmem._name_problem('person', pg_catalog.to_jsonb(p_person)),
-                               cogmem._name_problem('agent', pg_catalog.to_jsonb(p_agent)));
     v_persons jsonb := cogmem.narrowed_reach() OPERATOR(pg_catalog.->) p_tenant;
 BEGIN
-    IF v_problem IS NOT NULL THEN
-        RAISE EXCEPTION 'the scope %', v_problem
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Name a person or an agent, e.g. ''cust-42'', ''billing''.';
-    END IF;
+    PERFORM cogmem._require_names(p_person, p_agent);
     IF v_persons IS NOT NULL AND NOT (p_person IS NOT NULL AND v_persons OPERATOR(pg_catalog.?) btrim(p_person)) THEN
         RAISE EXCEPTION 'permission denied: % reaches tenant "%" only for the person %', cogmem.caller(), p_tenant,
                         (SELECT pg_catalog.string_agg(pg_catalog.quote_literal(p), ', ')
@@ -141,6 +155,24 @@ $$;
 COMMENT ON FUNCTION cogmem._require_scope(text, text, text) IS
 'Checks a verb''s person and agent: valid names, and a person the caller reaches (a grant narrowed to a '
 'person requires it); insufficient_privilege otherwise.';
+
+-- What belongs to the whole tenant (its core identity, its learnings, the audit trail) is not for a grant
+-- narrowed to one person: refused with a reason.
+CREATE OR REPLACE FUNCTION cogmem._require_whole_tenant(p_tenant text)
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF cogmem.narrowed_reach() OPERATOR(pg_catalog.?) p_tenant THEN
+        RAISE EXCEPTION 'permission denied: % reaches tenant "%" only for some persons', cogmem.caller(), p_tenant
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'This changes what every person of the tenant shares: it needs a grant of the whole tenant.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._require_whole_tenant(text) IS
+'Raises insufficient_privilege for a role whose grant of the tenant is narrowed to persons.';
 
 -- The person boundary, on every table with a person column: restrictive, so it narrows what
 -- tenant_isolation lets through. Reads see what carries no person (what the tenant shares); writes of a
@@ -173,3 +205,8 @@ BEGIN
     END LOOP;
 END;
 $policies$;
+-- The audit trail names every person's scope, recall and reason: a narrowed grant reads none of it (its
+-- own calls still write it).
+DROP POLICY IF EXISTS whole_tenant_reads ON cogmem.audit_log;
+CREATE POLICY whole_tenant_reads ON cogmem.audit_log AS RESTRICTIVE FOR SELECT
+USING (NOT ((SELECT cogmem.narrowed_reach()) ? tenant));

@@ -49,6 +49,8 @@ DECLARE
     v_chars   integer;
 BEGIN
     PERFORM cogmem._require_tenant(v_tenant);
+    -- Every person's recall injects it: not for a grant narrowed to one person (sql/015-scopes.sql).
+    PERFORM cogmem._require_whole_tenant(v_tenant);
     -- One version at a time per tenant.
     PERFORM cogmem._serialize_tenant(v_tenant);
     SELECT * INTO v_before FROM cogmem.core_identity AS c WHERE c.tenant = v_tenant ORDER BY c.version DESC LIMIT 1;

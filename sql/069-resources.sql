@@ -27,8 +27,9 @@ BEGIN
         RETURN NEXT p_block;
         RETURN;
     END IF;
-    -- List items (a line that starts with a marker), else sentences, else words.
-    v_parts := regexp_split_to_array(p_block, '\n(?=\s*([-*+]|\d+[.)])\s)');
+    -- Code by its lines; list items (a line that starts with a marker), else sentences, else words.
+    v_parts := CASE WHEN p_block ~ '^\s{0,3}(```|~~~)' THEN regexp_split_to_array(p_block, '\n')
+                    ELSE regexp_split_to_array(p_block, '\n(?=\s*([-*+]|\d+[.)])\s)') END;
     IF cardinality(v_parts) < 2 THEN
         v_parts := regexp_split_to_array(p_block, '(?<=[.!?…:;])\s+');
     END IF;
@@ -47,7 +48,8 @@ BEGIN
             RETURN QUERY SELECT substr(v_part, s, p_max) FROM generate_series(1, length(v_part), p_max) AS s;
         ELSE
             v_piece := CASE WHEN v_piece = '' THEN v_part
-                            WHEN v_part ~ '^\s*([-*+]|\d+[.)])\s' THEN v_piece || E'\n' || v_part
+                            WHEN v_part ~ '^\s*([-*+]|\d+[.)])\s' OR p_block ~ '^\s{0,3}(```|~~~)'
+                                THEN v_piece || E'\n' || v_part
                             ELSE v_piece || ' ' || v_part END;
         END IF;
     END LOOP;
@@ -173,7 +175,7 @@ BEGIN
     RETURN QUERY
     SELECT c.chunk, c.heading, c.content,
            concat_ws(E'\n', btrim(chunk_resource.title) || coalesce(' § ' || nullif(c.heading, ''), ''), c.content)
-    FROM cogmem.chunk_text((cogmem.redact(chunk_resource.body)).redacted, v_tokens) AS c
+    FROM cogmem.chunk_text((cogmem.redact(btrim(chunk_resource.body, E' \n\t'))).redacted, v_tokens) AS c
     ORDER BY c.chunk;
 END;
 $$;
@@ -266,6 +268,7 @@ DECLARE
     v_id         bigint;
     v_chunks     record;
     v_count      integer;
+    v_version    integer;
 BEGIN
     PERFORM cogmem._require_tenant(v_tenant);
     PERFORM cogmem._require_scope(v_tenant, add_resource.person, add_resource.agent);
@@ -279,6 +282,10 @@ BEGIN
     WHERE r.tenant = v_tenant AND lower(r.title) = lower(v_title) AND r.superseded_at IS NULL
       AND cogmem._same_scope(r.person, r.agent, cogmem._person(v_source), cogmem._agent(v_source))
     FOR UPDATE;
+    -- Versions count on after a retirement: a title's numbers are never used twice.
+    SELECT coalesce(max(r.version), 0) + 1 INTO v_version FROM cogmem.resources AS r
+    WHERE r.tenant = v_tenant AND lower(r.title) = lower(v_title)
+      AND cogmem._same_scope(r.person, r.agent, cogmem._person(v_source), cogmem._agent(v_source));
     IF v_old.body_sha256 = sha256(convert_to(v_body, 'UTF8')) THEN
         RETURN QUERY SELECT v_old.resource_id, v_old.version, 'unchanged'::text,
                             (SELECT count(*)::integer FROM cogmem.resource_chunks AS c
@@ -290,7 +297,11 @@ BEGIN
            array_agg(c.embed_text ORDER BY c.chunk) AS texts
     INTO v_chunks
     FROM cogmem.chunk_resource(v_tenant, v_title, v_body) AS c;
-    v_count := cardinality(v_chunks.contents);
+    v_count := coalesce(cardinality(v_chunks.contents), 0);
+    IF v_count = 0 THEN
+        RAISE EXCEPTION 'body has no text beside its headings'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A document is recalled by its text; pass the sections'' text too.';
+    END IF;
     IF add_resource.embeddings IS NOT NULL AND cardinality(add_resource.embeddings) <> v_count THEN
         RAISE EXCEPTION '% embeddings for % chunks', cardinality(add_resource.embeddings), v_count
             USING ERRCODE = 'invalid_parameter_value',
@@ -303,7 +314,7 @@ BEGIN
     UPDATE cogmem.resources AS r SET superseded_at = now() WHERE r.tenant = v_tenant AND r.resource_id = v_old.resource_id;
     UPDATE cogmem.resource_chunks AS c SET current = false WHERE c.tenant = v_tenant AND c.resource_id = v_old.resource_id;
     INSERT INTO cogmem.resources AS r (tenant, title, kind, version, body, body_sha256, redactions, source)
-    VALUES (v_tenant, v_title, add_resource.kind, coalesce(v_old.version, 0) + 1, v_body,
+    VALUES (v_tenant, v_title, add_resource.kind, v_version, v_body,
             sha256(convert_to(v_body, 'UTF8')), v_redactions, v_source)
     RETURNING r.resource_id INTO v_id;
     UPDATE cogmem.resources AS r SET superseded_by = v_id WHERE r.tenant = v_tenant AND r.resource_id = v_old.resource_id;
@@ -315,13 +326,13 @@ BEGIN
     -- The title may name a person: the audit keeps its hash.
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES (v_tenant, 'write', 'resource_added',
-            jsonb_build_object('resource_id', v_id, 'version', coalesce(v_old.version, 0) + 1, 'kind', add_resource.kind,
+            jsonb_build_object('resource_id', v_id, 'version', v_version, 'kind', add_resource.kind,
                                'chunks', v_count, 'redactions', to_jsonb(v_redactions), 'supersedes', v_old.resource_id,
                                'title_sha256', encode(sha256(convert_to(lower(v_title), 'UTF8')), 'hex'),
                                'embedded', (SELECT count(*) FROM cogmem.resource_chunks AS c
                                             WHERE c.tenant = v_tenant AND c.resource_id = v_id AND c.embedding IS NOT NULL)));
-    RETURN QUERY SELECT v_id, coalesce(v_old.version, 0) + 1, CASE WHEN v_old.resource_id IS NULL THEN 'created'
-                                                                    ELSE 'new_version' END, v_count, v_redactions;
+    RETURN QUERY SELECT v_id, v_version, CASE WHEN v_version = 1 THEN 'created' ELSE 'new_version' END, v_count,
+                        v_redactions;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.add_resource(text, text, text, text, jsonb, public.vector[], text, text) IS
@@ -416,7 +427,9 @@ BEGIN
            greatest(1, ceil(length('[' || d.title || coalesce(' § ' || nullif(f.heading, ''), '') || '] ' || f.content)
                             / 4.0))::integer,
            f.fused_score::real,
-           concat_ws('; ', 'resource ' || d.title || coalesce(' § ' || nullif(f.heading, ''), ''),
+           -- The reason goes to the audit, which keeps no document text (a title may name a person): the
+           -- content shown cites title § heading, the reason the resource and its ranks.
+           concat_ws('; ', format('resource %s chunk %s', d.resource_id, f.chunk_id),
                      CASE WHEN f.lexical IS NOT NULL THEN 'lexical #' || f.lexical_rank END,
                      CASE WHEN f.distance IS NOT NULL
                           THEN 'vector #' || f.semantic_rank || ' (' || round((1 - f.distance)::numeric, 2) || ')' END,

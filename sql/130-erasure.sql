@@ -202,9 +202,10 @@ BEGIN
         GET DIAGNOSTICS v_count = ROW_COUNT;
         v_counts := v_counts || jsonb_build_object(v_table, v_count);
     END LOOP;
-    -- Their recalls keep the cycle (ids, scores: the audit explains them) but not the message's embedding.
-    UPDATE cogmem.recalls AS r SET message_embedding = NULL
-    WHERE r.tenant = erase_person.tenant AND r.person = v_person AND r.message_embedding IS NOT NULL;
+    -- Their recalls keep the cycle (ids, scores: the audit explains them) but not the message's embedding,
+    -- nor the person's name (still no one else's: no narrowed grant names it).
+    UPDATE cogmem.recalls AS r SET message_embedding = NULL, person = '(erased)'
+    WHERE r.tenant = erase_person.tenant AND r.person = v_person;
 
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES (erase_person.tenant, 'governance', 'erasure_requested',

@@ -29,7 +29,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM cogmem._require_tenant(trust.tenant);
-    PERFORM cogmem._require_scope(trust.tenant, NULL, trust.agent);
+    PERFORM cogmem._require_names(NULL, trust.agent);
     RETURN coalesce((SELECT e.score FROM cogmem.trust_events AS e
                      WHERE e.tenant = trust.tenant AND e.agent IS NOT DISTINCT FROM btrim(trust.agent)
                      ORDER BY e.event_id DESC LIMIT 1), 50);
@@ -91,7 +91,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM cogmem._require_tenant(trust_event.tenant);
-    PERFORM cogmem._require_scope(trust_event.tenant, NULL, trust_event.agent);
+    PERFORM cogmem._require_names(NULL, trust_event.agent);
     IF trust_event.kind IS NULL OR trust_event.kind NOT IN ('praise', 'delegation', 'caught_error', 'correction') THEN
         RAISE EXCEPTION 'unknown trust event kind "%"', coalesce(trust_event.kind, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',

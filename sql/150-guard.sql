@@ -302,6 +302,8 @@ DECLARE
     v_was    boolean;
 BEGIN
     PERFORM cogmem._require_tenant(v_tenant);
+    -- A learning is the tenant's, whoever it is about: not for a grant narrowed to one person.
+    PERFORM cogmem._require_whole_tenant(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
     SELECT l.blocking INTO v_was FROM cogmem.learnings AS l
     WHERE l.tenant = v_tenant AND l.memory_id = acknowledge.learning_id

@@ -11,10 +11,12 @@
 -- of fact is stored and linked there). Callers with a better judge (an LLM)
 -- pass their verdict as remember's contradicts argument: the memory ids it contradicts, or '{}' for none.
 
--- With a person or an agent, the conflicts of what that scope sees (sql/015-scopes.sql); with neither, the
--- whole tenant's, for the people who review them.
+-- With a person or an agent, or everyone => false, the conflicts of what that scope sees (sql/015-scopes.sql);
+-- else the whole tenant's, for the people who review them.
 DROP FUNCTION IF EXISTS cogmem.open_conflicts(text);  -- before 0035: no scope
-CREATE OR REPLACE FUNCTION cogmem.open_conflicts(tenant text, person text DEFAULT NULL, agent text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION cogmem.open_conflicts(
+    tenant text, person text DEFAULT NULL, agent text DEFAULT NULL, everyone boolean DEFAULT TRUE
+)
 RETURNS TABLE (
     conflict_id bigint, content text, conflicts_with bigint[], established text[], verdict text,
     opened_at timestamptz
@@ -37,14 +39,14 @@ BEGIN
            c.verdict, c.opened_at
     FROM cogmem.conflicts AS c
     WHERE c.tenant = open_conflicts.tenant AND c.status = 'open'
-      AND (num_nonnulls(open_conflicts.person, open_conflicts.agent) = 0
+      AND ((num_nonnulls(open_conflicts.person, open_conflicts.agent) = 0 AND open_conflicts.everyone IS NOT FALSE)
            OR cogmem.in_scope(c.person, c.agent, c.ring, btrim(open_conflicts.person), btrim(open_conflicts.agent), t))
     ORDER BY c.conflict_id;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.open_conflicts(text, text, text) IS
-'Unresolved conflicts of a tenant (of the scope of person and agent, when one is given): the held '
-'instruction, the memories it contradicts and their text.';
+COMMENT ON FUNCTION cogmem.open_conflicts(text, text, text, boolean) IS
+'Unresolved conflicts of a tenant (of the scope of person and agent when one is given or everyone is false: '
+'what recall for it would see): the held instruction, the memories it contradicts and their text.';
 
 CREATE OR REPLACE FUNCTION cogmem.resolve_conflict(conflict_id bigint, resolution text, note text DEFAULT NULL)
 RETURNS TABLE (status text, memory_id bigint, weakened bigint[])

@@ -19,10 +19,13 @@ END;
 COMMENT ON FUNCTION cogmem._candidate_question(cogmem.ring, text, regconfig) IS
 'What an agent asks a person about a candidate rule or incident, in English or Turkish.';
 
--- With a person or an agent, the candidates that scope sees (sql/015-scopes.sql): an agent asks a customer
--- about their own rules, not another's. With neither, the whole tenant's, for the people who review them.
+-- With a person or an agent, or everyone => false, the candidates that scope sees (sql/015-scopes.sql): an
+-- agent asks a customer about their own rules, not another's. Else the whole tenant's, for the people who
+-- review them.
 DROP FUNCTION IF EXISTS cogmem.pending_rules(text);  -- before 0035: no scope
-CREATE OR REPLACE FUNCTION cogmem.pending_rules(tenant text, person text DEFAULT NULL, agent text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION cogmem.pending_rules(
+    tenant text, person text DEFAULT NULL, agent text DEFAULT NULL, everyone boolean DEFAULT TRUE
+)
 RETURNS TABLE (
     memory_id bigint, ring text, content text, probability real, question text, created_at timestamptz
 )
@@ -43,12 +46,12 @@ BEGIN
            cogmem._candidate_question(m.candidate_ring, m.content, v_language), m.created_at
     FROM cogmem.memories AS m
     WHERE m.tenant = pending_rules.tenant AND m.candidate_ring IS NOT NULL
-      AND (num_nonnulls(pending_rules.person, pending_rules.agent) = 0
+      AND ((num_nonnulls(pending_rules.person, pending_rules.agent) = 0 AND pending_rules.everyone IS NOT FALSE)
            OR cogmem.in_scope(m.person, m.agent, m.ring, btrim(pending_rules.person), btrim(pending_rules.agent), t))
     ORDER BY m.created_at DESC, m.memory_id DESC;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.pending_rules(text, text, text) IS
+COMMENT ON FUNCTION cogmem.pending_rules(text, text, text, boolean) IS
 'The candidate rules and incidents waiting to be confirmed, newest first, each with the ring it may belong '
 'to, how likely the model found it, and the question an agent can ask (in the tenant''s language).';
 

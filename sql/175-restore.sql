@@ -98,6 +98,9 @@ $$;
 COMMENT ON FUNCTION cogmem.restore_siblings(text, jsonb) IS
 'Administrators: restores exported sibling links ([{"a": id, "b": id, "similarity": s}]). Audited.';
 
+DROP FUNCTION IF EXISTS cogmem.restore_episode(
+    text, uuid, text, text, text, text[], text[], text[], bigint[], text[], timestamptz, timestamptz
+);  -- before 0035: no scope
 CREATE OR REPLACE FUNCTION cogmem.restore_episode(
     tenant text,
     session_id uuid,
@@ -110,7 +113,9 @@ CREATE OR REPLACE FUNCTION cogmem.restore_episode(
     memory_ids bigint[] DEFAULT NULL,
     topics text[] DEFAULT NULL,
     started_at timestamptz DEFAULT NULL,
-    ended_at timestamptz DEFAULT NULL
+    ended_at timestamptz DEFAULT NULL,
+    person text DEFAULT NULL,
+    agent text DEFAULT NULL
 )
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -124,6 +129,7 @@ DECLARE
 BEGIN
     PERFORM cogmem._require_admin();
     PERFORM cogmem._require_tenant(restore_episode.tenant);
+    PERFORM cogmem._require_names(restore_episode.person, restore_episode.agent);
     v_summary := cogmem._clean_text(restore_episode.summary);
     IF restore_episode.session_id IS NULL OR v_summary IS NULL THEN
         RAISE EXCEPTION 'an episode needs its session_id and a summary'
@@ -131,17 +137,20 @@ BEGIN
     END IF;
     -- Imported twice into the same tenant: the episode is there already (a session id of another
     -- tenant fails on the episode's key instead).
-    INSERT INTO cogmem.sessions AS s (tenant, session_id, project, started_at, ended_at)
+    -- In the scope it was said in (sql/015-scopes.sql): a person's episode stays theirs.
+    INSERT INTO cogmem.sessions AS s (tenant, session_id, project, started_at, ended_at, person, agent)
     VALUES (restore_episode.tenant, restore_episode.session_id, restore_episode.project,
-            coalesce(restore_episode.started_at, now()), coalesce(restore_episode.ended_at, now()))
+            coalesce(restore_episode.started_at, now()), coalesce(restore_episode.ended_at, now()),
+            btrim(restore_episode.person), btrim(restore_episode.agent))
     ON CONFLICT DO NOTHING;
     INSERT INTO cogmem.episodes AS e (tenant, session_id, project, phase, summary, decisions, open_items,
-                                      next_steps, memory_ids, topics, started_at, ended_at)
+                                      next_steps, memory_ids, topics, started_at, ended_at, person, agent)
     VALUES (restore_episode.tenant, restore_episode.session_id, restore_episode.project,
             cogmem._clean_text(restore_episode.phase), v_summary, cogmem._clean_list(restore_episode.decisions),
             cogmem._clean_list(restore_episode.open_items), cogmem._clean_list(restore_episode.next_steps),
             coalesce(restore_episode.memory_ids, '{}'), coalesce(cogmem._normalize_topics(restore_episode.topics), '{}'),
-            coalesce(restore_episode.started_at, now()), coalesce(restore_episode.ended_at, now()))
+            coalesce(restore_episode.started_at, now()), coalesce(restore_episode.ended_at, now()),
+            btrim(restore_episode.person), btrim(restore_episode.agent))
     ON CONFLICT DO NOTHING;
     v_new := FOUND;
     IF v_new THEN
@@ -153,7 +162,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.restore_episode(
-    text, uuid, text, text, text, text[], text[], text[], bigint[], text[], timestamptz, timestamptz
+    text, uuid, text, text, text, text[], text[], text[], bigint[], text[], timestamptz, timestamptz, text, text
 ) IS
-'Administrators: restores an exported episode and its session, its texts redacted as end_session() '
-'redacts them. Audited. False when the episode was there already.';
+'Administrators: restores an exported episode and its session, in its scope (person, agent), its texts '
+'redacted as end_session() redacts them. Audited. False when the episode was there already.';

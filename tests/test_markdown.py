@@ -36,7 +36,7 @@ def snapshot(db, tenant):
     ).fetchall()
     episodes = db.execute(
         """SELECT e.session_id, e.project, e.phase, e.summary, e.decisions, e.open_items, e.next_steps, e.topics,
-                  e.started_at, e.ended_at,
+                  e.started_at, e.ended_at, e.person, e.agent,
                   ARRAY(SELECT m.content FROM cogmem.memories AS m
                         WHERE m.tenant = e.tenant AND m.memory_id = ANY (e.memory_ids) ORDER BY m.content)
            FROM cogmem.episodes AS e WHERE e.tenant = %s ORDER BY e.ended_at""",
@@ -70,7 +70,7 @@ def test_export_import_round_trip_loses_nothing(db, dsn, tenant, tmp_path):
         "INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity) VALUES (%s, %s, %s, 0.95)",
         (tenant, web1, web2),
     )
-    session = one(db, "SELECT cogmem.start_session(%s, 'shop')", (tenant,))
+    session = one(db, "SELECT cogmem.start_session(%s, 'shop', person => 'ayla', agent => 'ops')", (tenant,))
     recall_id = one(
         db,
         "SELECT recall_id FROM cogmem.recall(%s, 'restart the servers?', conversation => %s) LIMIT 1",

@@ -146,7 +146,9 @@ def test_recall_cites_the_section_that_answers_within_the_layers_allocation(db, 
     ).fetchall()
     resources = [r for r in rows if r[0] == "resources"]
     assert resources[0][1].startswith("[Database failover runbook § Manual failover > Steps] 1. Page the on-call")
-    assert resources[0][3].startswith("resource Database failover runbook § Manual failover > Steps; lexical #1")
+    # The reason (kept by the audit) names the resource and chunk, not the title: the content cites it.
+    assert re.match(r"resource \d+ chunk \d+; lexical #1", resources[0][3])
+    assert "Database" not in str(one(db, "SELECT detail FROM cogmem.audit_log WHERE event = 'recalled'"))
     assert sum(r[2] for r in resources) <= 400 * 400 // 3200 + 400 * 500 // 3200  # its share and the reserve
     assert (
         one(db, "SELECT rule_ids[1] FROM (SELECT item_rule_ids AS rule_ids FROM cogmem.recalls) AS r")
@@ -249,3 +251,20 @@ def test_explain_recall_says_which_version_of_which_document(db, tenant):
     assert provenance and all(p["kind"] == "resource" and p["version"] == 1 for p in provenance)
     assert provenance[0]["heading"] == "Contacts" and provenance[0]["superseded_at"] is not None
     assert provenance[0]["title"] == "Database failover runbook" and provenance[0]["document_kind"] == "runbook"
+
+
+def test_versions_count_on_after_a_retirement_and_a_body_of_headings_is_refused(db, tenant):
+    add = "SELECT version, action FROM cogmem.add_resource(%s, 'Policy', %s)"
+    assert db.execute(add, (tenant, "## A\n\none")).fetchone() == (1, "created")
+    db.execute("SELECT cogmem.retire_resource(%s, 'Policy')", (tenant,))
+    assert db.execute(add, (tenant, "## A\n\ntwo")).fetchone() == (2, "new_version")
+    assert [r[0] for r in db.execute("SELECT version FROM cogmem.resources ORDER BY resource_id")] == [1, 2]
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no text beside its headings"):
+        db.execute(add, (tenant, "# Title\n\n## Empty\n\n## Also empty"))
+
+
+def test_a_long_code_block_keeps_its_lines(db):
+    code = "\n".join(f"    step_{n} --flag value-{n}" for n in range(60))
+    got = chunks(db, f"## Script\n\n```\n{code}\n```", 64)
+    assert len(got) > 1 and all("\n" in c for _, _, c in got)
+    assert "\n".join(c for _, _, c in got).count("step_") == 60

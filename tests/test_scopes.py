@@ -364,3 +364,36 @@ def test_the_review_lists_take_a_scope(db, tenant, scoped):
     pending = "SELECT count(*) FROM cogmem.pending_rules(%s, person => %s)"
     assert [one(db, conflicts, (tenant, p)) for p in ("ben", "ayla", None)] == [1, 0, 1]
     assert [one(db, pending, (tenant, p)) for p in ("ben", "ayla", None)] == [0, 1, 1]
+
+
+def test_a_narrowed_grant_keeps_to_its_person_beyond_memories(db, tenant, scoped, narrowed, login):
+    # It checks before acting like anyone (its trust is the agent's, not a person's) ...
+    assert narrowed.execute(
+        "SELECT * FROM cogmem.guard_check(%s, 'calls', 'call her', person => 'ayla', agent => 'support')", (tenant,)
+    ).fetchall()
+    # ... but what every person shares is not its to change, and the audit trail is not its to read.
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only for some persons"):
+        narrowed.execute("SELECT cogmem.set_core_identity(%s, 'a new agent')", (tenant,))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only for some persons"):
+        narrowed.execute("SELECT * FROM cogmem.acknowledge(%s, 1)", (tenant,))
+    assert one(narrowed, "SELECT count(*) FROM cogmem.audit_log") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.audit_log WHERE tenant = %s", (tenant,)) > 0
+    role = one(login("cogmem_app"), "SELECT current_user")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="cannot hold the vault"):
+        db.execute("SELECT cogmem.grant_tenant(%s, %s, vault => true, person => 'ayla')", (role, tenant))
+
+
+def test_an_agent_sees_no_other_persons_candidates_unless_it_asks_for_everyone(db, tenant):
+    memory = one(
+        db, "SELECT memory_id FROM cogmem.remember(%s, 'Text me first.', 'fresh', person => 'ayla')", (tenant,)
+    )
+    db.execute("SELECT cogmem._mark_candidate(%s, %s, 'dos_and_donts', 0.8)", (tenant, memory))
+    assert one(db, "SELECT count(*) FROM cogmem.pending_rules(%s, everyone => false)", (tenant,)) == 0
+    assert one(db, "SELECT count(*) FROM cogmem.pending_rules(%s)", (tenant,)) == 1
+
+
+def test_an_erased_persons_recalls_keep_no_name(db, tenant, scoped):
+    db.execute("SELECT * FROM cogmem.recall(%s, 'calls', person => 'ayla')", (tenant,))
+    db.execute("SELECT * FROM cogmem.erase_person(%s, 'ayla')", (tenant,))
+    assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE person = 'ayla'") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE person = '(erased)'") == 1
