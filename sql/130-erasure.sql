@@ -65,6 +65,7 @@ COMMENT ON FUNCTION cogmem.erase(text, bigint, text) IS
 'Erases one memory (text, embedding, statistics, sibling links, and the rule or incident sentence taken '
 'from it); true when it existed. The audit keeps a tombstone with the reason.';
 
+-- Longer than a screen: one statement per kind of thing that may mention the subject, each counted.
 CREATE OR REPLACE FUNCTION cogmem.erase_subject(tenant text, subject text, reason text DEFAULT NULL)
 RETURNS TABLE (kind text, erased integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER

@@ -65,6 +65,7 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
         "core_identity": 1,
         "notes": 1,
         "store_items": 1,
+        "resources": 0,
     }
     assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories")] == [kept]
     assert one(db, "SELECT count(*) FROM cogmem.memory_stats WHERE memory_id IN (%s, %s)", (mentioned, sourced)) == 0

@@ -1817,3 +1817,5 @@ CREATE POLICY vault_access ON cogmem.vault_keys USING (cogmem.may_use_vault(tena
 ALTER TABLE cogmem.vault_items ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE cogmem.vault_keys ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY whole_tenant_reads ON cogmem.audit_log AS RESTRICTIVE FOR SELECT USING ((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)));
