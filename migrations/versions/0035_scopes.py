@@ -43,7 +43,8 @@ ALTER TABLE cogmem.{table}
     ADD COLUMN agent text GENERATED ALWAYS AS (nullif(btrim(source ->> 'agent'), '')) STORED
         {_NAME.format("agent")};
 COMMENT ON COLUMN cogmem.{table}.person IS
-'Who it is about or from (source ->> ''person''); NULL: shared by the tenant. Recall for another person never injects it.';
+'Who it is about or from (source ->> ''person''); NULL: shared by the tenant. Recall for another person '
+'never injects it.';
 COMMENT ON COLUMN cogmem.{table}.agent IS
 'The agent that heard it (source ->> ''agent''); NULL: every agent''s. See the tenant''s scope policy.';
 """)
