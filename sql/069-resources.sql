@@ -156,27 +156,37 @@ COMMENT ON FUNCTION cogmem.chunk_text(text, bigint) IS
 'without a lone level-1 title), blank lines end paragraphs and lists, code fences stay together; a section '
 'longer than max_tokens (4 characters each) is cut between blocks, list items, sentences or words.';
 
--- The chunks add_resource would store for a document of a tenant, with the text each is embedded by (the
--- title and headings, then the chunk): a caller that embeds on its side embeds these, in order, and
--- passes the vectors to add_resource.
+-- A redacted document's chunks with the text each is embedded by (the title and headings, then the chunk):
+-- what add_resource stores, and what chunk_resource shows a caller that embeds on its side.
+CREATE OR REPLACE FUNCTION cogmem._resource_chunks(p_title text, p_body text, p_tokens integer)
+RETURNS TABLE (chunk integer, heading text, content text, embed_text text)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY
+    SELECT c.chunk, c.heading, c.content,
+           concat_ws(E'\n', btrim(p_title) || coalesce(' § ' || nullif(c.heading, ''), ''), c.content)
+    FROM cogmem.chunk_text(p_body, p_tokens) AS c
+    ORDER BY c.chunk;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._resource_chunks(text, text, integer) IS
+'A redacted document''s chunks, each with the text it is embedded by (title § heading, then the chunk).';
+
 CREATE OR REPLACE FUNCTION cogmem.chunk_resource(tenant text, title text, body text)
 RETURNS TABLE (chunk integer, heading text, content text, embed_text text)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
--- Definer: it reads the tenant's chunk size (the tenant is checked first); the body is redacted here as
--- add_resource redacts it, so that both cut the same text.
+-- Definer: it reads the tenant's chunk size (the tenant is checked first); the body is trimmed and redacted
+-- here as add_resource does it, so that both cut the same text.
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_tokens integer;
 BEGIN
     PERFORM cogmem._require_tenant(chunk_resource.tenant);
-    SELECT t.resource_chunk_tokens INTO v_tokens FROM cogmem.tenants AS t WHERE t.tenant = chunk_resource.tenant;
     RETURN QUERY
-    SELECT c.chunk, c.heading, c.content,
-           concat_ws(E'\n', btrim(chunk_resource.title) || coalesce(' § ' || nullif(c.heading, ''), ''), c.content)
-    FROM cogmem.chunk_text((cogmem.redact(btrim(chunk_resource.body, E' \n\t'))).redacted, v_tokens) AS c
-    ORDER BY c.chunk;
+    SELECT * FROM cogmem._resource_chunks(
+        chunk_resource.title, (cogmem.redact(btrim(chunk_resource.body, E' \n\t'))).redacted,
+        (cogmem._tenant_settings(chunk_resource.tenant)).resource_chunk_tokens);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.chunk_resource(text, text, text) IS
@@ -296,7 +306,7 @@ BEGIN
     SELECT array_agg(c.heading ORDER BY c.chunk) AS headings, array_agg(c.content ORDER BY c.chunk) AS contents,
            array_agg(c.embed_text ORDER BY c.chunk) AS texts
     INTO v_chunks
-    FROM cogmem.chunk_resource(v_tenant, v_title, v_body) AS c;
+    FROM cogmem._resource_chunks(v_title, v_body, t.resource_chunk_tokens) AS c;
     v_count := coalesce(cardinality(v_chunks.contents), 0);
     IF v_count = 0 THEN
         RAISE EXCEPTION 'body has no text beside its headings'
