@@ -109,13 +109,17 @@ def export_markdown(
     what a subject access request asks for); returns how many of each were written. A memory's and a
     document's scope is in its source, so import puts them back in the same scope."""
     conn.execute("SELECT cogmem.apply_rehearsals(%s)", (tenant,))  # the statistics exported are complete
-    index = [f"# {tenant}", ""]
-    counts = {"memories": 0, "episodes": 0, "resources": 0}
-    folders, index_memories = _export_memories(conn, tenant, directory, person)
-    counts["memories"] = len(folders)
-    index += index_memories
-    index += _export_episodes(conn, tenant, directory, person, folders, counts)
-    index += _export_resources(conn, tenant, directory, person, counts)
+    # Read once: the memories link to the episodes that touched them, the episodes to those memories.
+    episodes = conn.execute(
+        f"""SELECT {", ".join(EPISODE_FIELDS)}, person, agent, summary, decisions, open_items, next_steps, memory_ids
+            FROM cogmem.episodes WHERE tenant = %s AND (%s::text IS NULL OR person = %s)
+            ORDER BY ended_at, session_id""",
+        (tenant, person, person),
+    ).fetchall()
+    folders, index_memories = _export_memories(conn, tenant, directory, person, episodes)
+    resources, index_resources = _export_resources(conn, tenant, directory, person)
+    counts = {"memories": len(folders), "episodes": len(episodes), "resources": resources}
+    index = [f"# {tenant}", "", *index_memories, *_export_episodes(directory, episodes, folders), *index_resources]
     if person is None:
         index += _export_core(conn, tenant, directory) + _export_vault(conn, tenant, directory)
     for kind in TYPES:
@@ -125,7 +129,7 @@ def export_markdown(
 
 
 def _export_memories(
-    conn: psycopg.Connection, tenant: str, directory: Path, person: str | None
+    conn: psycopg.Connection, tenant: str, directory: Path, person: str | None, episodes: list[tuple]
 ) -> tuple[dict[int, str], list[str]]:
     rows = conn.execute(
         f"""SELECT {", ".join(MEMORY_FIELDS)}, content
@@ -143,13 +147,9 @@ def _export_memories(
             siblings.setdefault(a, {})[b] = similarity
             siblings.setdefault(b, {})[a] = similarity
     touched_by: dict[int, list[str]] = {}
-    for session_id, memory_ids in conn.execute(
-        "SELECT session_id, memory_ids FROM cogmem.episodes WHERE tenant = %s AND (%s::text IS NULL OR person = %s)"
-        " ORDER BY ended_at, session_id",
-        (tenant, person, person),
-    ):
-        for memory_id in memory_ids:
-            touched_by.setdefault(memory_id, []).append(str(session_id))
+    for episode in episodes:  # session_id first, memory_ids last
+        for memory_id in episode[-1]:
+            touched_by.setdefault(memory_id, []).append(str(episode[0]))
     index = ["## Memories", ""]
     for row in rows:
         meta = dict(zip(MEMORY_FIELDS, row[:-1], strict=True))
@@ -167,32 +167,25 @@ def _export_memories(
     return folders, [*index, ""]
 
 
-def _export_episodes(
-    conn: psycopg.Connection, tenant: str, directory: Path, person: str | None, folders: dict[int, str], counts
-) -> list[str]:
-    rows = conn.execute(
-        f"""SELECT {", ".join(EPISODE_FIELDS)}, person, agent, summary, decisions, open_items, next_steps, memory_ids
-            FROM cogmem.episodes WHERE tenant = %s AND (%s::text IS NULL OR person = %s)
-            ORDER BY ended_at, session_id""",
-        (tenant, person, person),
-    ).fetchall()
+def _export_episodes(directory: Path, episodes: list[tuple], folders: dict[int, str]) -> list[str]:
     index = ["## Episodes", ""]
-    for row in rows:
+    for row in episodes:
         meta = dict(zip((*EPISODE_FIELDS, "person", "agent"), row[: len(EPISODE_FIELDS) + 2], strict=True))
         summary, decisions, open_items, next_steps, memory_ids = row[len(EPISODE_FIELDS) + 2 :]
         meta["summary_chars"] = len(summary)
         body = [summary, ""]
         for (_, title), items in zip(EPISODE_LISTS, (decisions, open_items, next_steps), strict=True):
             body += [f"## {title}", *(f"- {i}" for i in items), ""]
-        touched = [f"- [[{folders.get(m, 'semantic')}/{m}]]" for m in memory_ids if m in folders]
+        touched = [f"- [[{folders[m]}/{m}]]" for m in memory_ids if m in folders]
         body += ["## Memories touched", *touched, ""]
         _write(directory / "episodic" / f"session-{meta['session_id']}.md", meta, body)
         index.append(f"- [[episodic/session-{meta['session_id']}]] {meta['ended_at']} {summary.splitlines()[0][:80]}")
-    counts["episodes"] = len(rows)
     return [*index, ""]
 
 
-def _export_resources(conn: psycopg.Connection, tenant: str, directory: Path, person: str | None, counts) -> list[str]:
+def _export_resources(
+    conn: psycopg.Connection, tenant: str, directory: Path, person: str | None
+) -> tuple[int, list[str]]:
     rows = conn.execute(
         f"""SELECT {", ".join(RESOURCE_FIELDS)}, body FROM cogmem.resources
             WHERE tenant = %s AND (%s::text IS NULL OR person = %s) ORDER BY lower(title), version""",
@@ -204,8 +197,7 @@ def _export_resources(conn: psycopg.Connection, tenant: str, directory: Path, pe
         _write(directory / "resource" / f"{meta['resource_id']}.md", meta, [row[-1]])
         state = " (superseded)" if meta["superseded_at"] else ""
         index.append(f"- [[resource/{meta['resource_id']}]] {meta['title']} v{meta['version']}{state}")
-    counts["resources"] = len(rows)
-    return [*index, ""]
+    return len(rows), [*index, ""]
 
 
 def _export_core(conn: psycopg.Connection, tenant: str, directory: Path) -> list[str]:
