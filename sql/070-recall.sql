@@ -442,7 +442,8 @@ BEGIN
         SELECT l.layer, l.priority, false, l.cumulative, NULL, g.pattern_id, g.content, g.token_estimate,
                (coalesce(g.similarity, s.match_similarity) * (0.5 + 0.5 * coalesce(g.success, 0.5)))::real,
                format('gut pattern: seen in about %s teams', round(g.support / 5.0) * 5)
-               || coalesce(format(', success about %s', round(g.success::numeric, 1)), ''),
+               || coalesce(format(', success about %s', round(g.success::numeric, 1))
+                           || coalesce(format(' (%s to %s)', round(g.success_low::numeric, 1), round(g.success_high::numeric, 1)), ''), ''),
                nullif(concat_ws('; ', 'vector (' || round(g.similarity::numeric, 2) || ')',
                                 'topic ' || nullif(array_to_string(ARRAY(SELECT unnest(g.topics)
                                                                          INTERSECT SELECT unnest(p_topics) ORDER BY 1), ','), '')), ''),

@@ -41,7 +41,8 @@ BEGIN
            CASE
                WHEN i.layer = 'gut' THEN (
                    SELECT jsonb_build_object('kind', 'gut', 'pattern', g.content, 'support', g.support,
-                                             'success', g.success, 'topics', g.topics,
+                                             'success', g.success, 'success_low', g.success_low,
+                                             'success_high', g.success_high, 'topics', g.topics,
                                              'first_release', g.first_release, 'last_release', g.last_release,
                                              'withdrawn_release', g.withdrawn_release,
                                              'note', 'support and success are noisy (differential privacy)')

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import math
 import random
+import statistics
 import uuid
 
 import psycopg
@@ -405,7 +406,8 @@ def test_a_pattern_whose_support_falls_below_k_is_withdrawn_and_audited(db):
 # -- the mechanism -----------------------------------------------------------------------------------------
 
 
-def _population(holders, with_x):
+def _population(holders, with_x, own=0):
+    """HOLDERS tenants (and x) who learned the same lesson, each with OWN lessons of its own as well."""
     rng = random.Random(7)
     base = [rng.gauss(0, 1) for _ in range(16)]
     items = []
@@ -413,18 +415,27 @@ def _population(holders, with_x):
         tenant = "x" if n == holders else f"t{n}"
         vector = [b + 0.05 * rng.gauss(0, 1) for b in base]
         items.append(gut.Contribution(tenant, n, "always back up before a schema migration", (), 1.0, vector))
+        for j in range(own):
+            items.append(gut.Contribution(tenant, 1000 * (n + 1) + j, f"the Zorblatt{n} box {j}", (), 0.9,
+                                          [rng.gauss(0, 1) for _ in range(16)]))  # fmt: skip
     return items
 
 
-def test_membership_gains_no_more_than_the_bound_allows():
+PARAMS = gut.Params(
+    k=5, epsilon=1.0, delta=1e-6, max_patterns_per_tenant=3, selection_share=0.7, cluster_similarity=0.7
+)
+
+
+@pytest.mark.parametrize("mechanism", gut.MECHANISMS)
+def test_membership_gains_no_more_than_the_bound_allows(mechanism):
     """Is tenant x among a pattern's contributors? Measured at the threshold, where it matters most."""
-    params = gut.Params(
-        k=5, epsilon=1.0, delta=1e-6, max_patterns_per_tenant=3, selection_share=0.7, cluster_similarity=0.7
-    )
-    _, threshold, eps, delta = gut._threshold_measurement(0.7, 1e-6, 3, 5)
+    params = _with(mechanism=mechanism)
+    _, threshold, eps, delta = gut.threshold_measurement(0.7, 1e-6, params)
     trials = 600
     runs = {
-        with_x: sum(bool(gut.release(_population(threshold - 1, with_x), params)["patterns"]) for _ in range(trials))
+        with_x: sum(
+            bool(gut.release(_population(round(threshold) - 1, with_x), params)["patterns"]) for _ in range(trials)
+        )
         / trials
         for with_x in (True, False)
     }
@@ -435,12 +446,115 @@ def test_membership_gains_no_more_than_the_bound_allows():
     assert (1 - p_out) <= math.exp(eps) * (1 - p_in) + delta + slack
 
 
-def test_below_k_tenants_nothing_is_published_whatever_the_noise():
-    params = gut.Params(
-        k=5, epsilon=1e6, delta=1e-4, max_patterns_per_tenant=1, selection_share=0.7, cluster_similarity=0.7
-    )
+def _with(**changes):
+    return gut.Params(**(PARAMS.__dict__ | changes))
+
+
+@pytest.mark.parametrize("mechanism", gut.MECHANISMS)
+def test_below_k_tenants_nothing_is_published_whatever_the_noise(mechanism):
+    params = _with(epsilon=1e6, delta=1e-4, max_patterns_per_tenant=1, mechanism=mechanism)
     assert gut.release(_population(4, False), params)["patterns"] == []
-    assert len(gut.release(_population(5, False), params)["patterns"]) == 1
+    # k tenants are worth at most k, and the threshold stands above k: one more is published.
+    assert gut.release(_population(5, False), params)["patterns"] == []
+    assert len(gut.release(_population(6, False), params)["patterns"]) == 1
+
+
+def test_the_threshold_is_what_opendp_charges_for_keys_that_cross_k():
+    """The policy's threshold: a tenant moves the weights of shared keys by one in all, and makes at most
+    max_patterns_per_tenant keys cross k, each worth at most k: delta = 1 - (1 - tail(T - k))^limit."""
+    _, threshold, eps, delta = gut.threshold_measurement(0.7, 1e-6, PARAMS)
+    tail = 0.5 * math.exp(-(threshold - PARAMS.k) * eps)  # Laplace of scale 1/eps
+    assert 1 - (1 - tail) ** 3 == pytest.approx(delta, rel=0.05)
+    assert delta <= 1e-6 < 1 - (1 - 0.5 * math.exp(-(threshold - 0.05 - PARAMS.k) * eps)) ** 3  # the least
+    _, threshold, eps, delta = gut.threshold_measurement(0.7, 1e-6, _with(mechanism="count"))
+    assert delta <= 1e-6 and eps <= 0.7
+    # A policy needs a third of the weight: counts move by up to 3, weights by 1 in all.
+    policy = gut.threshold_measurement(0.7, 1e-6, _with())[1]
+    count = gut.threshold_measurement(0.7, 1e-6, _with(mechanism="count"))[1]
+    assert policy < count / 2.5
+
+
+def test_the_policy_spends_at_most_one_per_tenant_and_is_contractive():
+    """Each tenant adds at most one in all and never lifts a key past the cutoff; and adding a tenant
+    anywhere in the order moves the histogram by at most one in L1 (what the proof rests on)."""
+    rng = random.Random(11)
+    for _ in range(200):
+        keys = {f"t{n}": rng.sample(range(12), rng.randint(1, 4)) for n in range(rng.randint(5, 40))}
+        cutoff = rng.uniform(1.0, 8.0)
+        order = list(keys)
+        rng.shuffle(order)
+        weights = gut.fill(keys, cutoff, order)
+        assert max(weights.values()) <= cutoff + 1e-9
+        assert sum(weights.values()) <= len(keys) + 1e-9
+        # x anywhere in the same order of the others, backing keys of theirs or its own.
+        with_x = {**keys, "x": rng.sample(range(14), rng.randint(1, 4))}
+        at = rng.randint(0, len(order))
+        both = gut.fill(with_x, cutoff, [*order[:at], "x", *order[at:]])
+        shared = set(weights) | set(both)
+        assert sum(abs(both.get(k, 0) - weights.get(k, 0)) for k in shared) <= 1 + 1e-9
+
+
+def test_a_tenant_backs_its_rules_first_and_its_paraphrases_once():
+    """Lessons are chosen from the tenant's own data: the same lesson in other words counts once, and a
+    rule that names nothing of its world goes before a fact full of its names."""
+    rng = random.Random(5)
+    near = [rng.gauss(0, 1) for _ in range(16)]
+    items = [
+        gut.Contribution("a", 1, "Always take a backup before a migration.", (), 0.8,
+                         [x + 0.01 * rng.gauss(0, 1) for x in near], "procedures"),
+        gut.Contribution("a", 2, "Take a backup first, before any migration.", (), 0.9,
+                         [x + 0.01 * rng.gauss(0, 1) for x in near], "procedures"),
+        gut.Contribution("a", 3, "The Zorblatt box talks to <host> at <ip>; ask <person>.", (), 1.0,
+                         [rng.gauss(0, 1) for _ in range(16)], "procedures"),
+        gut.Contribution("a", 4, "Our office plant is called Fern.", (), 1.0,
+                         [rng.gauss(0, 1) for _ in range(16)], "long_term"),
+    ]  # fmt: skip
+    prepared = gut.prepare(items, _with(max_patterns_per_tenant=2))
+    backed = [sorted(prepared.supported[key]["a"]) for key in prepared.keys["a"]]
+    positions = {c.memory_id: i for i, c in enumerate(prepared.items)}
+    assert backed == [sorted([positions[1], positions[2]]), [positions[3]]]
+
+
+def test_success_comes_with_an_interval_and_each_tenant_reports_once():
+    params = _with(epsilon=50.0, delta=1e-4, max_patterns_per_tenant=1, selection_share=0.5)
+    draws = [gut.release(_population(300, False), params)["patterns"] for _ in range(20)]
+    assert all(len(d) == 1 for d in draws)
+    for (p,) in draws:
+        assert p.success_low <= p.success <= p.success_high
+        assert p.success_high - p.success_low < 0.2
+    assert sum((p.success_low <= 1.0 <= p.success_high) for (p,) in draws) >= 16  # the 90% interval holds
+    assert statistics.median(abs(p.support - 300) for (p,) in draws) < 30
+
+
+def test_the_languages_of_one_lesson_share_a_key():
+    """An English and a Turkish wording of one lesson back one pattern, with the Gut's key model."""
+    model = gut.key_model()
+    assert model is not None, "the [gut] extra ships the key model"
+    texts = {
+        "backup": ("Always take a fresh backup of <host> before running a schema migration.",
+                   "Şema değişikliğinden önce <host> sunucusunun taze yedeğini mutlaka alın."),
+        "friday": ("Don't deploy to production on Friday afternoons.",
+                   "Cuma öğleden sonra üretime dağıtım yapmayın."),
+        "mfa": ("Turn on multi-factor authentication for all administrators.",
+                "Tüm yöneticiler için çok faktörlü kimlik doğrulamayı açın."),
+        "pooler": ("Put a connection pooler in front of the database before the traffic grows.",
+                   "Trafik artmadan önce veritabanının önüne bir bağlantı havuzu koyun."),
+    }  # fmt: skip
+    items = [
+        gut.Contribution(f"{truth}-{lang}-{n}", n, text, (), 0.9, unit_vector(hash((truth, lang)) % 997 + n),
+                         "procedures")
+        for truth, pair in texts.items()
+        for lang, text in zip(("en", "tr"), pair, strict=True)
+        for n in range(3)
+    ]  # fmt: skip
+    prepared = gut.prepare(items, PARAMS, embed=model.embed)
+    assert prepared.key_model == gut.KEY_MODEL
+    together = {frozenset(t.split("-")[0] for t in tenants) for tenants in prepared.supported.values()}
+    languages = [{t.split("-")[1] for t in tenants} for tenants in prepared.supported.values()]
+    assert together == {frozenset({truth}) for truth in texts}  # one truth a key: none merged with another
+    assert sum(lang == {"en", "tr"} for lang in languages) >= 3
+    apart = gut.prepare(items, PARAMS)  # the memories' own vectors keep them apart
+    assert apart.key_model == "memory vectors" and len(apart.supported) > len(prepared.supported)
 
 
 def test_a_release_with_nothing_contributed_publishes_nothing_and_is_charged(db):
@@ -585,7 +699,7 @@ def test_settings_beyond_what_opendp_counts_are_refused_clearly(db):
     message, hint = refused(db, psycopg.errors.InvalidParameterValue, "SELECT * FROM cogmem.gut_release(1.0)")
     assert message == (  # PL/Python names the exception it raises
         "plpy.Error: a release of epsilon 0.7 for selection with delta 1e-30 and 3 patterns per tenant needs a "
-        "threshold beyond what OpenDP counts"
+        "threshold beyond what OpenDP can draw"
     )
     assert (
         hint == "Raise epsilon, gut_settings.delta or gut_settings.selection_share, or lower max_patterns_per_tenant."

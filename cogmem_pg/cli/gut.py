@@ -52,7 +52,7 @@ def gut_release(ctx: Context, epsilon: float | None, as_json: bool) -> None:
         as_json,
         lambda d: (
             f"release {d.release_id}: epsilon {d.epsilon_spent:g} (delta {d.delta_spent:.1e}), "
-            f"threshold {d.threshold} tenants, {d.published} published, {d.withdrawn} withdrawn, "
+            f"threshold {d.threshold:g}, {d.published} published, {d.withdrawn} withdrawn, "
             f"{d.remaining:g} left this period"
         ),
     )
@@ -71,6 +71,8 @@ def gut_patterns(ctx: Context, tenant: str, as_json: bool) -> None:
         return
     for p in patterns:
         success = "-" if p.success is None else f"{p.success:.1f}"
+        if p.success is not None and p.success_low is not None and p.success_high is not None:
+            success += f" ({p.success_low:.1f} to {p.success_high:.1f})"
         click.echo(f"#{p.pattern_id:<5} ~{p.support:>4} teams  success {success:>3}  {p.content}")
     if not patterns:
         click.echo(f"{tenant} receives no patterns")

@@ -668,15 +668,19 @@ CREATE TABLE cogmem.gut_releases (
     delta double precision NOT NULL,
     k integer NOT NULL,
     max_patterns_per_tenant integer NOT NULL,
-    threshold integer NOT NULL,
+    threshold double precision NOT NULL,
     published integer NOT NULL,
     withdrawn integer NOT NULL,
     released_by name NOT NULL,
+    mechanism text,
     CONSTRAINT gut_releases_delta_check CHECK ((delta >= (0)::double precision)),
-    CONSTRAINT gut_releases_epsilon_check CHECK ((epsilon > (0)::double precision))
+    CONSTRAINT gut_releases_epsilon_check CHECK ((epsilon > (0)::double precision)),
+    CONSTRAINT gut_releases_mechanism_check CHECK ((mechanism = ANY (ARRAY['policy'::text, 'count'::text])))
 );
 
 COMMENT ON TABLE cogmem.gut_releases IS 'The privacy ledger: every release and the epsilon and delta it spent.';
+
+COMMENT ON COLUMN cogmem.gut_releases.threshold IS 'What a noisy figure had to pass: a weight (policy) or a number of tenants (count).';
 
 CREATE TABLE cogmem.gut_settings (
     only_row boolean DEFAULT true NOT NULL,
@@ -689,19 +693,27 @@ CREATE TABLE cogmem.gut_settings (
     cluster_similarity real DEFAULT 0.65 NOT NULL,
     min_success real DEFAULT 0.7 NOT NULL,
     match_similarity real DEFAULT 0.45 NOT NULL,
+    mechanism text DEFAULT 'policy'::text NOT NULL,
+    reports_per_tenant integer DEFAULT 1 NOT NULL,
     CONSTRAINT gut_settings_cluster_similarity_check CHECK (((cluster_similarity > (0)::double precision) AND (cluster_similarity < (1)::double precision))),
     CONSTRAINT gut_settings_delta_check CHECK (((delta > (0)::double precision) AND (delta < (0.001)::double precision))),
     CONSTRAINT gut_settings_epsilon_per_period_check CHECK ((epsilon_per_period > (0)::double precision)),
     CONSTRAINT gut_settings_k_check CHECK ((k >= 2)),
     CONSTRAINT gut_settings_match_similarity_check CHECK (((match_similarity >= (0)::double precision) AND (match_similarity <= (1)::double precision))),
     CONSTRAINT gut_settings_max_patterns_per_tenant_check CHECK (((max_patterns_per_tenant >= 1) AND (max_patterns_per_tenant <= 100))),
+    CONSTRAINT gut_settings_mechanism_check CHECK ((mechanism = ANY (ARRAY['policy'::text, 'count'::text]))),
     CONSTRAINT gut_settings_min_success_check CHECK (((min_success >= (0)::double precision) AND (min_success <= (1)::double precision))),
     CONSTRAINT gut_settings_only_row_check CHECK (only_row),
     CONSTRAINT gut_settings_period_check CHECK ((period > '00:00:00'::interval)),
+    CONSTRAINT gut_settings_reports_per_tenant_check CHECK (((reports_per_tenant >= 1) AND (reports_per_tenant <= 100))),
     CONSTRAINT gut_settings_selection_share_check CHECK (((selection_share > (0)::double precision) AND (selection_share < (1)::double precision)))
 );
 
 COMMENT ON TABLE cogmem.gut_settings IS 'The Gut''s release parameters (one row; docs/gut.md says what each bounds).';
+
+COMMENT ON COLUMN cogmem.gut_settings.mechanism IS 'How a release selects patterns: policy (each tenant spreads a weight of one; docs/gut.md) or count.';
+
+COMMENT ON COLUMN cogmem.gut_settings.reports_per_tenant IS 'How many published patterns a tenant gives its success for, at most, in one release.';
 
 CREATE TABLE cogmem.gut_patterns (
     pattern_id bigint NOT NULL,
@@ -713,10 +725,16 @@ CREATE TABLE cogmem.gut_patterns (
     token_estimate integer NOT NULL,
     first_release bigint NOT NULL,
     last_release bigint NOT NULL,
-    withdrawn_release bigint
+    withdrawn_release bigint,
+    success_low real,
+    success_high real
 );
 
 COMMENT ON TABLE cogmem.gut_patterns IS 'Released patterns: k-anonymous, de-identified text; support and success are noisy (differentially private).';
+
+COMMENT ON COLUMN cogmem.gut_patterns.success_low IS 'The lower end of the noisy success''s 90% interval.';
+
+COMMENT ON COLUMN cogmem.gut_patterns.success_high IS 'The upper end of the noisy success''s 90% interval.';
 
 ALTER TABLE cogmem.gut_patterns ALTER COLUMN pattern_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME cogmem.gut_patterns_pattern_id_seq
