@@ -35,10 +35,12 @@ from pathlib import Path
 from typing import Any
 
 MATCH_PREVIOUS = 0.9  # a cluster this close to a published pattern continues it (same id, new figures)
+SAME_LESSON = 0.8  # a tenant's two memories this close in its own model say one thing (its facts can share a frame)
 CUTOFF_NOISE = 3.0  # the policy's cutoff stands this many noise scales above the threshold (Gopi et al.)
 LAPLACE_90 = math.log(10)  # |Laplace(b)| stays within this many b nine times in ten
 _TOKEN = re.compile(r"<[a-z]+>|[^\W\d_]+(?:['’-][^\W\d_]+)*|[^\w\s]", re.UNICODE)
 _PLACEHOLDER = re.compile(r"<[a-z]+>")
+_NAMING = re.compile(r"<(?:person|customer|host|domain|ip|email)>")  # what names a world (numbers do not)
 MECHANISMS = ("policy", "count")
 
 
@@ -413,10 +415,11 @@ class Prepared:
 
 
 def specificity(text: str) -> int:
-    """How much of a text names its tenant's world: placeholders, and capitalised words inside a
+    """How much of a text names its tenant's world: placeholders for people, customers, hosts and
+    addresses (not numbers or dates, which a shared rule has too), and capitalised words inside a
     sentence (a codename, a person) that are not acronyms."""
     named = re.findall(r"(?<=[^\W\d_])[\s,;:(]+([A-ZÇĞİÖŞÜ][a-zçğıöşü]+)", text)
-    return len(_PLACEHOLDER.findall(text)) + len(named)
+    return len(_NAMING.findall(text)) + len(named)
 
 
 def _lessons(items: list[Contribution], vectors: Any, mine: list[int], params: Params, near: Any) -> list[list[int]]:
@@ -425,7 +428,7 @@ def _lessons(items: list[Contribution], vectors: Any, mine: list[int], params: P
     similarity to the nearest pattern already published). Most likely shared first: what continues a
     published pattern, then rules and procedures before facts, then what names less of its own world,
     then what worked best."""
-    labels = cluster(vectors[mine], params.cluster_similarity)
+    labels = cluster(vectors[mine], SAME_LESSON)
     groups: dict[int, list[int]] = defaultdict(list)
     for position, label in enumerate(labels):
         groups[label].append(mine[position])

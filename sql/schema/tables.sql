@@ -673,6 +673,7 @@ CREATE TABLE cogmem.gut_releases (
     withdrawn integer NOT NULL,
     released_by name NOT NULL,
     mechanism text,
+    key_model text,
     CONSTRAINT gut_releases_delta_check CHECK ((delta >= (0)::double precision)),
     CONSTRAINT gut_releases_epsilon_check CHECK ((epsilon > (0)::double precision)),
     CONSTRAINT gut_releases_mechanism_check CHECK ((mechanism = ANY (ARRAY['policy'::text, 'count'::text])))
@@ -681,6 +682,8 @@ CREATE TABLE cogmem.gut_releases (
 COMMENT ON TABLE cogmem.gut_releases IS 'The privacy ledger: every release and the epsilon and delta it spent.';
 
 COMMENT ON COLUMN cogmem.gut_releases.threshold IS 'What a noisy figure had to pass: a weight (policy) or a number of tenants (count).';
+
+COMMENT ON COLUMN cogmem.gut_releases.key_model IS 'What clustered the lessons: the Gut''s multilingual model, or the memories'' own vectors where the server''s Python lacks it (NULL: released before this revision).';
 
 CREATE TABLE cogmem.gut_settings (
     only_row boolean DEFAULT true NOT NULL,
@@ -695,10 +698,12 @@ CREATE TABLE cogmem.gut_settings (
     match_similarity real DEFAULT 0.45 NOT NULL,
     mechanism text DEFAULT 'policy'::text NOT NULL,
     reports_per_tenant integer DEFAULT 1 NOT NULL,
+    key_similarity real DEFAULT 0.45 NOT NULL,
     CONSTRAINT gut_settings_cluster_similarity_check CHECK (((cluster_similarity > (0)::double precision) AND (cluster_similarity < (1)::double precision))),
     CONSTRAINT gut_settings_delta_check CHECK (((delta > (0)::double precision) AND (delta < (0.001)::double precision))),
     CONSTRAINT gut_settings_epsilon_per_period_check CHECK ((epsilon_per_period > (0)::double precision)),
     CONSTRAINT gut_settings_k_check CHECK ((k >= 2)),
+    CONSTRAINT gut_settings_key_similarity_check CHECK (((key_similarity > (0)::double precision) AND (key_similarity < (1)::double precision))),
     CONSTRAINT gut_settings_match_similarity_check CHECK (((match_similarity >= (0)::double precision) AND (match_similarity <= (1)::double precision))),
     CONSTRAINT gut_settings_max_patterns_per_tenant_check CHECK (((max_patterns_per_tenant >= 1) AND (max_patterns_per_tenant <= 100))),
     CONSTRAINT gut_settings_mechanism_check CHECK ((mechanism = ANY (ARRAY['policy'::text, 'count'::text]))),
@@ -714,6 +719,8 @@ COMMENT ON TABLE cogmem.gut_settings IS 'The Gut''s release parameters (one row;
 COMMENT ON COLUMN cogmem.gut_settings.mechanism IS 'How a release selects patterns: policy (each tenant spreads a weight of one; docs/gut.md) or count.';
 
 COMMENT ON COLUMN cogmem.gut_settings.reports_per_tenant IS 'How many published patterns a tenant gives its success for, at most, in one release.';
+
+COMMENT ON COLUMN cogmem.gut_settings.key_similarity IS 'The cosine at which lessons'' multilingual keys (centred per language) cluster into one pattern.';
 
 CREATE TABLE cogmem.gut_patterns (
     pattern_id bigint NOT NULL,
