@@ -314,6 +314,8 @@ def plot(runs: dict[int, list[dict]], path: Path) -> None:
     axes[1].axhline(0.30, linestyle=":", color="grey", label="target at 1.0")
     for axis, title in zip(axes, ("Truths published (of 22)", "Cold-start evidence recall (new tenant)"), strict=True):
         axis.set_xscale("log")
+        axis.set_xticks(xs, [f"{x:g}" for x in xs])
+        axis.minorticks_off()
         axis.set_xlabel("epsilon per release")
         axis.set_title(title)
         axis.grid(alpha=0.3)

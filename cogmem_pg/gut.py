@@ -8,11 +8,11 @@ is a tenant. docs/gut.md has the proof; in short:
    published pattern, rules and procedures before facts, fewer names of its own world, more success),
    and it keeps at most ``max_patterns_per_tenant`` of them.
 2. **Keys.** The kept lessons of every tenant are clustered by meaning; a cluster is a candidate pattern.
-3. **Selection by a policy mechanism** (differentially private set union: Gopi et al., ICML 2020; the
-   greedy weighting of Carvalho et al., AAAI 2022): tenants in a random order each spend a weight of one
-   on their keys, best first, raising each to a cutoff before the next. The weights of keys with at
-   least k tenants get OpenDP's Laplace threshold. Or, for comparison, the release before it
-   (``mechanism="count"``): distinct-tenant counts of the same keys, each tenant counting once in each.
+3. **Selection by the policy Laplace mechanism** (differentially private set union, Gopi et al., ICML
+   2020): tenants in a random order each spread a weight of one over their keys, toward those still below
+   a cutoff. The weights of keys with at least k tenants get OpenDP's Laplace threshold. Or, for
+   comparison, the selection before it (``mechanism="count"``): distinct-tenant counts of the same keys,
+   each tenant counting once in each.
 4. **Statistics.** Each tenant reports on at most ``reports_per_tenant`` published patterns: it counts
    once, and gives its success there. Counts and success sums get OpenDP's Laplace mechanism.
 
@@ -298,8 +298,9 @@ def threshold_measurement(epsilon: float, delta: float, params: Params) -> tuple
     policy = params.mechanism == "policy"
     limit = params.max_patterns_per_tenant
     # What one tenant changes (docs/gut.md): over the keys of k tenants or more on both sides, a total of
-    # 1 (the policy: a weight of one, and each tenant's step is contractive) or of `limit` (counts: one in
-    # each key it backs); and at most `limit` keys cross k, each worth at most k on the side that has them.
+    # 1 (the policy: a weight of one, and each tenant's water-filling is contractive) or of `limit`
+    # (counts: one in each key it backs); and at most `limit` keys cross k, each worth at most k on the
+    # side that has them.
     d_in = (limit, 1.0, 1.0) if policy else (limit, limit, 1)
     try:
         return _threshold_search(epsilon, delta, d_in, params.k, policy)
@@ -505,25 +506,26 @@ def prepare(
 
 
 def policy_weights(keys: dict[str, list[int]], cutoff: float, rng: random.Random) -> dict[int, float]:
-    """The policy's weights (the greedy weighting of Carvalho et al., AAAI 2022): tenants in a random order
-    each spend a weight of one on their keys in their own order, raising each to the cutoff before the
-    next. Every key any tenant holds is in it, at zero if nobody could raise it."""
+    """The policy Laplace mechanism's weights (Gopi et al., ICML 2020), the tenants in a random order."""
     order = sorted(keys)
     rng.shuffle(order)
     return fill(keys, cutoff, order)
 
 
 def fill(keys: dict[str, list[int]], cutoff: float, order: list[str]) -> dict[int, float]:
-    """The policy's weights with the tenants in the ORDER given."""
+    """The policy's weights with the tenants in the ORDER given: each raises its keys still below the
+    cutoff, all alike, by a weight of one in all (water-filling: a key that reaches the cutoff stops
+    there, the rest go on). Every key any tenant holds is in it, at zero if nobody could raise it."""
     weights: dict[int, float] = {key: 0.0 for held in keys.values() for key in held}
     for tenant in order:
         budget = 1.0
-        for key in keys[tenant]:
-            step = min(budget, max(0.0, cutoff - weights[key]))
-            weights[key] += step
-            budget -= step
-            if budget <= 0:
-                break
+        rising = [key for key in keys[tenant] if weights[key] < cutoff]
+        while budget > 1e-12 and rising:
+            step = min(budget / len(rising), min(cutoff - weights[key] for key in rising))
+            for key in rising:
+                weights[key] = min(cutoff, weights[key] + step)
+            budget -= step * len(rising)
+            rising = [key for key in rising if weights[key] < cutoff - 1e-12]
     return weights
 
 

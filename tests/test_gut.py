@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import hmac
+import json
 import math
 import random
 import statistics
@@ -250,17 +251,19 @@ def test_only_an_administrator_opts_in_and_only_the_gut_role_releases(db, tenant
 
 def test_a_truth_many_tenants_share_is_published_de_identified_and_a_rare_one_is_not(db):
     generous(db)
-    teams(db, 8, [(BACKUP_TEXTS, BACKUP, 7), (CERT_TEXTS, CERT, 4)])
+    # Each tenant spreads its weight of one over its two best lessons: the backup and the certificate
+    # rule, or the backup and its secret. Eleven halves pass a threshold just above k = 5.
+    teams(db, 12, [(BACKUP_TEXTS, BACKUP, 11), (CERT_TEXTS, CERT, 4)])
     row = db.execute("SELECT published, withdrawn, threshold FROM cogmem.gut_release(900)").fetchone()
     assert row[0] == 1 and row[1] == 0 and row[2] >= 5
     ((_, content, support, success),) = patterns(db)
-    # Only words at least k of the cluster's tenants use survive: the backup wording shared by 3+ of 7
-    # would not; what all of them say does.
+    # Only words at least k of the cluster's tenants use survive: a backup wording only some of the 11
+    # use would not; what all of them say does.
     assert "backup" in content and "migration" in content
     assert "<" not in content or all(p in ("<host>", "<domain>") for p in _placeholders(content))
-    assert abs(support - 7) <= 1 and success == pytest.approx(1.0, abs=0.1)
+    assert abs(support - 11) <= 1 and success == pytest.approx(1.0, abs=0.1)
     everything = " ".join(r[0] for r in db.execute("SELECT content FROM cogmem.gut_patterns"))
-    for n in range(8):
+    for n in range(12):
         assert f"db-{n}" not in everything and f"corp{n}" not in everything
     assert "Zorblatt" not in everything and "Quentin" not in everything and "TLS" not in everything
 
@@ -339,7 +342,15 @@ def test_recall_fills_the_gut_layer_for_a_new_tenant_and_explains_it(db):
     gut_rows = [r for r in rows if r[1] == "gut"]
     assert [(r[2], r[3]) for r in gut_rows] == [(pattern_id, content)]
     reason = gut_rows[0][4]
-    assert reason.startswith(f"gut pattern: seen in about {round(support / 5) * 5} teams, success about 1.0")
+    low, high = db.execute(
+        "SELECT round(success_low::numeric, 1), round(success_high::numeric, 1) FROM cogmem.gut_patterns"
+        " WHERE pattern_id = %s",
+        (pattern_id,),
+    ).fetchone()
+    assert reason.startswith(
+        f"gut pattern: seen in about {round(support / 5) * 5} teams, success about 1.0 ({low} to {high})"
+    )
+    assert low <= 1 <= high
     explained = db.execute(
         "SELECT layer, rule_id, provenance ->> 'kind', provenance ->> 'pattern', reason FROM cogmem.explain_recall(%s)",
         (rows[0][0],),
@@ -555,6 +566,34 @@ def test_the_languages_of_one_lesson_share_a_key():
     assert sum(lang == {"en", "tr"} for lang in languages) >= 3
     apart = gut.prepare(items, PARAMS)  # the memories' own vectors keep them apart
     assert apart.key_model == "memory vectors" and len(apart.supported) > len(prepared.supported)
+
+
+def test_a_release_records_its_mechanism_and_keys_and_count_is_still_there(db):
+    generous(db)
+    teams(db, 8, [(BACKUP_TEXTS, BACKUP, 8)], secret=False)
+    assert one(db, "SELECT published FROM cogmem.gut_release(900)") == 1
+    db.execute("UPDATE cogmem.gut_settings SET mechanism = 'count'")
+    assert one(db, "SELECT published FROM cogmem.gut_release(900)") == 1
+    rows = db.execute("SELECT mechanism, key_model, threshold FROM cogmem.gut_releases ORDER BY release_id").fetchall()
+    assert [(m, k) for m, k, _ in rows] == [("policy", gut.KEY_MODEL), ("count", gut.KEY_MODEL)]
+    assert all(5 < t <= 6 for _, _, t in rows)  # k tenants are worth at most k: the threshold stands above
+    detail = one(db, "SELECT detail FROM cogmem.audit_log WHERE event = 'gut_released' ORDER BY audit_id DESC LIMIT 1")
+    assert detail["mechanism"] == "count" and detail["key_model"] == gut.KEY_MODEL
+    with pytest.raises(psycopg.errors.CheckViolation):
+        db.execute("UPDATE cogmem.gut_settings SET mechanism = 'weighted'")
+
+
+def test_the_key_model_is_the_pinned_one_and_its_language_means_are_the_shipped_presets(monkeypatch):
+    model = gut.key_model()
+    assert model is not None
+    shipped = json.loads(gut.LANGUAGE_MEANS.read_text(encoding="utf-8"))
+    made = gut.public_language_means(model)
+    for lang in ("en", "tr"):
+        assert made[lang]["count"] == shipped[lang]["count"] >= 100
+        assert max(abs(a - b) for a, b in zip(made[lang]["mean"], shipped[lang]["mean"], strict=True)) < 1e-4
+    monkeypatch.setattr(gut, "KEY_MODEL_SHA256", "0" * 64)
+    with pytest.raises(gut.KeyModelMismatch, match="not the pinned one"):
+        gut.KeyModel()
 
 
 def test_a_release_with_nothing_contributed_publishes_nothing_and_is_charged(db):
