@@ -78,7 +78,7 @@ def _history(dsn: str) -> None:
             "UPDATE cogmem.recalls "
             "SET created_at = created_at - make_interval(days => abs(hashtext(recall_id::text)) % 10)"
         )
-        generous(db)
+        generous(db, max_patterns_per_tenant=1)  # each team backs its backup lesson, not its secret
         teams(db, 6, [(BACKUP_TEXTS, BACKUP, 6)])
         db.execute("SELECT * FROM cogmem.gut_release(900)")
         for days_ago in (3, 2, 1, 0):

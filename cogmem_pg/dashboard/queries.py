@@ -333,9 +333,14 @@ GUT = {
         """SELECT period_start::date AS period, budget, spent, remaining, releases, published, withdrawn
            FROM cogmem.gut_ledger ORDER BY period_start""",
     ),
-    "settings": ("SELECT k, epsilon_per_period, period::text AS period, delta FROM cogmem.gut_settings",),
+    "settings": (
+        "SELECT k, epsilon_per_period, period::text AS period, delta, mechanism, max_patterns_per_tenant"
+        " FROM cogmem.gut_settings",
+    ),
     "patterns": (
-        """SELECT pattern_id, content, topics, support, success, first_release, last_release
+        """SELECT pattern_id, content, topics, support, success,
+                  round(success_low::numeric, 2) || ' to ' || round(success_high::numeric, 2) AS interval,
+                  first_release, last_release
            FROM cogmem.gut_patterns WHERE withdrawn_release IS NULL ORDER BY support DESC, pattern_id LIMIT 100""",
     ),
 }
