@@ -91,20 +91,26 @@ def _order_key(c: Contribution) -> str:
 
 
 def cluster(vectors: Any, similarity: float) -> list[int]:
-    """Star clustering: the item with most neighbours within ``similarity`` leads, and takes them all."""
+    """Leaders and their nearest: the item with most neighbours within ``similarity`` leads, then the next
+    that no leader is within reach of, and so on; every item joins its nearest leader. Joining the nearest
+    (not the first leader's whole neighbourhood) keeps a cluster where it is when one item goes: another
+    in the same dense place leads, and the same items are nearest to it."""
     import numpy as np
 
     n = len(vectors)
-    neighbours: list[Any] = []
+    degree = np.zeros(n, dtype=np.int64)
     for start in range(0, n, 1024):
-        block = vectors[start : start + 1024] @ vectors.T
-        neighbours.extend(np.nonzero(row >= similarity)[0] for row in block)
-    labels = [-1] * n
-    for leader in sorted(range(n), key=lambda i: (-len(neighbours[i]), i)):
-        if labels[leader] == -1:
-            for member in neighbours[leader]:
-                if labels[member] == -1:
-                    labels[member] = leader
+        degree[start : start + 1024] = ((vectors[start : start + 1024] @ vectors.T) >= similarity).sum(axis=1)
+    leaders: list[int] = []
+    for candidate in sorted(range(n), key=lambda i: (-int(degree[i]), i)):
+        if not leaders or float((vectors[leaders] @ vectors[candidate]).max()) < similarity:
+            leaders.append(candidate)
+    if not leaders:
+        return []
+    labels: list[int] = []
+    for start in range(0, n, 1024):
+        nearest = (vectors[start : start + 1024] @ vectors[leaders].T).argmax(axis=1)
+        labels.extend(leaders[int(j)] for j in nearest)
     return labels
 
 
@@ -398,6 +404,7 @@ class Prepared:
     supported: dict[int, dict[str, list[int]]]
     success: dict[tuple[str, int], float]
     key_model: str = "memory vectors"
+    leaders: dict[int, str] = field(default_factory=dict)  # per key, the tenant whose lesson leads it
 
     def centroid(self, label: int) -> Any:
         """The unit mean of the memory vectors that back a key, in the language most of them are in (the
@@ -502,7 +509,10 @@ def prepare(
         for label, tenants in supported.items()
         for tenant, members in tenants.items()
     }
-    return Prepared(items, vectors, dict(keys), dict(supported), success, KEY_MODEL if embed else "memory vectors")
+    leaders = {label: flat[label][0] for label in supported}
+    return Prepared(
+        items, vectors, dict(keys), dict(supported), success, KEY_MODEL if embed else "memory vectors", leaders
+    )
 
 
 def policy_weights(keys: dict[str, list[int]], cutoff: float, rng: random.Random) -> dict[int, float]:
