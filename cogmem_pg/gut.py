@@ -590,7 +590,8 @@ def _reports(
 def noisy_figures(
     reports: dict[int, dict[str, float]], labels: list[int], epsilon: float, limit: int
 ) -> tuple[list[dict[str, float | None]], float]:
-    """Per published key, its noisy number of reporting tenants and success with its 90% interval, and the
+    """Per published key, its noisy number of reporting tenants and success with its 90% interval (each
+    noise's 90% bound, added: |a + b| <= |a| + |b|, so it errs wide), and the
     epsilon spent: a third of it on the counts (a tenant changes at most `limit` of them by one), the rest
     on the sums of success - 1/2 (at most `limit` of them, by at most a half)."""
     counts = [float(len(reports.get(label, {}))) for label in labels]
@@ -604,7 +605,7 @@ def noisy_figures(
     for n, s in zip(noisy_counts, noisy_sums, strict=True):
         reporters = max(n, 1.0)
         success = min(1.0, max(0.0, 0.5 + s / reporters))
-        half = LAPLACE_90 * math.hypot(b_sum, (success - 0.5) * b_count) / reporters
+        half = LAPLACE_90 * (b_sum + abs(success - 0.5) * b_count) / reporters  # each noise's own 90%, added
         out.append({"count": n, "success": success, "low": max(0.0, success - half), "high": min(1.0, success + half)})
     return out, spent_c + spent_s
 
