@@ -59,6 +59,8 @@ def downgrade() -> None:
 DROP FUNCTION IF EXISTS cogmem.gut_release(double precision, jsonb);
 DROP FUNCTION IF EXISTS cogmem.gut_patterns_for(text);
 ALTER TABLE cogmem.gut_patterns DROP COLUMN success_low, DROP COLUMN success_high;
-ALTER TABLE cogmem.gut_releases DROP COLUMN mechanism, DROP COLUMN key_model, ALTER COLUMN threshold TYPE integer USING ceil(threshold);
-ALTER TABLE cogmem.gut_settings DROP COLUMN mechanism, DROP COLUMN reports_per_tenant, DROP COLUMN key_similarity;
+ALTER TABLE cogmem.gut_releases DROP COLUMN mechanism, DROP COLUMN key_model,
+    ALTER COLUMN threshold TYPE integer USING ceil(threshold);
+ALTER TABLE cogmem.gut_settings DROP COLUMN mechanism, DROP COLUMN reports_per_tenant,
+    DROP COLUMN key_similarity;
 """)
