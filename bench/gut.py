@@ -272,8 +272,7 @@ def membership(
     _, threshold, eps, delta = gut.threshold_measurement(params.epsilon * params.selection_share, params.delta, params)
     eligible = {key: float(n) for key, n in prepared.counts().items() if n >= params.k}
     if params.mechanism == "policy":
-        cutoff = threshold + gut.CUTOFF_NOISE / (params.epsilon * params.selection_share)
-        draws = [gut.policy_weights(prepared.keys, cutoff, random.Random(n)) for n in range(20)]
+        draws = [gut.policy_weights(prepared.keys, gut.cutoff(threshold, params), random.Random(n)) for n in range(20)]
         eligible = {key: statistics.mean(w[key] for w in draws) for key in eligible}
     rows, rng = [], random.Random(1)
     for label in sorted(eligible, key=lambda key: abs(eligible[key] - threshold))[:nearest]:

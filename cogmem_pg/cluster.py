@@ -116,7 +116,8 @@ def copy_embedding_packages(target: Path) -> Path:
 
     package = Path(cogmem_pg.__file__).resolve().parent
     dists = sorted(_server_distributions(), key=lambda d: d.metadata["Name"].lower())
-    sources = sorted(package.glob("*.py"))
+    # The modules, and the data the Gut's release reads in the server (its keys' language means).
+    sources = [*sorted(package.glob("*.py")), package / "data" / "gut-language-means.json"]
     stamp = hashlib.sha256(
         "\n".join([f"{d.metadata['Name']}=={d.version}" for d in dists] + [p.read_text() for p in sources]).encode()
     ).hexdigest()
@@ -131,7 +132,7 @@ def copy_embedding_packages(target: Path) -> Path:
                 if source.is_file():
                     _link_or_copy(source, target / file)
     for source in sources:
-        _link_or_copy(source, target / "cogmem_pg" / source.name)
+        _link_or_copy(source, target / "cogmem_pg" / source.relative_to(package))
     for directory in [target, *target.rglob("*")]:
         if directory.is_dir():
             directory.chmod(0o755)

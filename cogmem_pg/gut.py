@@ -36,7 +36,9 @@ from typing import Any
 
 MATCH_PREVIOUS = 0.9  # a cluster this close to a published pattern continues it (same id, new figures)
 SAME_LESSON = 0.8  # a tenant's two memories this close in its own model say one thing (its facts can share a frame)
-CUTOFF_NOISE = 3.0  # the policy's cutoff stands this many noise scales above the threshold (Gopi et al.)
+# A key at the policy's cutoff is published but once in a thousand releases: it stands this many noise
+# scales above the threshold (Gopi et al. take 3, which drops a key held by hundreds one time in forty).
+CUTOFF_NOISE = math.log(1 / (2 * 1e-3))
 LAPLACE_90 = math.log(10)  # |Laplace(b)| stays within this many b nine times in ten
 _TOKEN = re.compile(r"<[a-z]+>|[^\W\d_]+(?:['’-][^\W\d_]+)*|[^\w\s]", re.UNICODE)
 _PLACEHOLDER = re.compile(r"<[a-z]+>")
@@ -539,6 +541,14 @@ def fill(keys: dict[str, list[int]], cutoff: float, order: list[str]) -> dict[in
     return weights
 
 
+def cutoff(threshold: float, params: Params) -> float:
+    """Where the policy stops raising a key: CUTOFF_NOISE noise scales above the threshold, and at least
+    one tenant's weight (with little noise, a key of a few more tenants than the threshold is not held
+    at a hair above it). Public: the threshold and the noise scale only."""
+    assert params.epsilon is not None
+    return threshold + max(CUTOFF_NOISE / (params.epsilon * params.selection_share), 1.0)
+
+
 def select(
     prepared: Prepared, params: Params, rng: random.Random | None = None
 ) -> tuple[dict[int, float], float, float, float]:
@@ -552,8 +562,7 @@ def select(
         params.epsilon * params.selection_share, params.delta, params
     )
     if params.mechanism == "policy":
-        scale = 1.0 / (params.epsilon * params.selection_share)
-        weights = policy_weights(prepared.keys, threshold + CUTOFF_NOISE * scale, rng or random.SystemRandom())
+        weights = policy_weights(prepared.keys, cutoff(threshold, params), rng or random.SystemRandom())
         drawn = {key: weights[key] for key in counts}
     else:
         drawn = dict(counts)

