@@ -355,9 +355,9 @@ def section(
         f"{stats['share']:.0%} of a release's epsilon selects and the rest noises the statistics, k {stats['k']}, "
         f"delta {stats['delta']:g}, keys cluster at cosine {stats['key_similarity']:g}, each tenant reports its "
         f"success on {stats['reports']} pattern. Medians of {DRAWS} draws. Run in {stats['seconds']:.0f} s "
-        f"({stats['load']:.0f} s of it loading), embedding {FRESH['texts']:,} text{'' if FRESH['texts'] == 1 else 's'}; the others' vectors came from "
-        f"the cache of an earlier run (`{CACHE}`: a first run on a machine embeds about 47,000 texts more, some "
-        f"13 minutes on two cores).",
+        f"({stats['load']:.0f} s of it loading), embedding {FRESH['texts']:,} text"
+        f"{'' if FRESH['texts'] == 1 else 's'}; the others' vectors came from the cache of an earlier run "
+        f"(`{CACHE}`: a first run on a machine embeds about 47,000 texts more, some 13 minutes on two cores).",
         "",
         f"The scheduled run at the defaults (`CALL cogmem.gut_nightly()`, policy, epsilon 1.0): threshold "
         f"{nightly['threshold']:.1f}, {nightly['published']} published, collection and release in "
