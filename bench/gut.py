@@ -197,31 +197,21 @@ def privacy_violations(draw: dict, unique: dict[str, set[str]], k: int) -> int:
     return bad
 
 
-def success_errors(draw: dict, prepared: gut.Prepared, limit: int) -> list[tuple[float, bool]]:
+def success_errors(draw: dict) -> list[tuple[float, bool]]:
     """Per published pattern: how far its noisy success is from the mean of what its reporters had, and
     whether its 90% interval holds that mean."""
-    out = []
-    for p in draw["patterns"]:
-        label = next(lb for lb, ts in prepared.supported.items() if frozenset(ts) == p.tenants)
-        reporters = [
-            prepared.success[(t, label)]
-            for t, keys in prepared.keys.items()
-            if label in keys and label in [k for k in keys if k in draw["published"]][:limit]
-        ]
-        if reporters and p.success is not None:
-            truth = statistics.mean(reporters)
-            out.append((abs(p.success - truth), p.success_low <= truth <= p.success_high))
-    return out
+    return [
+        (abs(p.success - p.reported), p.success_low <= p.reported <= p.success_high)
+        for p in draw["patterns"]
+        if p.reported is not None and p.success is not None
+    ]
 
 
 def draw_row(dsn: str, items, prepared, params, centroids, questions, unique) -> dict[str, Any]:
     draw = gut.release(items, params, prepared=prepared)
-    draw["published"] = {
-        lb for lb, ts in prepared.supported.items() if frozenset(ts) in {p.tenants for p in draw["patterns"]}
-    }
     truths = [recovered(p, centroids) for p in draw["patterns"]]
     with_gut, without = cold_start(dsn, draw, questions, truths)
-    errors = success_errors(draw, prepared, params.reports_per_tenant) if params.epsilon else []
+    errors = success_errors(draw)
     return {
         "recovered": len(set(truths) - {None}),
         "patterns": len(draw["patterns"]),

