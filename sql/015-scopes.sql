@@ -205,6 +205,38 @@ BEGIN
     END LOOP;
 END;
 $policies$;
+-- What is kept about a memory beside it (its statistics, its siblings, its contradictions) carries no
+-- person of its own: a narrowed grant reads it only where it reads the memory (row-level security of
+-- cogmem.memories applies inside the policy), or another person's ids and recall counts would show.
+DROP POLICY IF EXISTS person_reads ON cogmem.memory_stats;
+CREATE POLICY person_reads ON cogmem.memory_stats AS RESTRICTIVE FOR SELECT
+USING (
+    NOT ((SELECT cogmem.narrowed_reach()) ? tenant)
+    OR EXISTS (
+        SELECT FROM cogmem.memories AS m
+        WHERE m.tenant = memory_stats.tenant AND m.memory_id = memory_stats.memory_id
+    )
+);
+DROP POLICY IF EXISTS person_reads ON cogmem.memory_siblings;
+CREATE POLICY person_reads ON cogmem.memory_siblings AS RESTRICTIVE FOR SELECT
+USING (
+    NOT ((SELECT cogmem.narrowed_reach()) ? tenant)
+    OR 2 = (
+        SELECT count(*) FROM cogmem.memories AS m
+        WHERE m.tenant = memory_siblings.tenant AND m.memory_id IN (memory_siblings.memory_id, memory_siblings.sibling_id)
+    )
+);
+DROP POLICY IF EXISTS person_reads ON cogmem.memory_contradictions;
+CREATE POLICY person_reads ON cogmem.memory_contradictions AS RESTRICTIVE FOR SELECT
+USING (
+    NOT ((SELECT cogmem.narrowed_reach()) ? tenant)
+    OR 2 = (
+        SELECT count(*) FROM cogmem.memories AS m
+        WHERE
+            m.tenant = memory_contradictions.tenant
+            AND m.memory_id IN (memory_contradictions.memory_id, memory_contradictions.contradicts_id)
+    )
+);
 -- The audit trail names every person's scope, recall and reason: a narrowed grant reads none of it (its
 -- own calls still write it).
 DROP POLICY IF EXISTS whole_tenant_reads ON cogmem.audit_log;

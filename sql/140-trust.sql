@@ -91,6 +91,8 @@ AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM cogmem._require_tenant(trust_event.tenant);
+    -- The score tunes every person's guard checks (sql/150-guard.sql): not for a grant narrowed to one.
+    PERFORM cogmem._require_whole_tenant(trust_event.tenant);
     PERFORM cogmem._require_names(NULL, trust_event.agent);
     IF trust_event.kind IS NULL OR trust_event.kind NOT IN ('praise', 'delegation', 'caught_error', 'correction') THEN
         RAISE EXCEPTION 'unknown trust event kind "%"', coalesce(trust_event.kind, 'NULL')

@@ -383,6 +383,43 @@ def test_a_narrowed_grant_keeps_to_its_person_beyond_memories(db, tenant, scoped
         db.execute("SELECT cogmem.grant_tenant(%s, %s, vault => true, person => 'ayla')", (role, tenant))
 
 
+def test_a_narrowed_grant_moves_no_trust_that_another_persons_guard_reads(db, tenant, scoped, narrowed):
+    guard = "SELECT count(*) FROM cogmem.guard_check(%s, 'calls', 'call him', person => 'ben')"
+    before = one(db, guard, (tenant,))
+    for _ in range(20):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only for some persons") as e:
+            narrowed.execute("SELECT cogmem.trust_event(%s, 'praise', 'great job')", (tenant,))
+    assert e.value.diag.message_hint.startswith("This changes what every person of the tenant shares")
+    assert one(db, "SELECT cogmem.trust(%s)", (tenant,)) == 50
+    assert one(db, guard, (tenant,)) == before
+
+
+def test_a_narrowed_grant_reads_what_is_kept_beside_a_memory_only_where_it_reads_the_memory(
+    db, tenant, scoped, narrowed
+):
+    bens = scoped["Ben said never phone him before noon."]
+    ayla = scoped["Ayla asked us never to call her on weekends."]
+    db.execute("SELECT * FROM cogmem.recall(%s, 'calls', person => 'ben')", (tenant,))
+    db.execute("SELECT cogmem.apply_rehearsals()")
+    db.execute(
+        "INSERT INTO cogmem.memory_siblings (tenant, memory_id, sibling_id, similarity) VALUES (%s, %s, %s, 0.9)",
+        (tenant, min(bens, ayla), max(bens, ayla)),
+    )
+    db.execute(
+        "INSERT INTO cogmem.memory_contradictions (tenant, memory_id, contradicts_id, verdict, weakened)"
+        " VALUES (%s, %s, %s, 'detected', false)",
+        (tenant, ayla, bens),
+    )
+    stats = {r[0] for r in narrowed.execute("SELECT memory_id FROM cogmem.memory_stats")}
+    assert bens not in stats and ayla in stats
+    assert stats == {r[0] for r in narrowed.execute("SELECT memory_id FROM cogmem.memories")}
+    assert one(db, "SELECT count(*) FROM cogmem.memory_stats WHERE memory_id = %s", (bens,)) == 1
+    assert one(narrowed, "SELECT count(*) FROM cogmem.memory_siblings") == 0
+    assert one(narrowed, "SELECT count(*) FROM cogmem.memory_contradictions") == 0
+    assert one(db, "SELECT count(*) FROM cogmem.memory_siblings WHERE tenant = %s", (tenant,)) == 1
+    assert one(narrowed, "SELECT count(*) FROM cogmem.memory_overview WHERE memory_id = %s", (bens,)) == 0
+
+
 def test_an_agent_sees_no_other_persons_candidates_unless_it_asks_for_everyone(db, tenant):
     memory = one(
         db, "SELECT memory_id FROM cogmem.remember(%s, 'Text me first.', 'fresh', person => 'ayla')", (tenant,)
