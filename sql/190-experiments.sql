@@ -3,10 +3,10 @@
 -- everywhere (sql/021-experiment-arms.sql); experiment_report() compares the arms on what is already
 -- logged, and says when one is better with a test that may be looked at as often as one likes.
 --
--- The test. Each arm's metric is a ratio (successes over recalls with an outcome, or items used over
--- items injected), its variance estimated over the units (tenants or sessions), not over the recalls: a
--- tenant's recalls are alike, and counting them as independent would find differences that are not
--- there. Two arms are compared by a mixture sequential probability ratio test (mSPRT; Johari, Pekelis and
+-- The test. Each unit (tenant or session) has a ratio (successes over recalls with an outcome, or items
+-- used over items injected); an arm's metric is the mean of its units' ratios, its variance estimated over
+-- the units, not over the recalls: a tenant's recalls are alike, and counting them as independent (or
+-- pooling them, so that the busiest tenant speaks for its arm) would find differences that are not there. Two arms are compared by a mixture sequential probability ratio test (mSPRT; Johari, Pekelis and
 -- Walsh, "Always valid inference", 2017): with a normal mixture of width tau over the difference, the
 -- likelihood ratio is a martingale under "no difference", so by Ville's inequality the chance that it
 -- ever reaches 1/alpha, at any of any number of looks, is at most alpha. The report looks once a day
@@ -96,12 +96,13 @@ $$;
 COMMENT ON FUNCTION cogmem._experiment_observations(text, timestamptz) IS
 'The recalls an experiment counts until p_end: arm, unit, when the outcome came, and s over m of the metric.';
 
--- Each arm at each daily look: units seen, the ratio and its variance over the units. The sums of
--- squares a unit adds are kept per look as increments, so that no look re-reads the recalls before it.
--- The variance is the delta method's over clusters (the units, with the usual n/(n-1)), widened by
--- (n-1)/(n-3) because a few units estimate it poorly, and never below a binomial variance; with fewer
--- than 4 units it is unknown. The floor of corrections per session (a count, not a share) is a Poisson
--- variance.
+-- Each arm at each daily look: units seen, the estimate and its variance over the units. The unit of
+-- assignment is the unit of analysis: each unit's ratio (its successes over its observations so far) counts
+-- once, so one tenant's volume cannot decide (a tenant with 1,500 recalls weighs what a tenant with 5
+-- does). The estimate is the mean of the units' ratios, its variance their sample variance over n, widened
+-- by (n-1)/(n-3) because a few units estimate it poorly, and never below the binomial variance of all the
+-- observations (a floor the mean of ratios cannot go under; for corrections per session, a count, the
+-- Poisson variance); with fewer than 4 units it is unknown.
 CREATE OR REPLACE FUNCTION cogmem._experiment_looks(p_name text, p_end timestamptz)
 RETURNS TABLE (
     look integer, at timestamptz, arm integer, units bigint, observations double precision,
@@ -118,33 +119,33 @@ AS $$
         SELECT o.arm, o.unit, greatest(1, ceil(extract(EPOCH FROM o.at - e.start) / 86400))::integer AS look,
                sum(o.s) AS ds, sum(o.m) AS dm
         FROM e, cogmem._experiment_observations(p_name, p_end) AS o GROUP BY 1, 2, 3
-    ), before AS (
-        SELECT d.*, coalesce(sum(d.ds) OVER w, 0) AS s0, coalesce(sum(d.dm) OVER w, 0) AS m0 FROM daily AS d
-        WINDOW w AS (PARTITION BY d.arm, d.unit ORDER BY d.look ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-    ), step AS (
-        SELECT b.arm, b.look, count(*) FILTER (WHERE b.m0 = 0) AS dn, sum(b.ds) AS ds, sum(b.dm) AS dm,
-               sum(2 * b.s0 * b.ds + b.ds ^ 2) AS dss, sum(b.s0 * b.dm + b.m0 * b.ds + b.ds * b.dm) AS dsm,
-               sum(2 * b.m0 * b.dm + b.dm ^ 2) AS dmm
-        FROM before AS b GROUP BY b.arm, b.look
-    ), total AS (
-        SELECT g.look, least(e.start + g.look * interval '1 day', p_end) AS at, a.arm, e.counts,
-               sum(coalesce(s.dn, 0)) OVER w AS n, sum(coalesce(s.ds, 0)) OVER w AS s,
-               sum(coalesce(s.dm, 0)) OVER w AS m, sum(coalesce(s.dss, 0)) OVER w AS ss,
-               sum(coalesce(s.dsm, 0)) OVER w AS sm, sum(coalesce(s.dmm, 0)) OVER w AS mm
-        FROM e CROSS JOIN generate_series(1, e.looks) AS g (look) CROSS JOIN generate_series(1, e.k) AS a (arm)
-        LEFT JOIN step AS s ON s.look = g.look AND s.arm = a.arm
-        WINDOW w AS (PARTITION BY a.arm ORDER BY g.look)
+    ), first_seen AS (
+        SELECT d.arm, d.unit, min(d.look) AS look FROM daily AS d GROUP BY d.arm, d.unit
+    ), cumulative AS (  -- each unit at each look from its first: what it has added up to
+        SELECT g.look, f.arm, f.unit,
+               sum(coalesce(d.ds, 0)) OVER w AS s, sum(coalesce(d.dm, 0)) OVER w AS m
+        FROM e CROSS JOIN first_seen AS f
+        CROSS JOIN LATERAL generate_series(f.look, e.looks) AS g (look)
+        LEFT JOIN daily AS d ON d.arm = f.arm AND d.unit = f.unit AND d.look = g.look
+        WINDOW w AS (PARTITION BY f.arm, f.unit ORDER BY g.look)
+    ), per_arm AS (
+        SELECT c.look, c.arm, count(*) FILTER (WHERE c.m > 0) AS n, sum(c.s) AS s, sum(c.m) AS m,
+               avg(c.s / c.m) FILTER (WHERE c.m > 0) AS mean, var_samp(c.s / c.m) FILTER (WHERE c.m > 0) AS spread
+        FROM cumulative AS c GROUP BY c.look, c.arm
     )
-    SELECT t.look, t.at, t.arm, t.n::bigint, t.m, t.s / nullif(t.m, 0),
+    SELECT g.look, least(e.start + g.look * interval '1 day', p_end), a.arm, coalesce(t.n, 0)::bigint,
+           coalesce(t.m, 0), t.mean,
            CASE WHEN t.n >= 4 THEN greatest(
-               t.n / (t.n - 3) * greatest(0, t.ss - 2 * (t.s / t.m) * t.sm + (t.s / t.m) ^ 2 * t.mm) / t.m ^ 2,
-               CASE WHEN t.counts THEN (t.s + 0.5) / t.m ^ 2
+               t.spread / t.n * (t.n - 1) / (t.n - 3),
+               CASE WHEN e.counts THEN (t.s + 0.5) / t.m ^ 2
                     ELSE (t.s + 0.5) / (t.m + 1) * (1 - (t.s + 0.5) / (t.m + 1)) / t.m END)
            END
-    FROM total AS t;
+    FROM e CROSS JOIN generate_series(1, e.looks) AS g (look) CROSS JOIN generate_series(1, e.k) AS a (arm)
+    LEFT JOIN per_arm AS t ON t.look = g.look AND t.arm = a.arm;
 $$;
 COMMENT ON FUNCTION cogmem._experiment_looks(text, timestamptz) IS
-'Each arm of an experiment at each daily look until p_end: units, observations, estimate and its variance.';
+'Each arm of an experiment at each daily look until p_end: units, observations, the mean of the units'' '
+'ratios and its variance over the units.';
 
 -- One screen and a half: the test of every pair at every look, then one row per arm at the last look.
 CREATE OR REPLACE FUNCTION cogmem.experiment_report(name text, as_of timestamptz DEFAULT now())

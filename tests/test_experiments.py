@@ -61,6 +61,24 @@ def test_a_clear_winner_is_found(db):
     assert p1 < 0.05 and p2 == 1.0 and decided is not None
 
 
+def test_one_busy_tenant_does_not_decide_its_arm(db):
+    # Four tenants an arm, every one at 0.5 but one of arm 1, which sends 1,500 recalls rated 1: pooled, arm 1
+    # looked better (p = 0.009); per tenant, it is one tenant of four.
+    arms = enrol(db, 8)
+    busy, *others = arms[1]
+    for t in others + arms[2]:
+        for outcome in (1.0, 0.0) * 5:
+            recall_with_feedback(db, t, outcome)
+    db.execute(
+        "SELECT cogmem.feedback(r.recall_id, 1) FROM generate_series(1, 1500) AS g (i) CROSS JOIN LATERAL"
+        " (SELECT recall_id FROM cogmem.recall(%s, 'invoices', budget => 3200 + 0 * g.i) LIMIT 1) AS r",
+        (busy,),
+    )
+    rows = report(db)
+    assert rows == [(1, 2, 4, 1530.0, 0.625, "no difference yet"), (2, 5, 4, 40.0, 0.5, "no difference yet")]
+    assert all(p == 1 or p > 0.05 for (p,) in db.execute("SELECT p_better FROM cogmem.experiment_report('e')"))
+
+
 def test_equal_arms_say_no_difference_yet(db):
     arms = enrol(db, 8)
     for names in arms.values():
