@@ -15,7 +15,9 @@
 -- what carries no person, and writes only that person's. Row-level security enforces it on every table
 -- with a person column; _require_scope says so first, with a HINT.
 
--- A name of a person or an agent, as a scope takes it: what is wrong with it, NULL when nothing.
+-- A name of a person or an agent, as a scope takes it: what is wrong with it, NULL when nothing. Invisible
+-- characters (a zero-width space, a direction override) are refused with the control characters: "assistant"
+-- and "assistant\u200b" look alike to a person and must not be two speakers.
 CREATE OR REPLACE FUNCTION cogmem._name_problem(p_key text, p_value jsonb)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
@@ -24,8 +26,8 @@ RETURN CASE
     WHEN p_value IS NULL OR jsonb_typeof(p_value) = 'null' THEN NULL
     WHEN
         jsonb_typeof(p_value) <> 'string' OR btrim(p_value #>> '{}') = '' OR length(btrim(p_value #>> '{}')) > 200
-        OR (p_value #>> '{}') ~ '[[:cntrl:]]'
-        THEN format('has a %s that is not a name of 1 to 200 characters without control characters', p_key)
+        OR (p_value #>> '{}') ~ '[[:cntrl:]\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]'
+        THEN format('has a %s that is not a name of 1 to 200 characters without control or invisible characters', p_key)
 END;
 COMMENT ON FUNCTION cogmem._name_problem(text, jsonb) IS
 'What is wrong with a name (a conversation, speaker, person or agent) given as JSON; NULL when nothing.';
@@ -130,7 +132,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._require_names(text, text) IS
-'Refuses a person or an agent that is not a name of 1 to 200 characters without control characters.';
+'Refuses a person or an agent that is not a name of 1 to 200 characters without control or invisible characters.';
 
 -- Scope arguments of a public verb: valid names, and for a role narrowed to persons of the tenant, one
 -- of its persons (a narrowed role writes and recalls only in its person's scope).

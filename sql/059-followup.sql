@@ -281,13 +281,40 @@ COMMENT ON FUNCTION cogmem._apply_judgement(text, uuid, text, real, text, bigint
 'unless the judge abstained (neutral) or explicit feedback came first; audits either way. Returns applied, '
 'abstained or explicit kept.';
 
--- The next turn of a conversation: the conversation's latest recall, within the tenant's window and not
--- judged yet, is judged by it. Called by remember (after storing the turn: p_turn_memory is its memory)
--- and by recall (before logging its own cycle). A turn that is the recall's own message (the same turn
--- recalled for and then remembered, in either order) is not a reply to it, nor is what the assistant says.
+-- A name folded as a person reads it: compatible forms unified (NFKC), case, and everything but letters
+-- and digits dropped, so that "Assistant", "assistant\u200b", "follow‐up" (a Unicode hyphen) and "follow_up"
+-- are each one name.
+CREATE OR REPLACE FUNCTION cogmem._folded_name(p_name text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN regexp_replace(lower(normalize(p_name, nfkc)), '[^[:alnum:]]', '', 'g');
+COMMENT ON FUNCTION cogmem._folded_name(text) IS
+'A name with compatible forms unified, lower case, letters and digits only: how look-alike names compare.';
+
+-- Who speaks for the agent, however the caller or its framework spells it (OpenAI's assistant, Gemini's
+-- model, a tool or function result, a system or developer prompt): such a turn never judges a recall.
+CREATE OR REPLACE FUNCTION cogmem._agents_own_turn(p_speaker text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce(cogmem._folded_name(p_speaker) IN (
+    'assistant', 'agent', 'ai', 'bot', 'chatbot', 'model', 'system', 'developer', 'tool', 'function', 'ipython'
+), FALSE);
+COMMENT ON FUNCTION cogmem._agents_own_turn(text) IS
+'Whether a speaker or role names the agent''s side of a conversation (assistant, model, tool, system, ...), '
+'compared folded.';
+
+-- The next turn of a conversation: the conversation's latest recall in the same scope (the person and the
+-- agent: in a conversation shared by two people, one's "that is wrong" says nothing of the other's
+-- answer), within the tenant's window and not judged yet, is judged by it. Called by remember (after
+-- storing the turn: p_turn_memory is its memory), observe, and recall (before logging its own cycle). A
+-- turn that is the recall's own message (the same turn recalled for and then remembered, in either order)
+-- is not a reply to it, nor is what the agent's side says.
+DROP FUNCTION IF EXISTS cogmem._judge_turn(text, text, text, text, public.vector, bigint);  -- before 0038: no scope
 CREATE OR REPLACE FUNCTION cogmem._judge_turn(
     p_tenant text, p_conversation text, p_speaker text, p_turn text, p_embedding public.vector,
-    p_turn_memory bigint DEFAULT NULL
+    p_turn_memory bigint, p_person text, p_agent text
 )
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -300,8 +327,7 @@ DECLARE
     v_sha256    bytea;
     j           record;
 BEGIN
-    IF p_conversation IS NULL OR nullif(btrim(p_turn), '') IS NULL
-       OR lower(btrim(p_speaker)) IN ('assistant', 'agent', 'ai', 'bot', 'system', 'tool') THEN
+    IF p_conversation IS NULL OR nullif(btrim(p_turn), '') IS NULL OR cogmem._agents_own_turn(p_speaker) THEN
         RETURN;
     END IF;
     SELECT * INTO t FROM cogmem.tenants AS x WHERE x.tenant = p_tenant;
@@ -312,6 +338,8 @@ BEGIN
     SELECT r.recall_id, r.message_sha256, r.message_embedding, r.judged_at INTO v_recall
     FROM cogmem.recalls AS r
     WHERE r.tenant = p_tenant AND r.conversation = p_conversation AND r.created_at >= now() - t.implicit_feedback_window
+      AND r.person IS NOT DISTINCT FROM nullif(btrim(p_person), '')
+      AND r.agent IS NOT DISTINCT FROM nullif(btrim(p_agent), '')
     ORDER BY r.created_at DESC LIMIT 1
     FOR UPDATE;
     v_sha256 := sha256(convert_to(p_turn, 'UTF8'));
@@ -335,8 +363,8 @@ BEGIN
                            'cues', to_jsonb(j.cues), 'probabilities', j.probabilities));
 END;
 $$;
-COMMENT ON FUNCTION cogmem._judge_turn(text, text, text, text, public.vector, bigint) IS
-'Judges the latest unjudged recall of a conversation (within the tenant''s implicit_feedback_window) by '
+COMMENT ON FUNCTION cogmem._judge_turn(text, text, text, text, public.vector, bigint, text, text) IS
+'Judges the latest unjudged recall of a conversation and scope (within the tenant''s implicit_feedback_window) by '
 'the turn that follows it, and records the verdict (sql/059-followup.sql).';
 
 CREATE OR REPLACE FUNCTION cogmem.judge_recall(
@@ -361,9 +389,15 @@ BEGIN
         RAISE EXCEPTION 'confidence must be between 0 and 1, got %', coalesce(judge_recall.confidence::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The judge''s probability of its verdict.';
     END IF;
-    IF nullif(btrim(judge_recall.judged_by), '') IS NULL OR judge_recall.judged_by LIKE 'followup-%' THEN
-        RAISE EXCEPTION 'judged_by must name the caller''s judge, got %', coalesce(judge_recall.judged_by, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'followup-* names the database''s own models.';
+    -- The audit and the outcome reports tell the database's own judge from the caller's by this name:
+    -- no look-alike of followup-* ("Followup-embedding", a Unicode hyphen), no invisible characters.
+    IF cogmem._name_problem('judge', to_jsonb(judge_recall.judged_by)) IS NOT NULL
+       OR cogmem._folded_name(judge_recall.judged_by) LIKE 'followup%' THEN
+        RAISE EXCEPTION 'judged_by must name the caller''s judge, got %',
+                        coalesce(quote_literal(left(judge_recall.judged_by, 60)), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A name of 1 to 200 characters without control or invisible characters; followup-* (in any '
+                         || 'spelling) names the database''s own models.';
     END IF;
     PERFORM cogmem._lock_tenant(judge_recall.tenant, false);
     IF NOT EXISTS (SELECT FROM cogmem.recalls AS r

@@ -624,7 +624,8 @@ AS $$
     LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id
     CROSS JOIN LATERAL (SELECT cogmem._judge_turn(tenant, coalesce(conversation, source ->> 'conversation'),
                                                   coalesce(speaker, source ->> 'speaker'), content, embedding,
-                                                  r.memory_id)) AS j;
+                                                  r.memory_id, coalesce(person, cogmem._person(source)),
+                                                  coalesce(agent, cogmem._agent(source)))) AS j;
 $$;
 COMMENT ON FUNCTION cogmem.remember(
     text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text

@@ -582,7 +582,8 @@ BEGIN
                          cogmem._detect_topics(v_tenant, recall.message, v_language));
     v_embedding := coalesce(recall.embedding, cogmem.embed(recall.message));
     -- A new message of a conversation is also the reply to its last recall's answer (sql/059-followup.sql).
-    PERFORM cogmem._judge_turn(v_tenant, recall.conversation, NULL, recall.message, v_embedding);
+    PERFORM cogmem._judge_turn(v_tenant, recall.conversation, NULL, recall.message, v_embedding, NULL, recall.person,
+                               recall.agent);
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, recall.message)), '{}');
     v_query := cogmem._or_query(v_lexemes);
     -- The message's words as a speaker's name is matched (folded, "Elif'in" is Elif).

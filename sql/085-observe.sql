@@ -111,7 +111,8 @@ BEGIN
             btrim(observe.person), btrim(observe.agent))
     RETURNING s.turn_id INTO v_turn_id;
     -- A user's turn is also the reply to the conversation's last recall (sql/059-followup.sql).
-    PERFORM cogmem._judge_turn(observe.tenant, observe.conversation, observe.role, v_content, v_embedding);
+    PERFORM cogmem._judge_turn(observe.tenant, observe.conversation, observe.role, v_content, v_embedding, NULL,
+                               observe.person, observe.agent);
 
     turn_id := v_turn_id;
     reason := v_reason;

@@ -213,6 +213,11 @@ def test_the_callers_own_judge_is_recorded_like_the_databases(db, tenant):
         ("'confirmed', 2, 'me'", psycopg.errors.InvalidParameterValue),
         ("'confirmed', 1, 'followup-embedding'", psycopg.errors.InvalidParameterValue),
         ("'confirmed', 1, ''", psycopg.errors.InvalidParameterValue),
+        ("'confirmed', 1, 'Followup-embedding'", psycopg.errors.InvalidParameterValue),
+        ("'confirmed', 1, 'followup\u2010embedding'", psycopg.errors.InvalidParameterValue),  # a Unicode hyphen
+        ("'confirmed', 1, 'follow_up cues'", psycopg.errors.InvalidParameterValue),
+        ("'confirmed', 1, E'my-llm\u200b'", psycopg.errors.InvalidParameterValue),
+        ("'confirmed', 1, repeat('x', 100000)", psycopg.errors.InvalidParameterValue),
     ],
 )
 def test_a_callers_judgement_is_checked(db, tenant, args, error):
@@ -220,6 +225,51 @@ def test_a_callers_judgement_is_checked(db, tenant, args, error):
     recall_id = _recall(db, tenant, "which port does the staging database listen on?")
     with pytest.raises(error):
         db.execute(f"SELECT cogmem.judge_recall(%s, %s, {args})", (tenant, recall_id))
+
+
+def test_a_look_alike_judge_is_refused_with_a_hint(db, tenant):
+    _fact(db, tenant)
+    recall_id = _recall(db, tenant, "which port does the staging database listen on?")
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as e:
+        db.execute("SELECT cogmem.judge_recall(%s, %s, 'confirmed', 1, repeat('x', 100000))", (tenant, recall_id))
+    assert e.value.diag.message_primary == f"judged_by must name the caller's judge, got '{'x' * 60}'"
+    assert "followup-* (in any spelling)" in e.value.diag.message_hint
+    assert _recall_row(db, recall_id)[2] is None
+
+
+@pytest.mark.parametrize("role", ["model", "Assistant", "assistant\u200b", "tool", "function", "developer", "AI"])
+def test_the_agents_own_turn_never_judges_its_recall(db, tenant, role):
+    _fact(db, tenant)
+    first = _recall(db, tenant, "which port does the staging database listen on?")
+    if "\u200b" in role:  # an invisible character: refused as a speaker, never taken for a person
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="invisible"):
+            db.execute(
+                "SELECT * FROM cogmem.remember(%s, %s, conversation => 'c1', speaker => %s)",
+                (tenant, CONFIRMED[0], role),
+            )
+    else:
+        db.execute("SELECT * FROM cogmem.observe(%s, 'c1', %s, %s)", (tenant, role, CONFIRMED[0]))
+        db.execute(
+            "SELECT * FROM cogmem.remember(%s, %s, conversation => 'c1', speaker => %s)", (tenant, CONFIRMED[1], role)
+        )
+    assert _recall_row(db, first)[2] is None
+    assert one(db, "SELECT cogmem._agents_own_turn(%s)", (role,))
+
+
+def test_a_person_judges_only_the_recall_made_for_them(db, tenant):
+    # One conversation id shared by two people: ben's "no, that is wrong" says nothing of ayla's answer.
+    _fact(db, tenant)
+    aylas = one(
+        db,
+        "SELECT recall_id FROM cogmem.recall(%s, 'which port does staging listen on?', conversation => 'c1',"
+        " person => 'ayla') LIMIT 1",
+        (tenant,),
+    )
+    db.execute("SELECT * FROM cogmem.observe(%s, 'c1', 'user', %s, person => 'ben')", (tenant, CORRECTED[0]))
+    db.execute("SELECT * FROM cogmem.remember(%s, %s, conversation => 'c1', person => 'ben')", (tenant, CORRECTED[1]))
+    assert _recall_row(db, aylas)[2] is None
+    db.execute("SELECT * FROM cogmem.observe(%s, 'c1', 'user', %s, person => 'ayla')", (tenant, CONFIRMED[0]))
+    assert _recall_row(db, aylas)[2] == "confirmed"
 
 
 def test_another_tenants_recall_is_unknown_to_a_judge(db, tenant):
@@ -240,7 +290,7 @@ def test_an_application_role_gets_implicit_feedback_and_no_helper(db, tenant, lo
     assert row[:3] == (1.0, "implicit", "confirmed") and row[4] == [fact]
     assert one(app, "SELECT implicit FROM cogmem.outcome_stats WHERE tenant = %s", (tenant,)) == 1
     for helper in (
-        "cogmem._judge_turn('acme', 'c1', NULL, 'thanks', NULL)",
+        "cogmem._judge_turn('acme', 'c1', NULL, 'thanks', NULL, NULL, NULL, NULL)",
         "cogmem._apply_judgement('acme', %s, 'confirmed', 1, 'x', NULL, '{}')",
     ):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):

@@ -212,15 +212,15 @@ def test_a_turn_without_a_time_is_placed_when_it_is_stored(db, tenant):
     ("call", "message"),
     [
         ("SELECT * FROM cogmem.remember('acme', 'x', conversation => '')",
-         "source has a conversation that is not a name of 1 to 200 characters without control characters"),
+         "source has a conversation that is not a name of 1 to 200 characters without control or invisible characters"),
         ("SELECT * FROM cogmem.remember('acme', 'x', speaker => E'a\\nb')",
-         "source has a speaker that is not a name of 1 to 200 characters without control characters"),
+         "source has a speaker that is not a name of 1 to 200 characters without control or invisible characters"),
         ("SELECT * FROM cogmem.remember('acme', 'x', source => '{\"said_at\": \"yesterday-ish\"}')",
          "source has a said_at that is not a timestamp: yesterday-ish"),
         ("SELECT * FROM cogmem.remember('acme', 'x', said_at => '0500-01-01')",
          "source has a said_at outside 1900 to 2200"),
         ("SELECT * FROM cogmem.remember_many('acme', '[{\"content\": \"x\", \"speaker\": 7}]')",
-         "item 1 has a speaker that is not a name of 1 to 200 characters without control characters; "
+         "item 1 has a speaker that is not a name of 1 to 200 characters without control or invisible characters; "
          "nothing of this batch was stored"),
         ("SELECT * FROM cogmem.remember_many('acme', '[{\"content\": \"x\", \"source\": {\"said_at\": \"soon\"}}]')",
          "item 1 source has a said_at that is not a timestamp: soon; nothing of this batch was stored"),

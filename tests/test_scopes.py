@@ -159,9 +159,21 @@ def test_a_batch_takes_its_scope_and_each_items_own(db, tenant):
 @pytest.mark.parametrize(
     ("person", "agent", "message"),
     [
-        ("", None, "the scope has a person that is not a name of 1 to 200 characters without control characters"),
-        (None, "x" * 201, "the scope has a agent that is not a name of 1 to 200 characters without control characters"),
-        ("a\tb", None, "the scope has a person that is not a name of 1 to 200 characters without control characters"),
+        (
+            "",
+            None,
+            "the scope has a person that is not a name of 1 to 200 characters without control or invisible characters",
+        ),
+        (
+            None,
+            "x" * 201,
+            "the scope has a agent that is not a name of 1 to 200 characters without control or invisible characters",
+        ),
+        (
+            "a\tb",
+            None,
+            "the scope has a person that is not a name of 1 to 200 characters without control or invisible characters",
+        ),
     ],
 )
 def test_a_bad_scope_name_is_refused(db, tenant, person, agent, message):
