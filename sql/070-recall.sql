@@ -100,8 +100,10 @@ BEGIN
     VALUES (p_tenant, 'recall', 'recalled', p_recall_id,
            jsonb_build_object(
                'message_sha256', encode(v_sha256, 'hex'),
-               'conversation', p_conversation, 'topics', to_jsonb(p_topics), 'budget', p_budget,
-               -- The scope it recalled for: the agent by name, the person as a hash (erasure keeps it).
+               -- The conversation and the person as hashes: an id may name a person (a phone number, a
+               -- ticket of theirs), and the audit, append-only, outlives their erasure. The agent by name.
+               'conversation_sha256', encode(sha256(convert_to(p_conversation, 'UTF8')), 'hex'),
+               'topics', to_jsonb(p_topics), 'budget', p_budget,
                'agent', p_agent,
                'person_sha256', encode(sha256(convert_to(lower(p_person), 'UTF8')), 'hex'),
                'tokens_used', p_used, 'core_version', p_core_version,

@@ -50,9 +50,12 @@ SELECT
     (t.detail ->> 'tokens_used')::integer AS tokens_used,
     -- Items are an object of arrays (an array of objects before migration 0007).
     coalesce(jsonb_array_length(t.detail -> 'items' -> 'layer'), jsonb_array_length(t.detail -> 'items')) AS items,
-    t.sealed
+    t.sealed,
+    t.detail ->> 'conversation_sha256' AS conversation_sha256
 FROM cogmem.audit_trail AS t WHERE t.level = 'recall';
-COMMENT ON VIEW cogmem.audit_recalls IS 'Level 2: one row per recall cycle.';
+COMMENT ON VIEW cogmem.audit_recalls IS
+'Level 2: one row per recall cycle (conversation: the id, in recalls audited before revision 0038; since, '
+'conversation_sha256, its hash, which groups a conversation''s recalls and names no one).';
 
 CREATE OR REPLACE VIEW cogmem.audit_recall_items WITH (security_invoker = TRUE) AS
 SELECT

@@ -100,8 +100,9 @@ BEGIN
     v_counts := v_counts || jsonb_build_object('sensory_turns', v_count);
     -- The embeddings of messages awaiting their next turn (sql/059-followup.sql) may be of the subject's
     -- words, which no text search can tell: all go, at the cost of the last hour's implicit feedback.
-    UPDATE cogmem.recalls AS r SET message_embedding = NULL
-    WHERE r.tenant = erase_subject.tenant AND r.message_embedding IS NOT NULL;
+    UPDATE cogmem.recalls AS r SET message_embedding = NULL,
+                                   conversation = CASE WHEN r.conversation NOT ILIKE v_pattern THEN r.conversation END
+    WHERE r.tenant = erase_subject.tenant AND (r.message_embedding IS NOT NULL OR r.conversation ILIKE v_pattern);
 
     -- Store items whose value mentions the subject, with or without a memory.
     DELETE FROM cogmem.store_items AS i
@@ -204,8 +205,9 @@ BEGIN
         v_counts := v_counts || jsonb_build_object(v_table, v_count);
     END LOOP;
     -- Their recalls keep the cycle (ids, scores: the audit explains them) but not the message's embedding,
-    -- nor the person's name (still no one else's: no narrowed grant names it).
-    UPDATE cogmem.recalls AS r SET message_embedding = NULL, person = '(erased)'
+    -- nor the person's name (still no one else's: no narrowed grant names it), nor the conversation's id
+    -- (it may name them; the audit keeps only its hash).
+    UPDATE cogmem.recalls AS r SET message_embedding = NULL, person = '(erased)', conversation = NULL
     WHERE r.tenant = erase_person.tenant AND r.person = v_person;
 
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)

@@ -86,6 +86,15 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
     assert db.execute("SELECT ok FROM cogmem.verify_audit(%s)", (tenant,)).fetchall() == [(True,)]
 
 
+def test_erase_subject_takes_a_conversation_id_that_names_them(db, tenant):
+    db.execute("SELECT * FROM cogmem.recall(%s, 'invoices', conversation => %s)", (tenant, f"whatsapp {PERSON}"))
+    db.execute("SELECT * FROM cogmem.recall(%s, 'invoices', conversation => 'ticket-7')", (tenant,))
+    db.execute("SELECT * FROM cogmem.erase_subject(%s, %s)", (tenant, PERSON))
+    kept = db.execute("SELECT conversation FROM cogmem.recalls ORDER BY conversation NULLS FIRST").fetchall()
+    assert kept == [(None,), ("ticket-7",)]
+    assert one(db, "SELECT count(*) FROM cogmem.audit_log WHERE detail::text ILIKE %s", (f"%{PERSON}%",)) == 0
+
+
 def test_erase_one_memory_and_scrub_the_sibling_note_that_quotes_it(db, tenant):
     base = unit_vector(41)
     staging = remember(db, tenant, "Deploy the shop with make deploy on staging", base)

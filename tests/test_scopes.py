@@ -442,7 +442,15 @@ def test_an_agent_sees_no_other_persons_candidates_unless_it_asks_for_everyone(d
 
 
 def test_an_erased_persons_recalls_keep_no_name(db, tenant, scoped):
-    db.execute("SELECT * FROM cogmem.recall(%s, 'calls', person => 'ayla')", (tenant,))
+    db.execute("SELECT * FROM cogmem.recall(%s, 'calls', person => 'ayla', conversation => 'ayla-+905551234567')",
+               (tenant,))  # fmt: skip
+    db.execute("SELECT * FROM cogmem.recall(%s, 'calls', person => 'ben', conversation => 'ben-1')", (tenant,))
     db.execute("SELECT * FROM cogmem.erase_person(%s, 'ayla')", (tenant,))
     assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE person = 'ayla'") == 0
-    assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE person = '(erased)'") == 1
+    assert db.execute("SELECT person, conversation FROM cogmem.recalls ORDER BY person").fetchall() == [
+        ("(erased)", None), ("ben", "ben-1")
+    ]  # fmt: skip
+    # The audit, append-only, never held the conversation's id: only its hash, as the person's.
+    audited = db.execute("SELECT detail::text FROM cogmem.audit_log WHERE tenant = %s", (tenant,)).fetchall()
+    assert not [d for (d,) in audited if "905551234567" in d or "ayla" in d.lower()]
+    assert one(db, "SELECT count(DISTINCT conversation_sha256) FROM cogmem.audit_recalls") == 2
