@@ -15,6 +15,9 @@ AS $$
 DECLARE
     v_recall   record;
     v_outcomes jsonb;
+    -- What a memory or a document says is for roles that read memories (an application, an administrator):
+    -- an auditor gets the trail's ids, hashes, scores and reasons, and no text (sql/999-privileges.sql).
+    v_text     boolean := pg_catalog.has_table_privilege(cogmem.caller(), 'cogmem.memories', 'SELECT');
 BEGIN
     IF explain_recall.recall_id IS NULL THEN
         RAISE EXCEPTION 'recall_id must not be NULL'
@@ -29,9 +32,10 @@ BEGIN
     END IF;
     PERFORM cogmem._require_tenant(v_recall.tenant);
     -- What decided the outcome, in order: explicit feedback, or the next turn (sql/059-followup.sql) with
-    -- its verdict, the cues that fired and the turn itself while its memory is kept.
+    -- its verdict, the cues that fired and the turn itself while its memory is kept (its hash for an auditor).
     SELECT coalesce(jsonb_agg(jsonb_build_object('at', o.at, 'event', o.event) || (o.detail - 'probabilities')
-                              || jsonb_build_object('turn', m.content) ORDER BY o.audit_id), '[]')
+                              || CASE WHEN v_text THEN jsonb_build_object('turn', m.content) ELSE '{}' END
+                              ORDER BY o.audit_id), '[]')
     INTO v_outcomes
     FROM cogmem.audit_log AS o
     LEFT JOIN cogmem.memories AS m ON m.tenant = o.tenant AND m.memory_id = (o.detail ->> 'turn_memory')::bigint
@@ -50,10 +54,11 @@ BEGIN
                -- A document's chunk (sql/069-resources.sql): which version of which document, and whether a
                -- newer one has replaced it since. Erased with its document: no provenance then.
                WHEN i.layer = 'resources' THEN (
-                   SELECT jsonb_build_object('kind', 'resource', 'resource_id', d.resource_id, 'title', d.title,
-                                             'document_kind', d.kind, 'version', d.version, 'heading', c.heading,
-                                             'added_at', d.created_at, 'superseded_at', d.superseded_at,
-                                             'source', d.source)
+                   SELECT jsonb_build_object('kind', 'resource', 'resource_id', d.resource_id,
+                                             'document_kind', d.kind, 'version', d.version,
+                                             'added_at', d.created_at, 'superseded_at', d.superseded_at)
+                          || CASE WHEN v_text THEN jsonb_build_object('title', d.title, 'heading', c.heading,
+                                                                      'source', d.source) ELSE '{}' END
                    FROM cogmem.resource_chunks AS c
                    JOIN cogmem.resources AS d ON d.tenant = c.tenant AND d.resource_id = c.resource_id
                    WHERE c.tenant = v_recall.tenant AND c.chunk_id = i.rule_id)
@@ -96,4 +101,5 @@ COMMENT ON FUNCTION cogmem.explain_recall(uuid) IS
 'the Gut pattern and its release) '
 'and its history (created, rehearsed, reinforced, promoted, ...); outcomes (the same on every row): what '
 'set the recall''s outcome, in order: explicit feedback, or the next turn of the conversation with its '
-'verdict, confidence, judge, cues and text (while its memory is kept), abstentions included.';
+'verdict, confidence, judge, cues and text (while its memory is kept), abstentions included. Text (the turn, '
+'a document''s title, heading and source) only for roles that read memories: an auditor gets none.';
