@@ -132,6 +132,11 @@ def section(results: dict[str, list[Run]], runs: int, seconds: float) -> list[st
         f"arm*). {false} false verdicts of {len(equal)}: the false rate is at most "
         f"{upper_bound(false, len(equal)):.3f} (95% Clopper-Pearson upper bound).",
         "",
+        "Each arm's estimate is the mean of its units' ratios (issue 46: one tenant, one vote, whatever its "
+        "volume); here every tenant records as many outcomes, so the pooled ratio it replaced gave the same "
+        "figures. Where one tenant's volume differs, the pooled ratio followed that tenant "
+        "(`tests/test_experiments.py::test_one_busy_tenant_does_not_decide_its_arm`).",
+        "",
     ]
     return lines
 
