@@ -52,6 +52,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/dashboard.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/scopes.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/resources.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/chunking.py --results bench/RESULTS.md
 
 # docs/img/dashboard/: the dashboard's pages as the browser tests see them (docs/dashboard.md shows them).
 screenshots: setup-tests

@@ -22,13 +22,15 @@ DECLARE
     v_parts text[];
     v_piece text := '';
     v_part  text;
+    -- Read once: the loop below must not look at the whole block per part (quadratic in a long block).
+    v_code  boolean := p_block ~ '^\s{0,3}(```|~~~)';
 BEGIN
     IF length(p_block) <= p_max THEN
         RETURN NEXT p_block;
         RETURN;
     END IF;
     -- Code by its lines; list items (a line that starts with a marker), else sentences, else words.
-    v_parts := CASE WHEN p_block ~ '^\s{0,3}(```|~~~)' THEN regexp_split_to_array(p_block, '\n')
+    v_parts := CASE WHEN v_code THEN regexp_split_to_array(p_block, '\n')
                     ELSE regexp_split_to_array(p_block, '\n(?=\s*([-*+]|\d+[.)])\s)') END;
     IF cardinality(v_parts) < 2 THEN
         v_parts := regexp_split_to_array(p_block, '(?<=[.!?…:;])\s+');
@@ -48,7 +50,7 @@ BEGIN
             RETURN QUERY SELECT substr(v_part, s, p_max) FROM generate_series(1, length(v_part), p_max) AS s;
         ELSE
             v_piece := CASE WHEN v_piece = '' THEN v_part
-                            WHEN v_part ~ '^\s*([-*+]|\d+[.)])\s' OR p_block ~ '^\s{0,3}(```|~~~)'
+                            WHEN v_code OR v_part ~ '^\s*([-*+]|\d+[.)])\s'
                                 THEN v_piece || E'\n' || v_part
                             ELSE v_piece || ' ' || v_part END;
         END IF;
@@ -90,8 +92,11 @@ COMMENT ON FUNCTION cogmem._pack_blocks(text[], integer) IS
 -- code fences and blank lines decide where blocks and sections end.
 CREATE OR REPLACE FUNCTION cogmem.chunk_text(body text, max_tokens bigint DEFAULT 160)
 RETURNS TABLE (chunk integer, heading text, content text)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+-- Definer: applications may cut a text as add_resource would, but the helpers it cuts with (_pack_blocks,
+-- _split_block) are internal. It reads no table and names no tenant, so there is no reach to check; its
+-- size is bounded by the caller's own text (add_resource and chunk_resource check theirs first).
 AS $$
 DECLARE
     v_max     integer := least(greatest(coalesce(max_tokens, 160), 8), 100000)::integer * 4;
@@ -100,7 +105,8 @@ DECLARE
     v_level   integer;
     v_titles  text[] := '{}';  -- the open headings, by level (1 to 6)
     v_heading text := '';
-    v_block   text := '';
+    v_block   text[] := '{}';  -- the open block's lines: appended in place, joined once (a text grown by ||
+                               -- is copied at every line, quadratic in a long block)
     v_blocks  text[] := '{}';
     v_h1      integer;
     v_piece   text;
@@ -112,7 +118,8 @@ BEGIN
     -- One level-1 heading (outside code) is the document's title: the paths start below it.
     FOR v_line IN SELECT x FROM regexp_split_to_table(body, E'\n') AS x LOOP
         v_fence := v_fence <> (v_line ~ '^\s{0,3}(```|~~~)');
-        v_h1 := coalesce(v_h1, 0) + CASE WHEN NOT v_fence AND v_line ~ '^\s{0,3}#\s+\S' THEN 1 ELSE 0 END;
+        v_h1 := coalesce(v_h1, 0)
+                + CASE WHEN NOT v_fence AND length(v_line) <= 300 AND v_line ~ '^\s{0,3}#\s+\S' THEN 1 ELSE 0 END;
     END LOOP;
     v_fence := false;
     FOR v_line IN SELECT x FROM regexp_split_to_table(replace(body, E'\r\n', E'\n'), E'\n') WITH ORDINALITY AS l (x, o)
@@ -120,12 +127,16 @@ BEGIN
         IF v_line ~ '^\s{0,3}(```|~~~)' THEN
             v_fence := NOT v_fence;
         END IF;
-        v_level := CASE WHEN NOT v_fence THEN length(substring(v_line FROM '^\s{0,3}(#{1,6})\s+\S')) END;
+        -- A heading is a line of at most 300 characters (a title's limit): a longer "# ..." line is a paragraph,
+        -- or every chunk under it would carry it again in its heading path.
+        v_level := CASE WHEN NOT v_fence AND length(v_line) <= 300
+                        THEN length(substring(v_line FROM '^\s{0,3}(#{1,6})\s+\S')) END;
         IF v_level IS NOT NULL OR (NOT v_fence AND btrim(v_line) = '') THEN
-            IF btrim(v_block) <> '' THEN
-                v_blocks := v_blocks || btrim(v_block, E'\n');
+            v_piece := btrim(array_to_string(v_block, E'\n'), E'\n');
+            IF btrim(v_piece) <> '' THEN
+                v_blocks := v_blocks || v_piece;
             END IF;
-            v_block := '';
+            v_block := '{}';
         END IF;
         IF v_level IS NOT NULL THEN
             FOR v_piece IN SELECT k.piece FROM cogmem._pack_blocks(v_blocks, v_max) AS k (piece) LOOP
@@ -138,11 +149,12 @@ BEGIN
                         || btrim(regexp_replace(v_line, '^\s{0,3}#{1,6}\s+|\s+#+\s*$', '', 'g'));
             v_heading := array_to_string(CASE WHEN v_h1 = 1 THEN v_titles[2:] ELSE v_titles END, ' > ');
         ELSIF v_fence OR btrim(v_line) <> '' OR v_line ~ '^\s{0,3}(```|~~~)' THEN
-            v_block := v_block || v_line || E'\n';
+            v_block := v_block || v_line;
         END IF;
     END LOOP;
-    IF btrim(v_block) <> '' THEN
-        v_blocks := v_blocks || btrim(v_block, E'\n');
+    v_piece := btrim(array_to_string(v_block, E'\n'), E'\n');
+    IF btrim(v_piece) <> '' THEN
+        v_blocks := v_blocks || v_piece;
     END IF;
     FOR v_piece IN SELECT k.piece FROM cogmem._pack_blocks(v_blocks, v_max) AS k (piece) LOOP
         n := n + 1;
@@ -155,6 +167,29 @@ COMMENT ON FUNCTION cogmem.chunk_text(text, bigint) IS
 'A text''s chunks by structure: Markdown headings open sections (the path of headings above each chunk, '
 'without a lone level-1 title), blank lines end paragraphs and lists, code fences stay together; a section '
 'longer than max_tokens (4 characters each) is cut between blocks, list items, sentences or words.';
+
+-- A document's body as add_resource and chunk_resource take it: text, within a size that chunking and
+-- embedding in one call can bear (each chunk is embedded; a larger document is several resources).
+CREATE OR REPLACE FUNCTION cogmem._check_resource_body(p_body text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_body IS NULL OR btrim(p_body) = '' THEN
+        RAISE EXCEPTION 'body must not be empty'
+            USING ERRCODE = CASE WHEN p_body IS NULL THEN 'null_value_not_allowed' ELSE 'invalid_parameter_value' END,
+                  HINT = 'Pass the document''s text (Markdown headings, lists and paragraphs are kept as its structure).';
+    END IF;
+    IF length(p_body) > 1000000 THEN
+        RAISE EXCEPTION 'body has % characters, the limit is 1000000', length(p_body)
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Split the document into parts (by chapter), each a resource of its own title.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._check_resource_body(text) IS
+'Refuses a document body that is empty or longer than 1,000,000 characters, with what to do.';
 
 -- A redacted document's chunks with the text each is embedded by (the title and headings, then the chunk):
 -- what add_resource stores, and what chunk_resource shows a caller that embeds on its side.
@@ -183,6 +218,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
     PERFORM cogmem._require_tenant(chunk_resource.tenant);
+    PERFORM cogmem._check_resource_body(chunk_resource.body);
     RETURN QUERY
     SELECT * FROM cogmem._resource_chunks(
         chunk_resource.title, (cogmem.redact(btrim(chunk_resource.body, E' \n\t'))).redacted,
@@ -206,15 +242,7 @@ BEGIN
         RAISE EXCEPTION 'title must be a name of 1 to 300 characters without control characters'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Name the document as people do: ''Database failover runbook''.';
     END IF;
-    IF p_body IS NULL OR btrim(p_body) = '' THEN
-        RAISE EXCEPTION 'body must not be empty'
-            USING ERRCODE = CASE WHEN p_body IS NULL THEN 'null_value_not_allowed' ELSE 'invalid_parameter_value' END,
-                  HINT = 'Pass the document''s text (Markdown headings, lists and paragraphs are kept as its structure).';
-    END IF;
-    IF length(p_body) > 2000000 THEN
-        RAISE EXCEPTION 'body has % characters, the limit is 2000000', length(p_body)
-            USING ERRCODE = 'string_data_right_truncation', HINT = 'Split the document into parts, each a resource.';
-    END IF;
+    PERFORM cogmem._check_resource_body(p_body);
     IF p_kind IS NULL OR p_kind !~ '^[a-z][a-z_]{0,39}$' THEN
         RAISE EXCEPTION 'kind must be a lower-case word, got %', coalesce(quote_literal(p_kind), 'NULL')
             USING ERRCODE = 'invalid_parameter_value',

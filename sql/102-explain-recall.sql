@@ -3,6 +3,8 @@
 
 -- Before 0032 it did not say what decided the recall's outcome.
 DROP FUNCTION IF EXISTS cogmem.explain_recall(uuid);
+-- Longer than a screen: one query per kind of item (memory, BIOS rule, Gut pattern, document), each read
+-- from the trail where the item may since have changed, and what an auditor may see of each.
 CREATE OR REPLACE FUNCTION cogmem.explain_recall(recall_id uuid)
 RETURNS TABLE (
     item integer, layer text, memory_id bigint, rule_id bigint, score real, tokens integer, reason text,

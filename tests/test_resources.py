@@ -268,3 +268,29 @@ def test_a_long_code_block_keeps_its_lines(db):
     got = chunks(db, f"## Script\n\n```\n{code}\n```", 64)
     assert len(got) > 1 and all("\n" in c for _, _, c in got)
     assert "\n".join(c for _, _, c in got).count("step_") == 60
+
+
+@pytest.mark.parametrize("verb", ["add_resource", "chunk_resource"])
+def test_a_document_over_the_size_limit_is_refused_by_both_verbs(db, tenant, verb):
+    with pytest.raises(psycopg.errors.StringDataRightTruncation) as e:
+        db.execute(f"SELECT * FROM cogmem.{verb}(%s, 'Manual', repeat(E'word word\\n', 100001))", (tenant,))
+    assert e.value.diag.message_primary == "body has 1000010 characters, the limit is 1000000"
+    assert e.value.diag.message_hint == "Split the document into parts (by chapter), each a resource of its own title."
+    assert one(db, "SELECT count(*) FROM cogmem.resources") == 0
+
+
+def test_a_long_heading_line_is_a_paragraph_not_a_path_every_chunk_repeats(db):
+    # A 51 KB "heading" over 200 tiny sections stored 10 MB of headings: a line longer than a title is text.
+    body = "# " + "h" * 51000 + "\n" + "".join(f"## s{i}\nx\n" for i in range(200))
+    chunks = db.execute("SELECT heading, content FROM cogmem.chunk_text(%s)", (body,)).fetchall()
+    assert sum(len(h) for h, _ in chunks) < 1000 and max(len(h) for h, _ in chunks) <= 4
+    assert "".join(c for _, c in chunks).count("h") >= 51000  # nothing of it lost
+
+
+def test_an_application_cuts_a_text_as_add_resource_would(db, login):
+    app = login("cogmem_app")
+    mine = app.execute("SELECT chunk, heading, content FROM cogmem.chunk_text(%s)", (RUNBOOK,)).fetchall()
+    assert mine == db.execute("SELECT chunk, heading, content FROM cogmem.chunk_text(%s)", (RUNBOOK,)).fetchall()
+    assert len(mine) > 1
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute("SELECT * FROM cogmem._pack_blocks(ARRAY['x'], 10)")
