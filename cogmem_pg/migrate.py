@@ -173,8 +173,14 @@ def downgrade(dsn: str, revision: str) -> None:
 def current_revision(dsn: str) -> str | None:
     """The installed revision, or None when cogmem is not installed."""
     with psycopg.connect(dsn) as conn:
-        exists = conn.execute("SELECT to_regclass('cogmem.alembic_version') IS NOT NULL").fetchone()
-        if not exists or not exists[0]:
-            return None
-        row = conn.execute("SELECT version_num FROM cogmem.alembic_version").fetchone()
-        return row[0] if row else None
+        return installed_revision(conn)
+
+
+def installed_revision(conn: psycopg.Connection) -> str | None:
+    """The revision installed in CONN's database, or None (an open connection: reconnecting from
+    conn.info.dsn would lose the password, which psycopg does not keep there)."""
+    exists = conn.execute("SELECT to_regclass('cogmem.alembic_version') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return None
+    row = conn.execute("SELECT version_num FROM cogmem.alembic_version").fetchone()
+    return row[0] if row else None

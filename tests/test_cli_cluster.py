@@ -85,6 +85,24 @@ def test_psql_opens_the_database(dsn):
     assert (result.returncode, result.stdout) == (0, "0\n"), result.stderr
 
 
+def test_doctor_keeps_the_password_of_the_dsn_it_was_given(dsn, monkeypatch):
+    # It reconnected with conn.info.dsn, which psycopg keeps without the password: every connection it
+    # makes must be made with what it was given (the test cluster trusts its socket, so spy on them).
+    given = dsn + " password=Secr3t-pw"
+    made: list[str] = []
+    real = psycopg.connect
+
+    def spy(conninfo: str = "", *args, **kwargs):
+        made.append(conninfo)
+        return real(conninfo, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg, "connect", spy)
+    result = CliRunner().invoke(main, ["--dsn", given, "doctor", "--json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert '"check": "schema"' in result.output
+    assert made and all("Secr3t-pw" in conninfo for conninfo in made), made
+
+
 def test_doctor_says_what_to_fix(dsn):
 
     checks = {

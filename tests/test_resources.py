@@ -294,3 +294,15 @@ def test_an_application_cuts_a_text_as_add_resource_would(db, login):
     assert len(mine) > 1
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         app.execute("SELECT * FROM cogmem._pack_blocks(ARRAY['x'], 10)")
+
+
+@pytest.mark.parametrize("command", ["add", "chunks"])
+def test_the_cli_says_a_file_is_not_utf8_and_how_to_convert_it(dsn, tmp_path, command):
+    from tests.cli_helpers import invoke
+
+    file = tmp_path / "runbook.md"
+    file.write_bytes("# Yedekleme\n\nSunucuyu gece yeniden başlatma.\n".encode("cp1254"))
+    result = invoke("--dsn", dsn, "resource", command, "acme", str(file))
+    assert result.exit_code == 1  # a ClickException: no traceback (invoke would raise anything else)
+    assert result.output.startswith(f"Error: {file} is not UTF-8 text (byte 0xfe at offset")
+    assert "iconv -f WINDOWS-1254 -t UTF-8" in result.output and "Traceback" not in result.output

@@ -13,7 +13,7 @@ import psycopg
 
 from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_errors, start_embedded
 from cogmem_pg.cluster import Cluster, ClusterError, pg_bindir
-from cogmem_pg.migrate import current_revision, head_revision, install
+from cogmem_pg.migrate import current_revision, head_revision, install, installed_revision
 
 
 @click.command()
@@ -123,7 +123,7 @@ def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
             if name in extensions
             else ("fail", "extension", f"{name} missing", f"CREATE EXTENSION {name}; (cogmem migrate does it)")
         )
-    revision, head = current_revision(conn.info.dsn), head_revision()
+    revision, head = installed_revision(conn), head_revision()
     yield (
         "ok" if revision == head else "fail",
         "schema",

@@ -14,6 +14,17 @@ def resource() -> None:
     """Documents (runbooks, policies, templates, contracts): recalled by the section that answers."""
 
 
+def _read_document(file: Path) -> str:
+    """FILE's text, or a one-line error that says what to do: a document is UTF-8 (the database's encoding)."""
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(
+            f"{file} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            f"convert it first, e.g. iconv -f WINDOWS-1254 -t UTF-8 {file} > {file.stem}.utf8{file.suffix}"
+        ) from None
+
+
 @resource.command("add")
 @click.argument("tenant")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -35,7 +46,7 @@ def resource_add(
     as_json: bool,
 ) -> None:
     """Add FILE (Markdown or plain text) as a document of TENANT; the same title again is a new version."""
-    body = file.read_text(encoding="utf-8")
+    body = _read_document(file)
     heading = next((line[2:].strip() for line in body.splitlines() if line.startswith("# ")), None)
     name = title or heading or file.stem
     with sql_errors():
@@ -59,7 +70,7 @@ def resource_add(
 def resource_chunks(ctx: Context, tenant: str, file: Path, title: str | None, as_json: bool) -> None:
     """How FILE would be cut into chunks for TENANT (nothing is stored)."""
     with sql_errors():
-        chunks = ctx.client().chunk_resource(tenant, title or file.stem, file.read_text(encoding="utf-8"))
+        chunks = ctx.client().chunk_resource(tenant, title or file.stem, _read_document(file))
     emit(chunks, as_json, lambda c: f"{c.chunk:>4} § {c.heading or '-'} ({len(c.content)} characters)")
 
 
