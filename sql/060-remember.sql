@@ -454,8 +454,11 @@ BEGIN
     v_named := cogmem._checked_input(t, p_content, p_ring, p_topics, p_source, p_embedding, p_contradicts);
     v_verdict := CASE WHEN cardinality(v_named) > 0 THEN 'caller' END;
 
-    -- Redact first: nothing below, including the duplicate check, sees a secret.
+    -- Redact first: nothing below, including the duplicate check, sees a secret; nor is one kept in where
+    -- the memory came from (a source of {"password": ...} or a URL with its credentials).
     SELECT r.redacted, r.redactions INTO v_content, v_redactions FROM cogmem.redact(btrim(p_content)) AS r;
+    SELECT s.source, cogmem._union_kinds(v_redactions, s.redactions) INTO p_source, v_redactions
+    FROM cogmem._redact_source(coalesce(p_source, '{}')) AS s;
     -- The same text again is the same memory, heard again: not a conflict with itself.
     v_fingerprint := cogmem._fingerprint(v_content);
     v_person := cogmem._person(p_source);

@@ -136,7 +136,7 @@ BEGIN
     SELECT array_agg(ROW(p.n, r.redacted, k.ring::cogmem.ring,
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
-                         e.embedding, p.source, r.redactions,
+                         e.embedding, s.source, cogmem._union_kinds(r.redactions, s.redactions),
                          cogmem._fingerprint(r.redacted), x.rule, k.candidate, (k.probabilities ->> k.candidate)::real
                      )::cogmem._batch_item ORDER BY p.n)
     INTO v_items
@@ -151,6 +151,7 @@ BEGIN
              WITH ORDINALITY AS i (value, embedding, n)
     ) AS p
     CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r
+    CROSS JOIN LATERAL cogmem._redact_source(p.source) AS s
     CROSS JOIN LATERAL (SELECT coalesce(p.embedding, cogmem.embed(r.redacted)) AS embedding) AS e
     -- Routed only when the caller gave no ring (a CASE evaluates its subquery only then).
     CROSS JOIN LATERAL (

@@ -221,7 +221,7 @@ BEGIN
     PERFORM cogmem._check_resource_body(chunk_resource.body);
     RETURN QUERY
     SELECT * FROM cogmem._resource_chunks(
-        chunk_resource.title, (cogmem.redact(btrim(chunk_resource.body, E' \n\t'))).redacted,
+        (cogmem.redact(btrim(chunk_resource.title))).redacted, (cogmem.redact(btrim(chunk_resource.body, E' \n\t'))).redacted,
         (cogmem._tenant_settings(chunk_resource.tenant)).resource_chunk_tokens);
 END;
 $$;
@@ -313,9 +313,13 @@ BEGIN
     t := cogmem._tenant_settings(v_tenant);
     PERFORM cogmem._checked_resource(t, add_resource.title, add_resource.body, add_resource.kind, add_resource.source);
     PERFORM cogmem._lock_tenant(v_tenant, false);
+    -- Everything kept is redacted: the body, the title (recalled at the head of every chunk) and the source.
     SELECT r.redacted, r.redactions INTO v_body, v_redactions FROM cogmem.redact(btrim(add_resource.body, E' \n\t')) AS r;
-    v_source := cogmem._with_said(coalesce(add_resource.source, '{}'), NULL, NULL, NULL, add_resource.person,
-                                  add_resource.agent);
+    SELECT r.redacted, cogmem._union_kinds(v_redactions, r.redactions) INTO v_title, v_redactions
+    FROM cogmem.redact(v_title) AS r;
+    SELECT r.source, cogmem._union_kinds(v_redactions, r.redactions) INTO v_source, v_redactions
+    FROM cogmem._redact_source(coalesce(add_resource.source, '{}')) AS r;
+    v_source := cogmem._with_said(v_source, NULL, NULL, NULL, add_resource.person, add_resource.agent);
     SELECT * INTO v_old FROM cogmem.resources AS r
     WHERE r.tenant = v_tenant AND lower(r.title) = lower(v_title) AND r.superseded_at IS NULL
       AND cogmem._same_scope(r.person, r.agent, cogmem._person(v_source), cogmem._agent(v_source))

@@ -87,96 +87,6 @@ $$;
 COMMENT ON FUNCTION cogmem._store_path(text[], text, text) IS
 'A store namespace and key checked and redacted (cogmem.redact()), as the store keeps them.';
 
--- A JSON value redacted in one statement over all its nodes, so the cost grows with its size: every key,
--- string and number through cogmem.redact() (a card sent as a JSON number is a card), and every scalar
--- under a member whose name says secret (cogmem._secret_name()) replaced, whatever its type. The nodes,
--- numbered by their path, are written back as JSON text in document order and parsed once (building
--- jsonb member by member copies the value each time). secrets: the texts removed for their member's
--- name, which the item's memory must not hold either.
-CREATE OR REPLACE FUNCTION cogmem._redact_json(p_value jsonb, OUT value jsonb, OUT redactions text[], OUT secrets text[])
-LANGUAGE plpgsql IMMUTABLE STRICT SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-DECLARE
-    v_text  text;
-    v_deep  boolean;
-    v_clash text;
-BEGIN
-    WITH RECURSIVE node (path, key, value, secret) AS (
-        SELECT '{}'::integer[], NULL::text, p_value, false
-        UNION ALL
-        SELECT n.path || c.n::integer, c.key, c.value,
-               -- A name that cannot be a secret's, by a quick test, is not asked about.
-               CASE WHEN n.secret THEN true
-                    WHEN c.key ~* cogmem._secret_name_hint() OR octet_length(c.key) <> length(c.key)
-                        THEN coalesce(cogmem._secret_name(c.key), false)
-                    ELSE false END
-        FROM node AS n
-        CROSS JOIN LATERAL (
-            SELECT o.key, o.value, o.n
-            FROM jsonb_each(CASE WHEN jsonb_typeof(n.value) = 'object' THEN n.value END) WITH ORDINALITY AS o (key, value, n)
-            UNION ALL
-            SELECT NULL, a.value, a.n
-            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(n.value) = 'array' THEN n.value END) WITH ORDINALITY AS a (value, n)
-        ) AS c
-        WHERE cardinality(n.path) < 64  -- the 65th level is seen, not opened
-    ),
-    part AS MATERIALIZED (
-        SELECT n.path, jsonb_typeof(n.value) AS kind, coalesce(k.redacted, n.key) AS key,
-               CASE WHEN jsonb_typeof(n.value) IN ('object', 'array') THEN NULL
-                    WHEN n.secret AND jsonb_typeof(n.value) <> 'null' THEN '"[REDACTED]"'
-                    WHEN cardinality(t.redactions) > 0 THEN to_json(t.redacted)::text
-                    ELSE n.value::text END AS scalar,
-               coalesce(k.redactions, '{}') || coalesce(t.redactions, '{}')
-               || CASE WHEN n.secret AND jsonb_typeof(n.value) IN ('string', 'number', 'boolean') THEN '{password}'::text[] END
-               AS redactions,
-               CASE WHEN n.secret AND jsonb_typeof(n.value) IN ('string', 'number') THEN n.value #>> '{}' END AS secret
-        FROM node AS n
-        -- A text redact() would return as it is (ASCII, no hint of a secret) is not passed to it (strict).
-        LEFT JOIN LATERAL cogmem.redact(
-            CASE WHEN n.key ~* cogmem._secret_hint() OR octet_length(n.key) <> length(n.key) THEN n.key END
-        ) AS k ON true
-        LEFT JOIN LATERAL cogmem.redact(
-            CASE WHEN NOT n.secret AND jsonb_typeof(n.value) IN ('string', 'number')
-                      AND (n.value #>> '{}' ~* cogmem._secret_hint() OR octet_length(n.value #>> '{}') <> length(n.value #>> '{}'))
-                 THEN n.value #>> '{}' END
-        ) AS t ON true
-    )
-    SELECT (SELECT bool_or(cardinality(p.path) = 64 AND p.kind IN ('object', 'array')) FROM part AS p),
-           (SELECT p.key FROM part AS p WHERE p.key IS NOT NULL
-            GROUP BY trim_array(p.path, 1), p.key HAVING count(*) > 1 ORDER BY p.key LIMIT 1),
-           -- Each node opens at its path || 0 (after a comma and its name, if it has them), a container
-           -- closes after all its members.
-           (SELECT string_agg(x.token, '' ORDER BY x.at) FROM (
-                SELECT p.path || 0 AS at,
-                       CASE WHEN p.path[cardinality(p.path)] > 1 THEN ',' ELSE '' END
-                       || CASE WHEN p.key IS NOT NULL THEN to_json(p.key)::text || ':' ELSE '' END
-                       || CASE p.kind WHEN 'object' THEN '{' WHEN 'array' THEN '[' ELSE p.scalar END AS token
-                FROM part AS p
-                UNION ALL
-                SELECT p.path || 2147483647, CASE p.kind WHEN 'object' THEN '}' ELSE ']' END
-                FROM part AS p WHERE p.kind IN ('object', 'array')
-            ) AS x),
-           ARRAY(SELECT DISTINCT r FROM part AS p CROSS JOIN unnest(p.redactions) AS r ORDER BY r),
-           ARRAY(SELECT p.secret FROM part AS p WHERE p.secret IS NOT NULL)
-    INTO v_deep, v_clash, v_text, redactions, secrets;
-    IF v_deep THEN
-        RAISE EXCEPTION 'a store value nests more than 64 levels deep'
-            USING ERRCODE = 'program_limit_exceeded', HINT = 'Flatten it: 64 levels of objects and arrays at most.';
-    END IF;
-    IF v_clash IS NOT NULL THEN
-        RAISE EXCEPTION 'two keys of a store value read "%" once redacted', v_clash
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'A secret in a key is redacted, and keys that differ only in their secret would become one: '
-                         || 'keep secrets out of keys.';
-    END IF;
-    value := v_text::jsonb;
-END;
-$$;
-COMMENT ON FUNCTION cogmem._redact_json(jsonb) IS
-'A JSON value with every key, string and number redacted, and every scalar under a secret''s name; what '
-'was redacted; the texts removed for their name. Refuses keys redaction makes equal, and over 64 levels.';
-
 DROP FUNCTION IF EXISTS cogmem._redact_member(text, jsonb);  -- one pass over a value: _redact_json
 DROP FUNCTION IF EXISTS cogmem._redact_value(jsonb);
 
@@ -330,7 +240,7 @@ BEGIN
     PERFORM cogmem._store_sweep(store_put.tenant);
     SELECT * INTO v_old FROM cogmem.store_items AS i
     WHERE i.tenant = store_put.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key FOR UPDATE;
-    v_safe := cogmem._redact_json(store_put.value);
+    v_safe := cogmem._redact_json(store_put.value, 'a store value');
     v_text := cogmem._store_scrub(t, store_put.index_text, v_safe.secrets);
     -- The same text again keeps its memory, and with it what recall and feedback taught.
     SELECT m.memory_id, 'unchanged' AS action, '{}'::text[] AS redactions, NULL::bigint AS conflict_id INTO v_mem

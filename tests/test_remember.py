@@ -231,3 +231,19 @@ def test_where_it_was_said_is_checked_before_anything_is_stored(db, tenant, call
         db.execute(call)
     assert caught.value.diag.message_primary == message
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
+
+
+def test_a_source_keeps_no_secret(db, tenant):
+    row = db.execute(
+        "SELECT memory_id, redactions FROM cogmem.remember(%s, 'The billing database moved to the new cluster.',"
+        " source => %s)",
+        (tenant, '{"password": "SrcPass123!", "url": "https://bob:Sup3rS3cret!@db.example.com", "ticket": "OPS-7"}'),
+    ).fetchone()
+    source = one(db, "SELECT source FROM cogmem.memories WHERE memory_id = %s", (row[0],))
+    assert source == {"password": "[REDACTED]", "url": "https://bob:[REDACTED]@db.example.com", "ticket": "OPS-7"}
+    assert row[1] == ["credential", "password"]
+    many = db.execute(
+        "SELECT memory_id FROM cogmem.remember_many(%s, %s)",
+        (tenant, '[{"content": "Invoices go out on the first.", "source": {"api_key": "k-123456789"}}]'),
+    ).fetchone()[0]
+    assert one(db, "SELECT source FROM cogmem.memories WHERE memory_id = %s", (many,)) == {"api_key": "[REDACTED]"}

@@ -306,3 +306,23 @@ def test_the_cli_says_a_file_is_not_utf8_and_how_to_convert_it(dsn, tmp_path, co
     assert result.exit_code == 1  # a ClickException: no traceback (invoke would raise anything else)
     assert result.output.startswith(f"Error: {file} is not UTF-8 text (byte 0xfe at offset")
     assert "iconv -f WINDOWS-1254 -t UTF-8" in result.output and "Traceback" not in result.output
+
+
+def test_a_documents_title_and_source_are_redacted_everywhere_they_are_kept(db, tenant):
+    added = db.execute(
+        "SELECT * FROM cogmem.add_resource(%s, 'Payments card 4111 1111 1111 1111 password=Hunter2Title', %s,"
+        " source => %s)",
+        (tenant, "# Payments\n\nRefunds go through the payments desk.",
+         '{"password": "SrcPass123!", "url": "https://bob:Sup3rS3cret!@db.example.com"}'),
+    ).fetchone()  # fmt: skip
+    assert added[4] == ["credential", "pan", "password"]
+    kept = one(db, "SELECT row_to_json(r)::text FROM cogmem.resources AS r")
+    kept += one(db, "SELECT json_agg(c)::text FROM cogmem.resource_chunks AS c")
+    kept += str(db.execute("SELECT * FROM cogmem.recall(%s, 'how do refunds work')", (tenant,)).fetchall())
+    kept += str(
+        db.execute("SELECT * FROM cogmem.chunk_resource(%s, 'card 4111 1111 1111 1111', 'x')", (tenant,)).fetchall()
+    )
+    for secret in ("4111", "Hunter2Title", "SrcPass123!", "Sup3rS3cret!"):
+        assert secret not in kept, secret
+    assert one(db, "SELECT title FROM cogmem.resources") == "Payments card [REDACTED:PAN] password=[REDACTED]"
+    assert one(db, "SELECT source ->> 'url' FROM cogmem.resources") == "https://bob:[REDACTED]@db.example.com"
