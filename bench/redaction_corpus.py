@@ -96,6 +96,42 @@ def _keys(rng: random.Random) -> dict[str, Callable[[], tuple[str, str]]]:
 
         return made
 
+    def table(name: str) -> Callable[[], tuple[str, str]]:
+        def make() -> tuple[str, str]:
+            value = strong()
+            return f"| Host | db-1 |\n| {name} | {value} |\n| Port | 5432 |", value
+
+        return make
+
+    def prose(template: str) -> Callable[[], tuple[str, str]]:
+        def make() -> tuple[str, str]:
+            value = strong()
+            return template.format(value), value
+
+        return make
+
+    def token_in(value_of: Callable[[], str], templates: list[str]) -> Callable[[], tuple[str, str]]:
+        def make() -> tuple[str, str]:
+            value = value_of()
+            return rng.choice(templates).format(value), value
+
+        return make
+
+    def json_member(name: str) -> Callable[[], tuple[str, str]]:
+        def make() -> tuple[str, str]:
+            value = word(14)
+            return f'{{"user": "svc", "{name}": "{value}"}}', value
+
+        return make
+
+    def card_wrapped() -> Callable[[], tuple[str, str]]:
+        def make() -> tuple[str, str]:
+            number = luhn_card(rng, 16, rng.choice("2345"))
+            cut = rng.choice([4, 8, 12])
+            return f"{grouped(number[:cut], ' ')}\n{grouped(number[cut:], ' ')}", number
+
+        return make
+
     def an_iban(sep: str) -> Callable[[], tuple[str, str]]:
         def make() -> tuple[str, str]:
             value = iban(rng, rng.choice(["DE", "GB", "TR", "FR", "NL"]), rng.choice([18, 22, 26]))
@@ -120,6 +156,24 @@ def _keys(rng: random.Random) -> dict[str, Callable[[], tuple[str, str]]]:
         "private key": token(
             lambda: "-----BEGIN RSA PRIVATE KEY-----\n" + word(64) + "\n-----END RSA PRIVATE KEY-----"
         ),
+        "pgp private key": token(
+            lambda: "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + word(64) + "\n-----END PGP PRIVATE KEY BLOCK-----"
+        ),
+        "stripe secret key": token(lambda: rng.choice(["sk_live_", "sk_test_", "rk_live_"]) + word(24)),
+        "google api key": token(lambda: "AIza" + word(35, string.ascii_letters + string.digits + "_-")),
+        "gitlab token": token(lambda: "glpat-" + word(20, string.ascii_letters + string.digits + "_-")),
+        "jwt": token(lambda: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ" + word(rng.randrange(20, 60)) + "." + word(43)),
+        "password in a markdown table": table(rng.choice(["Password", "password", "Şifre", "Parola", "API key"])),
+        "password in prose": prose(
+            rng.choice(["the admin password is {}", "The root password was {} until Monday", "password is now {}"])
+        ),
+        "şifre in Turkish prose": prose(
+            rng.choice(["sunucunun şifresi {}", "yeni parolası {} oldu", "şifre olarak {}"])
+        ),
+        "pin in prose": token_in(lambda: str(rng.randrange(1000, 10**6)), ["my PIN is {}", "PIN kodu: {}", "pin {}"]),
+        "password in an env file": password(rng.choice(["DB_PASSWORD", "REDIS_PASSWORD", "APP_SECRET"])),
+        "password in JSON": json_member(rng.choice(["password", "dbPassword", "şifre"])),
+        "card wrapped over a line": card_wrapped(),
         "iban": an_iban(""),
         "iban grouped": an_iban(" "),
         "credential user:password": credential(lambda u, p: f"{u}:{p}"),
@@ -196,6 +250,22 @@ def benign(n: int = 100_000, seed: int = 2) -> Iterator[str]:
         lambda: f"ID:{str(uuid.UUID(int=rng.getrandbits(128))).upper()}",
         lambda: f"C:\\Users\\Ayse{rng.randrange(10)}\\Documents",
         lambda: f"git@github.com:acme/Service{rng.randrange(100)}.git",
+        # Words of secrets with no secret after them (issue 46's kinds, as people write around them).
+        lambda: f"| password | string | {rng.choice(['required', 'Required', 'optional'])} |",
+        lambda: f"| Şifre | metin | en az {rng.randrange(8, 16)} karakter |",
+        lambda: f"the password is {rng.choice(['in the vault', 'stored in Vault', 'correct', 'on the sticky note'])}",
+        lambda: f"reset the password in {rng.randrange(2, 60)} minutes",
+        lambda: f"the password is {rng.randrange(8, 20)} characters long",
+        lambda: f"şifre en az {rng.randrange(8, 16)} karakter olmalı",
+        lambda: f"pin {rng.randrange(1, 40)} on the header is loose",
+        lambda: f"JWT tokens start with eyJ and have {rng.randrange(3, 4)} parts",
+        lambda: "use the sk_live_ prefix only in production",
+        lambda: f"-----BEGIN PUBLIC KEY-----\nMIIB{rng.getrandbits(64):x}\n-----END PUBLIC KEY-----",
+        lambda: (
+            f"years {rng.randrange(1990, 2030)} {rng.randrange(1990, 2030)}\n{rng.randrange(1990, 2030)} "
+            f"{rng.randrange(1990, 2030)}"
+        ),
+        lambda: f"totals {rng.randrange(100, 999)}\n{rng.randrange(1000, 9999)} items",
     ]
     for i in range(n):
         yield makers[i % len(makers)]()

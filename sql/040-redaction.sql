@@ -76,6 +76,21 @@ AS $$
 DECLARE
     v_match text;
 BEGIN
+    -- A card wrapped over a line break (a narrow mail, a chat bubble): groups of digits on either side
+    -- of one line end, first, so that neither half is taken for a number of its own.
+    FOR v_match IN
+        SELECT m[1] FROM regexp_matches(
+            redacted, '(?<![[:alnum:]_]|[[:alnum:]][.-])([2-6][0-9]{3}(?:[ .-]?[0-9]{4}){0,3}[ \t]*\r?\n[ \t]*'
+                      || '[0-9]{1,4}(?:[ .-]?[0-9]{1,4}){0,3})(?![[:alnum:]_]|[.-][[:alnum:]])', 'g'
+        ) AS m
+    LOOP
+        -- Years in a list (2023 2024 / 2025 2026) are not a card, whatever their checksum.
+        IF cogmem._luhn_valid(regexp_replace(v_match, '[^0-9]', '', 'g'))
+           AND v_match !~ '^(?:(?:19|20)[0-9]{2}[[:space:].-]*)+$' THEN
+            redacted := replace(redacted, v_match, '[REDACTED:PAN]');
+            redactions := array_append(redactions, 'pan');
+        END IF;
+    END LOOP;
     FOR v_match IN
         SELECT m[1] FROM regexp_matches(
             redacted, '(?<![[:alnum:]_]|[[:alnum:]][.-])([2-6](?:[ .-]?[0-9]){12,18})(?![[:alnum:]_]|[.-][[:alnum:]])', 'g'
@@ -108,7 +123,7 @@ COMMENT ON FUNCTION cogmem._redact_numbers(text, text[]) IS
 CREATE OR REPLACE FUNCTION cogmem._secret_hint()
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
-RETURN '[0-9](?:[ .-]?[0-9]){12}|[A-Z]{2}[0-9]{2} ?[A-Z0-9]{4}|private key|passw|pwd|passphrase|secret|api[_-]?key|access[_-]?key|token|şifre|parola|bearer|akia|gh[pousr]_|xox[abprs]-|sk-|://[^[:space:]/@]*@|[[:alpha:]][^[:space:]:]*:[^[:space:]:/\\]{8}';
+RETURN '[0-9](?:[ .-]?[0-9]){12}|[0-9]{4}[ \t]*\r?\n[ \t]*[0-9]|[A-Z]{2}[0-9]{2} ?[A-Z0-9]{4}|private key|passw|pwd|passphrase|passcode|\mpin\M|secret|api[_-]?key|access[_-]?key|token|şifre|parola|bearer|akia|gh[pousr]_|xox[abprs]-|sk-|[rs]k_(?:live|test)_|aiza|glpat-|eyj[a-z0-9_-]+\.eyj|://[^[:space:]/@]*@|[[:alpha:]][^[:space:]:]*:[^[:space:]:/\\]{8}';
 COMMENT ON FUNCTION cogmem._secret_hint() IS
 'A pattern (for ~*) that every text cogmem.redact() would change matches, once unmasked.';
 
@@ -140,15 +155,34 @@ BEGIN
         SELECT * FROM (VALUES
             -- The first quantifier is non-greedy, which makes the whole expression non-greedy (ARE rule).
             ('private_key',
-             '-----BEGIN [A-Z ]{0,40}?PRIVATE KEY-----.*?(-----END [A-Z ]{0,40}PRIVATE KEY-----|$)',
+             '-----BEGIN [A-Z ]{0,40}?PRIVATE KEY(?: BLOCK)?-----.*?(-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)',
              '[REDACTED:PRIVATE_KEY]', 'g', NULL),
             -- A quoted value, or a bare one up to a space, separator, quote or closing brace (ARE matches
             -- the longest alternative, so the bare form must not be able to swallow a quoted value).
             ('password',
              '((?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|'
-             || 'auth[_-]?token|token|şifre|parola)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;"''}]+)',
+             || 'auth[_-]?token|token|şifre(?:si)?|parola(?:sı)?)["'']?\s*[:=]\s*)("[^"]*"|''[^'']*''|[^[:space:],;"''}]+)',
              '\1[REDACTED]', 'gi', NULL),
             ('bearer_token', '(\mbearer\s+)[A-Za-z0-9._~+/=-]{8,}', '\1[REDACTED]', 'gi', NULL),
+            -- A PIN said as one: "my PIN is 4921", "PIN kodu: 0042" (four to eight digits; "pin 3" is a part).
+            ('password',
+             '(\mpin(?:[[:space:]]+(?:code|kodu|kodum))?(?:[[:space:]]+(?:is|was|olarak))?[[:space:]]*[:=]?[[:space:]]*)'
+             || '([0-9]{4,8})\M',
+             '\1[REDACTED]', 'gi', NULL),
+            -- A table row whose first cell names a secret (| Password | Hunter2! |): the next cell, when it
+            -- looks like a value (one word with a digit or a symbol: not "string" or "Required").
+            ('password',
+             '(\|[[:space:]]*(?:password|passwd|passphrase|passcode|pwd|pin|secret|api[ _-]?key|token|şifre|parola)'
+             || '[[:space:]]*\|[[:space:]]*)([^|[:space:]]*[0-9!#$%&*+=?@^~][^|[:space:]]*)(?=[[:space:]]*\|)',
+             '\1[REDACTED]', 'gi', NULL),
+            -- Said in a sentence: "the admin password is Hunter2!", "şifresi 4921Ab", "parola olarak X": the
+            -- word after, when it holds a digit or a symbol (not "the password is in the vault").
+            ('password',
+             '(\m(?:password|passwd|passphrase|passcode|şifre(?:si|miz|m)?|parola(?:sı|mız|m)?)'
+             || '(?:[[:space:]]+(?:is|was|is now|will be|olarak|şu|de|da))?[[:space:]]+)'
+             || '(?![0-9]+[[:space:]]*(?:minutes?|hours?|days?|dakika|saat|gün|characters?|karakter))'
+             || '([^[:space:]]*[0-9!#$%&*+=?@^~][^[:space:]]*)',
+             '\1[REDACTED]', 'gi', NULL),
             -- A password in a URL's user information: scheme://user:password@host.
             ('credential', '(\m[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]/?#@:]*:)[^[:space:]/?#@]+@', '\1[REDACTED]@', 'g',
              '://[^[:space:]/@]*@'),
@@ -167,7 +201,12 @@ BEGIN
              || v_in || '{7,127}(?!\.)' || v_in || '(?=\.*(?:' || v_out || '|$))',
              '\1\2:[REDACTED]', 'g', ':[^[:space:]:/\\]{8}'),
             ('api_token',
-             '\m(AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,})\M',
+             '\m(AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}'
+             -- Stripe's secret and restricted keys, Google's API keys, GitLab's personal tokens, and a JWT
+             -- (header, claims and signature, base64url; the header and claims open with {" as eyJ).
+             || '|[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}'
+             -- Ends where the token's alphabet ends (a final - or _ is part of it, which \M would cut off).
+             || '|eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,})(?![A-Za-z0-9_-])',
              '[REDACTED:TOKEN]', 'g', NULL)
         ) AS r (kind, pattern, replacement, flags, needs)
     LOOP
