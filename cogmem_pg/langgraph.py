@@ -193,8 +193,11 @@ class CogmemStore(BaseStore):
             and (text := self._index_text(dict(op.value), op.index)) is not None
         }  # fmt: skip
         vectors = dict(zip(texts, self.client.vectors(list(texts.values())) or [], strict=False))
-        for n, op in enumerate(puts):
-            tenant = self.tenant or self._tenant_for_item(op.namespace)
+        # A write holds its tenant's store until the batch commits (sql/180-store.sql): tenants in one
+        # order in every batch, or two batches over the same tenants could each wait for the other.
+        tenants = {n: self.tenant or self._tenant_for_item(op.namespace) for n, op in enumerate(puts)}
+        for n in sorted(tenants, key=lambda n: (tenants[n], n)):
+            op, tenant = puts[n], tenants[n]
             if op.value is None:
                 if op.namespace:  # deleting from no namespace deletes nothing, as in InMemoryStore
                     self.client.store_delete(tenant, op.namespace, op.key, conn=conn)

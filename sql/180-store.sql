@@ -213,6 +213,8 @@ COMMENT ON FUNCTION cogmem._store_scrub(cogmem.tenants, text, text[]) IS
 'A text with the given secrets replaced wherever they stand as words: what a store item remembers.';
 
 DROP FUNCTION IF EXISTS cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector);  -- before 0035
+-- Longer than a screen as the list of a put's stages, each a call: checks, the tenant's store lock, the
+-- sweep, redaction, the key's old memory released, the new one remembered, the item written.
 CREATE OR REPLACE FUNCTION cogmem.store_put(
     tenant text, namespace text[], key text, value jsonb, index_text text DEFAULT NULL,
     ttl_minutes double precision DEFAULT NULL, embedding public.vector DEFAULT NULL, person text DEFAULT NULL,
@@ -237,6 +239,10 @@ BEGIN
     v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item');
     t := cogmem._tenant_settings(store_put.tenant);
     PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
+    -- One store writer per tenant at a time, before any row is touched: a put locks its item, its old
+    -- memory and the memory its text joins, a delete its item and then the memory, in other orders
+    -- (issue 46: concurrent put and delete of one key deadlocked). Remember and recall are not held up.
+    PERFORM cogmem._serialize_tenant(store_put.tenant);
     PERFORM cogmem._store_sweep(store_put.tenant);
     SELECT * INTO v_old FROM cogmem.store_items AS i
     WHERE i.tenant = store_put.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key FOR UPDATE;
@@ -299,6 +305,7 @@ DECLARE
 BEGIN
     PERFORM cogmem._require_tenant(store_delete.tenant);
     v_path := cogmem._store_path(store_delete.namespace, store_delete.key, 'item');
+    PERFORM cogmem._serialize_tenant(store_delete.tenant);  -- as store_put, which says why
     DELETE FROM cogmem.store_items AS i
     WHERE i.tenant = store_delete.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
     RETURNING i.memory_id, i.owns_memory INTO v_gone;
