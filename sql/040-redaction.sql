@@ -127,6 +127,8 @@ RETURN '[0-9](?:[ .-]?[0-9]){12}|[0-9]{4}[ \t]*\r?\n[ \t]*[0-9]|[A-Z]{2}[0-9]{2}
 COMMENT ON FUNCTION cogmem._secret_hint() IS
 'A pattern (for ~*) that every text cogmem.redact() would change matches, once unmasked.';
 
+-- Longer than a screen as its table of secrets, one row a kind with the reason for its pattern: one
+-- place to read what is redacted and why.
 CREATE OR REPLACE FUNCTION cogmem.redact(content text, OUT redacted text, OUT redactions text[])
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
