@@ -118,6 +118,17 @@ def _tenant_arg(tenant: str | None) -> tuple[str, ...]:
     return (tenant,) if tenant is not None else ()
 
 
+def _agent_last(tenant: str | None, agent: str | None) -> str:
+    """The agent's placeholder, last, in a call that names the tenant (the tenant-less forms take none)."""
+    if agent is not None and tenant is None:
+        raise ValueError("agent needs tenant: a caller bound to an agent names its tenant too")
+    return ", agent => %s::text" if agent is not None else ""
+
+
+def _agent_arg(agent: str | None) -> tuple[str, ...]:
+    return (agent,) if agent is not None else ()
+
+
 class Client:
     """cogmem-pg client. ``Client(dsn)``; use as a context manager or call :meth:`close`.
 
@@ -650,15 +661,21 @@ class Client:
         used: Sequence[int] | None = None,
         *,
         tenant: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> int:
         """Records a cycle's outcome; ``used`` names the memories the answer relied on (default: all injected).
-        With ``tenant``, a recall of another tenant is refused as unknown."""
+        With ``tenant``, a recall of another tenant is refused as unknown; with ``agent`` too, one of another
+        agent (the form for a caller bound to one agent)."""
         return int(
             self._scalar(
                 conn,
-                "SELECT cogmem.feedback(" + _tenant_first(tenant) + "%s, %s::real, %s::bigint[])",
-                (*_tenant_arg(tenant), recall_id, outcome, None if used is None else list(used)),
+                "SELECT cogmem.feedback("
+                + _tenant_first(tenant)
+                + "%s, %s::real, %s::bigint[]"
+                + _agent_last(tenant, agent)
+                + ")",
+                (*_tenant_arg(tenant), recall_id, outcome, None if used is None else list(used), *_agent_arg(agent)),
             )
         )
 
@@ -866,15 +883,21 @@ class Client:
         note: str | None = None,
         *,
         tenant: str | None = None,
+        agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Resolution:
         """resolution: paradigm_shift, exception or override. With ``tenant``, a conflict of another tenant
-        is refused as unknown (the form for a caller bound to one tenant)."""
+        is refused as unknown (the form for a caller bound to one tenant); with ``agent`` too, one of another
+        agent."""
         (resolved,) = self._rows(
             conn,
             Resolution,
-            "SELECT * FROM cogmem.resolve_conflict(" + _tenant_first(tenant) + "%s, %s, %s)",
-            (*_tenant_arg(tenant), conflict_id, resolution, note),
+            "SELECT * FROM cogmem.resolve_conflict("
+            + _tenant_first(tenant)
+            + "%s, %s, %s"
+            + _agent_last(tenant, agent)
+            + ")",
+            (*_tenant_arg(tenant), conflict_id, resolution, note, *_agent_arg(agent)),
         )
         return resolved
 
@@ -893,13 +916,24 @@ class Client:
         query = "SELECT * FROM cogmem.pending_rules(%s, %s, %s, %s)"
         return self._rows(conn, PendingRule, query, (tenant, person, agent, everyone))
 
-    def confirm_ring(self, tenant: str, memory_id: int, ring: str, *, conn: psycopg.Connection | None = None) -> str:
-        """A person confirms a memory (a candidate) into a ring."""
-        return str(self._scalar(conn, "SELECT cogmem.confirm_ring(%s, %s, %s)", (tenant, memory_id, ring)))
+    def confirm_ring(
+        self,
+        tenant: str,
+        memory_id: int,
+        ring: str,
+        *,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> str:
+        """A person confirms a memory (a candidate) into a ring (with ``agent``: one of that agent's, or shared)."""
+        return str(self._scalar(conn, "SELECT cogmem.confirm_ring(%s, %s, %s, %s)", (tenant, memory_id, ring, agent)))
 
-    def dismiss_candidate(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> bool:
-        """A person says a candidate is no rule or incident: it becomes an ordinary fresh memory."""
-        return bool(self._scalar(conn, "SELECT cogmem.dismiss_candidate(%s, %s)", (tenant, memory_id)))
+    def dismiss_candidate(
+        self, tenant: str, memory_id: int, *, agent: str | None = None, conn: psycopg.Connection | None = None
+    ) -> bool:
+        """A person says a candidate is no rule or incident: it becomes an ordinary fresh memory (with
+        ``agent``: one of that agent's, or shared)."""
+        return bool(self._scalar(conn, "SELECT cogmem.dismiss_candidate(%s, %s, %s)", (tenant, memory_id, agent)))
 
     # sql/170-episodes.sql
     def start_session(

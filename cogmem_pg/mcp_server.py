@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 import psycopg
+import pydantic
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -81,7 +82,7 @@ def build_server(client: Client, tenant: str, project: str | None = None, agent:
         client.detect_topics(tenant, "")
     except psycopg.Error as exc:
         raise ValueError(_describe(exc)) from exc
-    server = MCPServer(
+    server = _Server(
         "cogmem",
         version=metadata.version("cogmem-pg"),
         instructions=(
@@ -102,7 +103,35 @@ def build_server(client: Client, tenant: str, project: str | None = None, agent:
     _memory_tools(server, client, tenant, agent, call, rows)
     _guard_tools(server, client, tenant, agent, call)
     _session_tools(server, client, tenant, project, agent, call)
+    # A tool the login may not call is not offered (an application's login cannot erase): the agent would
+    # only meet a permission error.
+    for tool, function in _PRIVILEGED_TOOLS.items():
+        allowed = rows("SELECT has_function_privilege(%s, 'EXECUTE') AS allowed", (function,))
+        if not allowed[0]["allowed"]:
+            server.remove_tool(tool)
     return server
+
+
+_PRIVILEGED_TOOLS = {"forget": "cogmem.erase(text, bigint, text)"}
+
+
+class _Server(MCPServer):
+    """MCPServer whose argument errors read as one sentence per argument (what was wrong, what came), not
+    pydantic's dump with its links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, pydantic.ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
+                + (f" (got {e['input']!r})" if e["type"] != "missing" else "")
+                for e in cause.errors(include_url=False)
+            )
+            raise ToolError(f"wrong arguments for {name}: {problems}") from None
 
 
 # The memories a read tool may show: those the scope sees, as recall would (sql/015-scopes.sql).
@@ -174,7 +203,11 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
     @server.tool(annotations=WRITES)
     def feedback(recall_id: str, outcome: float, used: list[int] | None = None) -> dict[str, Any]:
         """The outcome of a recall (0 failure .. 1 success); USED names the memories the answer relied on."""
-        return {"credited": call(lambda: client.feedback(_uuid(recall_id, "recall_id"), outcome, used, tenant=tenant))}
+        return {
+            "credited": call(
+                lambda: client.feedback(_uuid(recall_id, "recall_id"), outcome, used, tenant=tenant, agent=agent)
+            )
+        }
 
     @server.tool(annotations=READS)
     def search_memories(query: str, limit: int = 10, person: str | None = None) -> list[dict[str, Any]]:
@@ -245,7 +278,7 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | No
     def resolve_conflict(conflict_id: int, resolution: str, note: str | None = None) -> dict[str, Any]:
         """RESOLUTION: paradigm_shift (the new one replaces the old), exception (kept beside it) or
         override (dropped)."""
-        return _plain(call(lambda: client.resolve_conflict(conflict_id, resolution, note, tenant=tenant)))
+        return _plain(call(lambda: client.resolve_conflict(conflict_id, resolution, note, tenant=tenant, agent=agent)))
 
     @server.tool(annotations=READS)
     def pending_rules(person: str | None = None) -> list[dict[str, Any]]:
@@ -259,12 +292,12 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | No
     @server.tool(annotations=IDEMPOTENT)
     def confirm_ring(memory_id: int, ring: str) -> dict[str, Any]:
         """The user confirmed: move the memory into RING (dos_and_donts for a rule, shocks for an incident)."""
-        return {"memory_id": memory_id, "ring": call(lambda: client.confirm_ring(tenant, memory_id, ring))}
+        return {"memory_id": memory_id, "ring": call(lambda: client.confirm_ring(tenant, memory_id, ring, agent=agent))}
 
     @server.tool(annotations=IDEMPOTENT)
     def dismiss_candidate(memory_id: int) -> dict[str, Any]:
         """The user said it is no rule or incident: it stays an ordinary memory."""
-        return {"dismissed": call(lambda: client.dismiss_candidate(tenant, memory_id))}
+        return {"dismissed": call(lambda: client.dismiss_candidate(tenant, memory_id, agent=agent))}
 
     @server.prompt()
     def confirm_rules() -> str:

@@ -747,7 +747,11 @@ COMMENT ON FUNCTION cogmem.feedback(uuid, double precision, bigint[]) IS
 -- The same with the tenant named first. A caller bound to one tenant (the MCP server, a router in front of
 -- shards) passes it, and a recall of another tenant the login may also reach is refused as a missing one.
 -- Definer: the check reads cogmem.recalls, which application roles cannot.
-CREATE OR REPLACE FUNCTION cogmem.feedback(tenant text, recall_id uuid, outcome real, used bigint[] DEFAULT NULL)
+DROP FUNCTION IF EXISTS cogmem.feedback(text, uuid, real, bigint[]);  -- before 0038: no agent
+DROP FUNCTION IF EXISTS cogmem.feedback(text, uuid, double precision, bigint[]);
+CREATE OR REPLACE FUNCTION cogmem.feedback(
+    tenant text, recall_id uuid, outcome real, used bigint[] DEFAULT NULL, agent text DEFAULT NULL
+)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -755,23 +759,27 @@ AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM cogmem._require_tenant(feedback.tenant);
+    PERFORM cogmem._require_names(NULL, feedback.agent);
+    -- A caller bound to an agent gives feedback on that agent's recalls only (others are unknown to it).
     IF NOT EXISTS (SELECT FROM cogmem.recalls AS r
-                   WHERE r.tenant = feedback.tenant AND r.recall_id = feedback.recall_id) THEN
+                   WHERE r.tenant = feedback.tenant AND r.recall_id = feedback.recall_id
+                     AND (feedback.agent IS NULL OR r.agent IS NULL OR r.agent = btrim(feedback.agent))) THEN
         RAISE EXCEPTION 'unknown recall % in tenant "%"', coalesce(feedback.recall_id::text, 'NULL'), feedback.tenant
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id that cogmem.recall() returned for this tenant.';
     END IF;
     RETURN cogmem.feedback(feedback.recall_id, feedback.outcome, feedback.used);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.feedback(text, uuid, real, bigint[]) IS
-'feedback(recall_id, outcome, used) for a recall of the named tenant; another tenant''s recall is unknown.';
+COMMENT ON FUNCTION cogmem.feedback(text, uuid, real, bigint[], text) IS
+'feedback(recall_id, outcome, used) for a recall of the named tenant (and agent, when one is given); another '
+'tenant''s (or agent''s) recall is unknown.';
 
 CREATE OR REPLACE FUNCTION cogmem.feedback(
-    tenant text, recall_id uuid, outcome double precision, used bigint[] DEFAULT NULL
+    tenant text, recall_id uuid, outcome double precision, used bigint[] DEFAULT NULL, agent text DEFAULT NULL
 )
 RETURNS integer
 LANGUAGE sql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$ SELECT cogmem.feedback($1, $2, $3::real, $4) $$;
-COMMENT ON FUNCTION cogmem.feedback(text, uuid, double precision, bigint[]) IS
+AS $$ SELECT cogmem.feedback($1, $2, $3::real, $4, $5) $$;
+COMMENT ON FUNCTION cogmem.feedback(text, uuid, double precision, bigint[], text) IS
 'cogmem.feedback(tenant, recall_id, outcome real, used) for double precision outcomes.';

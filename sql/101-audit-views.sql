@@ -44,18 +44,19 @@ SELECT
     t.at,
     t.actor,
     t.detail ->> 'message_sha256' AS message_sha256,
-    t.detail ->> 'conversation' AS conversation,
+    -- The conversation's hash since revision 0038 (an id may name a person, and the audit outlives an
+    -- erasure); the id itself in rows audited before.
+    coalesce(t.detail ->> 'conversation_sha256', t.detail ->> 'conversation') AS conversation,
     array(SELECT jsonb_array_elements_text(t.detail -> 'topics')) AS topics,
     (t.detail ->> 'budget')::integer AS budget,
     (t.detail ->> 'tokens_used')::integer AS tokens_used,
     -- Items are an object of arrays (an array of objects before migration 0007).
     coalesce(jsonb_array_length(t.detail -> 'items' -> 'layer'), jsonb_array_length(t.detail -> 'items')) AS items,
-    t.sealed,
-    t.detail ->> 'conversation_sha256' AS conversation_sha256
+    t.sealed
 FROM cogmem.audit_trail AS t WHERE t.level = 'recall';
 COMMENT ON VIEW cogmem.audit_recalls IS
-'Level 2: one row per recall cycle (conversation: the id, in recalls audited before revision 0038; since, '
-'conversation_sha256, its hash, which groups a conversation''s recalls and names no one).';
+'Level 2: one row per recall cycle (conversation: the SHA-256 of its id, which groups a conversation''s '
+'recalls and names no one; the id itself in recalls audited before revision 0038).';
 
 CREATE OR REPLACE VIEW cogmem.audit_recall_items WITH (security_invoker = TRUE) AS
 SELECT

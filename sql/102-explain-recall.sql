@@ -18,8 +18,8 @@ DECLARE
     v_recall   record;
     v_outcomes jsonb;
     -- What a memory or a document says is for roles that read memories (an application, an administrator):
-    -- an auditor gets the trail's ids, hashes, scores and reasons, and no text (sql/999-privileges.sql).
-    v_text     boolean := pg_catalog.has_table_privilege(cogmem.caller(), 'cogmem.memories', 'SELECT');
+    -- an auditor gets the ids, hashes, scores and reasons of the trail, and no text (sql/999-privileges.sql).
+    v_text     boolean;
 BEGIN
     IF explain_recall.recall_id IS NULL THEN
         RAISE EXCEPTION 'recall_id must not be NULL'
@@ -33,6 +33,7 @@ BEGIN
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall() in a tenant you may read.';
     END IF;
     PERFORM cogmem._require_tenant(v_recall.tenant);
+    v_text := pg_catalog.has_table_privilege(cogmem.caller(), 'cogmem.memories', 'SELECT');
     -- What decided the outcome, in order: explicit feedback, or the next turn (sql/059-followup.sql) with
     -- its verdict, the cues that fired and the turn itself while its memory is kept (its hash for an auditor).
     SELECT coalesce(jsonb_agg(jsonb_build_object('at', o.at, 'event', o.event) || (o.detail - 'probabilities')

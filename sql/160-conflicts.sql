@@ -123,9 +123,11 @@ COMMENT ON FUNCTION cogmem.resolve_conflict(bigint, text, text) IS
 'Decides an open conflict: paradigm_shift (weaken the old memories, store the new), exception (store '
 'nothing) or override (store the new, keep both, reviewed at night). Returns what was stored and weakened.';
 
--- The same with the tenant named first: what a router in front of shards routes on (docs/scaling.md).
+-- The same with the tenant named first: what a router in front of shards routes on (docs/scaling.md), and
+-- what a caller bound to one agent calls with it (another agent's conflict is then unknown to it).
+DROP FUNCTION IF EXISTS cogmem.resolve_conflict(text, bigint, text, text);  -- before 0038: no agent
 CREATE OR REPLACE FUNCTION cogmem.resolve_conflict(
-    tenant text, conflict_id bigint, resolution text, note text DEFAULT NULL
+    tenant text, conflict_id bigint, resolution text, note text DEFAULT NULL, agent text DEFAULT NULL
 )
 RETURNS TABLE (status text, memory_id bigint, weakened bigint[])
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -134,8 +136,10 @@ AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM cogmem._require_tenant(resolve_conflict.tenant);
+    PERFORM cogmem._require_names(NULL, resolve_conflict.agent);
     IF NOT EXISTS (SELECT FROM cogmem.conflicts AS c
-                   WHERE c.tenant = resolve_conflict.tenant AND c.conflict_id = resolve_conflict.conflict_id) THEN
+                   WHERE c.tenant = resolve_conflict.tenant AND c.conflict_id = resolve_conflict.conflict_id
+                     AND (resolve_conflict.agent IS NULL OR c.agent IS NULL OR c.agent = btrim(resolve_conflict.agent))) THEN
         RAISE EXCEPTION 'unknown conflict % in tenant "%"', coalesce(resolve_conflict.conflict_id::text, 'NULL'),
             resolve_conflict.tenant
             USING ERRCODE = 'no_data_found', HINT = 'Pass a conflict_id from remember() or open_conflicts(tenant).';
@@ -144,8 +148,9 @@ BEGIN
                                                        resolve_conflict.note);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.resolve_conflict(text, bigint, text, text) IS
-'resolve_conflict(conflict_id, ...) for a conflict of the named tenant (the form a sharded router routes).';
+COMMENT ON FUNCTION cogmem.resolve_conflict(text, bigint, text, text, text) IS
+'resolve_conflict(conflict_id, ...) for a conflict of the named tenant (the form a sharded router routes), '
+'and of the agent when one is given.';
 
 -- What a text could contradict: the established memories closest to it (by meaning when there is an
 -- embedding, else by the words they share). For a judge on the caller's side (an LLM), whose verdict

@@ -56,7 +56,10 @@ COMMENT ON FUNCTION cogmem.pending_rules(text, text, text, boolean) IS
 'to, how likely the model found it, and the question an agent can ask (in the tenant''s language).';
 
 -- A memory of the tenant, locked for a change by a person; refused as missing when it is not there.
-CREATE OR REPLACE FUNCTION cogmem._person_decides(p_tenant text, p_memory_id bigint, p_what text)
+-- A caller bound to an agent (the MCP server of one agent) passes it: another agent's memory is then as
+-- unknown as a missing one (no error tells it apart).
+DROP FUNCTION IF EXISTS cogmem._person_decides(text, bigint, text);  -- before 0038: no agent
+CREATE OR REPLACE FUNCTION cogmem._person_decides(p_tenant text, p_memory_id bigint, p_what text, p_agent text)
 RETURNS cogmem.memories
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -67,6 +70,7 @@ BEGIN
     PERFORM cogmem._lock_tenant(p_tenant, false);
     SELECT * INTO v_memory FROM cogmem.memories AS m
     WHERE m.tenant = p_tenant AND m.memory_id = p_memory_id AND (p_what <> 'candidate' OR m.candidate_ring IS NOT NULL)
+      AND (p_agent IS NULL OR m.agent IS NULL OR m.agent = btrim(p_agent))
     FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no % % in tenant "%"', CASE WHEN p_what = 'candidate' THEN 'candidate' ELSE 'memory' END,
@@ -76,10 +80,12 @@ BEGIN
     RETURN v_memory;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._person_decides(text, bigint, text) IS
-'The memory (or, with ''candidate'', the candidate) a person decides about, locked; no_data_found otherwise.';
+COMMENT ON FUNCTION cogmem._person_decides(text, bigint, text, text) IS
+'The memory (or, with ''candidate'', the candidate) a person decides about, locked, within the agent when '
+'one is given; no_data_found otherwise.';
 
-CREATE OR REPLACE FUNCTION cogmem.confirm_ring(tenant text, memory_id bigint, ring text)
+DROP FUNCTION IF EXISTS cogmem.confirm_ring(text, bigint, text);  -- before 0038: no agent
+CREATE OR REPLACE FUNCTION cogmem.confirm_ring(tenant text, memory_id bigint, ring text, agent text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -95,7 +101,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use one of: shocks, dos_and_donts, long_term, habits, procedures, fresh.';
     END IF;
-    v_memory := cogmem._person_decides(confirm_ring.tenant, confirm_ring.memory_id, 'memory');
+    PERFORM cogmem._require_names(NULL, confirm_ring.agent);
+    v_memory := cogmem._person_decides(confirm_ring.tenant, confirm_ring.memory_id, 'memory', confirm_ring.agent);
     UPDATE cogmem.memories AS m
     SET ring = confirm_ring.ring::cogmem.ring, candidate_ring = NULL, candidate_p = NULL, updated_at = now()
     WHERE m.tenant = confirm_ring.tenant AND m.memory_id = confirm_ring.memory_id;
@@ -106,11 +113,13 @@ BEGIN
     RETURN confirm_ring.ring;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.confirm_ring(text, bigint, text) IS
+COMMENT ON FUNCTION cogmem.confirm_ring(text, bigint, text, text) IS
 'A person confirms a memory (a candidate rule or incident, or any other) into a ring: it moves there, its '
-'candidacy ends; audited. Returns the ring.';
+'candidacy ends; audited. Returns the ring. agent: a caller bound to one agent (another agent''s memory is '
+'unknown to it).';
 
-CREATE OR REPLACE FUNCTION cogmem.dismiss_candidate(tenant text, memory_id bigint)
+DROP FUNCTION IF EXISTS cogmem.dismiss_candidate(text, bigint);  -- before 0038: no agent
+CREATE OR REPLACE FUNCTION cogmem.dismiss_candidate(tenant text, memory_id bigint, agent text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -121,7 +130,9 @@ DECLARE
     v_memory cogmem.memories;
 BEGIN
     PERFORM cogmem._require_tenant(dismiss_candidate.tenant);
-    v_memory := cogmem._person_decides(dismiss_candidate.tenant, dismiss_candidate.memory_id, 'candidate');
+    PERFORM cogmem._require_names(NULL, dismiss_candidate.agent);
+    v_memory := cogmem._person_decides(dismiss_candidate.tenant, dismiss_candidate.memory_id, 'candidate',
+                                       dismiss_candidate.agent);
     UPDATE cogmem.memories AS m SET candidate_ring = NULL, candidate_p = NULL, updated_at = now()
     WHERE m.tenant = dismiss_candidate.tenant AND m.memory_id = dismiss_candidate.memory_id;
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
@@ -130,6 +141,6 @@ BEGIN
     RETURN true;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.dismiss_candidate(text, bigint) IS
+COMMENT ON FUNCTION cogmem.dismiss_candidate(text, bigint, text) IS
 'A person says a candidate is no rule or incident: it becomes an ordinary fresh memory, which decays as '
-'any other; audited.';
+'any other; audited. agent: a caller bound to one agent (another agent''s candidate is unknown to it).';

@@ -30,7 +30,7 @@ def test_explain_recall_says_why_from_where_and_what_happened_since(db, tenant):
 
 
 def test_an_auditor_reads_why_and_no_text(db, tenant, login):
-    # A judged turn with a PIN in it, and a document's title, heading and source: the application that
+    # A judged turn that names a person, and a document's title, heading and source: the application that
     # recalled may read them; an auditor of the tenant gets the trail's ids, hashes and reasons only.
     db.execute("SELECT cogmem.configure_tenant(%s, '{\"implicit_feedback\": true}')", (tenant,))
     db.execute(
@@ -41,8 +41,10 @@ def test_an_auditor_reads_why_and_no_text(db, tenant, login):
         db, "SELECT recall_id FROM cogmem.recall(%s, 'how do we rotate staging vault keys', conversation => 'c1')"
         " LIMIT 1", (tenant,)
     )  # fmt: skip
-    db.execute("SELECT * FROM cogmem.remember(%s, 'works now, thank you! my PIN is 4921', conversation => 'c1')",
-               (tenant,))  # fmt: skip
+    db.execute(
+        "SELECT * FROM cogmem.remember(%s, 'works now, thanks! Zeynep from accounting says hi', conversation => 'c1')",
+        (tenant,),
+    )
     app, auditor = login("cogmem_app"), login("cogmem_auditor")
     for conn in (app, auditor):
         db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(conn, "SELECT current_user"), tenant))
@@ -52,7 +54,7 @@ def test_an_auditor_reads_why_and_no_text(db, tenant, login):
             "SELECT layer, provenance, outcomes FROM cogmem.explain_recall(%s)", (recall_id,)
         ).fetchall()
     app_text, auditor_text = str(seen["app"]), str(seen["auditor"])
-    for text in ("4921", "Vault rotation runbook", "Staging", "wiki/vault"):
+    for text in ("Zeynep", "Vault rotation runbook", "Staging", "wiki/vault"):
         assert text in app_text and text not in auditor_text, text
     document = next(p for layer, p, _ in seen["auditor"] if layer == "resources")
     assert document["kind"] == "resource" and document["version"] == 1 and "title" not in document

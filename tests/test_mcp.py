@@ -166,7 +166,8 @@ def test_the_tenant_is_bound_and_the_role_decides(dsn, db, tenant, login):
 
         stored, forget = talk(server, calls)
     assert stored["action"] == "created"
-    assert forget.is_error and "permission denied" in forget.content[0].text  # erasure is the administrators'
+    # Erasure is the administrators': an application's server does not offer it (it would only fail).
+    assert forget.is_error and forget.content[0].text == "Unknown tool: forget"
 
 
 def test_over_stdio(dsn, tenant):
@@ -272,3 +273,60 @@ def test_a_server_bound_to_an_agent_remembers_and_recalls_in_its_scope(db, cogme
     # What the support agent heard with no person is its own: the billing agent does not see it.
     assert "Escalate refunds" not in str(talk(billing, listing))
     assert "Escalate refunds" in str(talk(support, listing))
+
+
+def test_a_server_bound_to_an_agent_decides_nothing_of_another_agents(db, cogmem, tenant):
+    # confirm_ring, dismiss_candidate, feedback and resolve_conflict took billing's ids from the support
+    # agent's server: each is now as unknown to it as a missing id (P0002), and billing's own server may.
+    billing_rule = one(
+        db, "SELECT memory_id FROM cogmem.remember(%s, 'Text the customer first.', 'fresh', agent => 'billing')",
+        (tenant,),
+    )  # fmt: skip
+    db.execute("SELECT cogmem._mark_candidate(%s, %s, 'dos_and_donts', 0.8)", (tenant, billing_rule))
+    recall_id = one(db, "SELECT recall_id FROM cogmem.recall(%s, 'customer', agent => 'billing') LIMIT 1", (tenant,))
+    db.execute("SELECT * FROM cogmem.remember(%s, 'Invoices go out on the first.', 'long_term', agent => 'billing')",
+               (tenant,))  # fmt: skip
+    held = db.execute(
+        "SELECT conflict_id FROM cogmem.remember(%s, 'Never send invoices on the first.', 'dos_and_donts',"
+        " contradicts => (SELECT array_agg(memory_id) FROM cogmem.memories WHERE content LIKE 'Invoices%%'),"
+        " agent => 'billing')",
+        (tenant,),
+    ).fetchone()[0]
+    attempts = {
+        "confirm_ring": {"memory_id": billing_rule, "ring": "dos_and_donts"},
+        "dismiss_candidate": {"memory_id": billing_rule},
+        "feedback": {"recall_id": str(recall_id), "outcome": 0.0},
+    }
+    if held is not None:
+        attempts["resolve_conflict"] = {"conflict_id": held, "resolution": "override"}
+
+    async def calls(mcp):
+        return {name: await mcp.call_tool(name, args) for name, args in attempts.items()}
+
+    for name, result in talk(build_server(cogmem, tenant, agent="support"), calls).items():
+        assert result.is_error and "P0002" in result.content[0].text, (name, result.content)
+    assert (
+        one(db, "SELECT candidate_ring FROM cogmem.memories WHERE memory_id = %s", (billing_rule,)) == "dos_and_donts"
+    )
+    assert one(db, "SELECT outcome FROM cogmem.recalls WHERE recall_id = %s", (recall_id,)) is None
+    del attempts["dismiss_candidate"]  # billing confirms its candidate: there is nothing left to dismiss
+    done = talk(build_server(cogmem, tenant, agent="billing"), calls)
+    assert not any(r.is_error for r in done.values()), done
+
+
+def test_wrong_arguments_read_as_a_sentence_and_an_application_is_not_offered_forget(dsn, db, tenant, login):
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(app, "SELECT current_user"), tenant))
+    with Client(dsn.replace("user=postgres", f"user={app.info.user}"), embedder=False) as client:
+        server = build_server(client, tenant)
+
+        async def calls(mcp):
+            names = {t.name for t in (await mcp.list_tools()).tools}
+            wrong = await mcp.call_tool("get_memory", {"memory_id": "twelve"})
+            return names, wrong
+
+        names, wrong = talk(server, calls)
+    assert names == TOOLS - {"forget"}
+    text = wrong.content[0].text
+    assert wrong.is_error and "wrong arguments for get_memory: memory_id: Input should be a valid integer" in text
+    assert "(got 'twelve')" in text and "http" not in text and "validation error" not in text

@@ -453,4 +453,4 @@ def test_an_erased_persons_recalls_keep_no_name(db, tenant, scoped):
     # The audit, append-only, never held the conversation's id: only its hash, as the person's.
     audited = db.execute("SELECT detail::text FROM cogmem.audit_log WHERE tenant = %s", (tenant,)).fetchall()
     assert not [d for (d,) in audited if "905551234567" in d or "ayla" in d.lower()]
-    assert one(db, "SELECT count(DISTINCT conversation_sha256) FROM cogmem.audit_recalls") == 2
+    assert one(db, "SELECT count(DISTINCT conversation) FROM cogmem.audit_recalls WHERE length(conversation) = 64") == 2

@@ -1721,6 +1721,18 @@ CREATE POLICY person_reads ON cogmem.episodes AS RESTRICTIVE FOR SELECT USING ((
 
 CREATE POLICY person_reads ON cogmem.memories AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
+CREATE POLICY person_reads ON cogmem.memory_contradictions AS RESTRICTIVE FOR SELECT USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR (2 = ( SELECT count(*) AS count
+   FROM cogmem.memories m
+  WHERE ((m.tenant = memory_contradictions.tenant) AND (m.memory_id = ANY (ARRAY[memory_contradictions.memory_id, memory_contradictions.contradicts_id])))))));
+
+CREATE POLICY person_reads ON cogmem.memory_siblings AS RESTRICTIVE FOR SELECT USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR (2 = ( SELECT count(*) AS count
+   FROM cogmem.memories m
+  WHERE ((m.tenant = memory_siblings.tenant) AND (m.memory_id = ANY (ARRAY[memory_siblings.memory_id, memory_siblings.sibling_id])))))));
+
+CREATE POLICY person_reads ON cogmem.memory_stats AS RESTRICTIVE FOR SELECT USING (((NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR (EXISTS ( SELECT
+   FROM cogmem.memories m
+  WHERE ((m.tenant = memory_stats.tenant) AND (m.memory_id = memory_stats.memory_id))))));
+
 CREATE POLICY person_reads ON cogmem.recalls AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
 
 CREATE POLICY person_reads ON cogmem.resource_chunks AS RESTRICTIVE FOR SELECT USING (((person IS NULL) OR (NOT (( SELECT cogmem.narrowed_reach() AS narrowed_reach) ? tenant)) OR ((( SELECT cogmem.narrowed_reach() AS narrowed_reach) -> tenant) ? person)));
