@@ -303,8 +303,8 @@ def test_the_cli_says_a_file_is_not_utf8_and_how_to_convert_it(dsn, tmp_path, co
     file = tmp_path / "runbook.md"
     file.write_bytes("# Yedekleme\n\nSunucuyu gece yeniden başlatma.\n".encode("cp1254"))
     result = invoke("--dsn", dsn, "resource", command, "acme", str(file))
-    assert result.exit_code == 1  # a ClickException: no traceback (invoke would raise anything else)
-    assert result.output.startswith(f"Error: {file} is not UTF-8 text (byte 0xfe at offset")
+    assert result.exit_code == 2  # a bad FILE, as a bad argument is: no traceback (invoke raises anything else)
+    assert f"Invalid value for FILE: {file} is not UTF-8 text (byte 0xfe at offset" in result.output
     assert "iconv -f WINDOWS-1254 -t UTF-8" in result.output and "Traceback" not in result.output
 
 

@@ -19,9 +19,10 @@ def _read_document(file: Path) -> str:
     try:
         return file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise click.ClickException(
+        raise click.BadParameter(
             f"{file} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
-            f"convert it first, e.g. iconv -f WINDOWS-1254 -t UTF-8 {file} > {file.stem}.utf8{file.suffix}"
+            f"convert it first, e.g. iconv -f WINDOWS-1254 -t UTF-8 {file} > {file.stem}.utf8{file.suffix}",
+            param_hint="FILE",
         ) from None
 
 
