@@ -24,6 +24,7 @@ DECLARE
     v_part  text;
     -- Read once: the loop below must not look at the whole block per part (quadratic in a long block).
     v_code  boolean := p_block ~ '^\s{0,3}(```|~~~)';
+    v_run   integer;
 BEGIN
     IF length(p_block) <= p_max THEN
         RETURN NEXT p_block;
@@ -46,8 +47,15 @@ BEGIN
         IF length(v_part) > p_max AND cardinality(v_parts) > 1 THEN
             RETURN QUERY SELECT * FROM cogmem._split_block(v_part, p_max);
         ELSIF length(v_part) > p_max THEN
-            -- One word longer than a chunk (a key, a URL): cut, never dropped.
-            RETURN QUERY SELECT substr(v_part, s, p_max) FROM generate_series(1, length(v_part), p_max) AS s;
+            -- One word longer than a chunk (a key, a URL): cut, never dropped. By one pass of a regular
+            -- expression in runs of v_run characters (a divisor of p_max, as a bound may be 255 at most), p_max
+            -- characters a piece: substr at each offset counts the characters before it again (quadratic).
+            v_run := (SELECT max(d) FROM generate_series(1, least(p_max, 255)) AS d WHERE p_max % d = 0);
+            RETURN QUERY
+            SELECT string_agg(m.run[1], '' ORDER BY m.o)
+            FROM regexp_matches(v_part, '.{1,' || v_run || '}', 'g') WITH ORDINALITY AS m (run, o)
+            GROUP BY (m.o - 1) / (p_max / v_run)
+            ORDER BY (m.o - 1) / (p_max / v_run);
         ELSE
             v_piece := CASE WHEN v_piece = '' THEN v_part
                             WHEN v_code OR v_part ~ '^\s*([-*+]|\d+[.)])\s'
@@ -109,6 +117,8 @@ DECLARE
                                -- is copied at every line, quadratic in a long block)
     v_blocks  text[] := '{}';
     v_h1      integer;
+    v_path    text[];
+    v_from    integer;
     v_piece   text;
     n         integer := 0;
 BEGIN
@@ -147,7 +157,17 @@ BEGIN
             v_blocks := '{}';
             v_titles := v_titles[1:v_level - 1] || array_fill(NULL::text, ARRAY[greatest(v_level - 1 - cardinality(v_titles), 0)])
                         || btrim(regexp_replace(v_line, '^\s{0,3}#{1,6}\s+|\s+#+\s*$', '', 'g'));
-            v_heading := array_to_string(CASE WHEN v_h1 = 1 THEN v_titles[2:] ELSE v_titles END, ' > ');
+            v_path := CASE WHEN v_h1 = 1 THEN v_titles[2:] ELSE v_titles END;
+            v_heading := array_to_string(v_path, ' > ');
+            -- Every chunk of the section stores its path: a path is a title's length at most (300), the
+            -- outermost headings giving way to "…" (six long headings would repeat 1,800 characters per chunk).
+            IF length(v_heading) > 300 THEN
+                v_heading := v_path[cardinality(v_path)];  -- a heading line is 300 characters at most
+                FOR v_from IN REVERSE cardinality(v_path) .. 1 LOOP
+                    EXIT WHEN length(array_to_string(v_path[v_from:], ' > ')) > 296;
+                    v_heading := '… > ' || array_to_string(v_path[v_from:], ' > ');
+                END LOOP;
+            END IF;
         ELSIF v_fence OR btrim(v_line) <> '' OR v_line ~ '^\s{0,3}(```|~~~)' THEN
             v_block := v_block || v_line;
         END IF;

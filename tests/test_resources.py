@@ -326,3 +326,23 @@ def test_a_documents_title_and_source_are_redacted_everywhere_they_are_kept(db, 
         assert secret not in kept, secret
     assert one(db, "SELECT title FROM cogmem.resources") == "Payments card [REDACTED:PAN] password=[REDACTED]"
     assert one(db, "SELECT source ->> 'url' FROM cogmem.resources") == "https://bob:[REDACTED]@db.example.com"
+
+
+def test_a_deep_path_of_long_headings_is_stored_within_a_titles_length(db):
+    # Five nested 290-character headings over 200 tiny sections repeated 1,170 characters of path in each
+    # chunk (234 KB of headings for a 3 KB body): the path keeps its innermost headings within 300.
+    outer = "".join(f"{'#' * level} {chr(64 + level) * 290}\n" for level in range(1, 6))
+    body = outer + "".join(f"###### s{i}\nx\n" for i in range(200))
+    got = chunks(db, body)
+    assert len(got) == 200 and max(len(h) for _, h, _ in got) <= 300
+    assert sum(len(h) for _, h, _ in got) <= 300 * 200
+    assert got[7][1] == "… > " + "E" * 290 + " > s7"
+    assert chunks(db, "# T\n\n## A\n\n### B\n\ntext")[0][1] == "A > B"  # a short path stays whole
+
+
+@pytest.mark.parametrize("tokens", [64, 257])
+def test_a_word_longer_than_a_chunk_is_cut_in_chunks_of_the_limit(db, tokens):
+    # Cut by one pass of a regular expression (runs of 128 or 4 characters, the divisors of 256 and 1,028).
+    got = chunks(db, "ç" * 3000, tokens)
+    assert [len(c) for _, _, c in got] == [tokens * 4] * (3000 // (tokens * 4)) + [3000 % (tokens * 4)]
+    assert "".join(c for _, _, c in got) == "ç" * 3000
