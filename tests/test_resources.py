@@ -308,6 +308,18 @@ def test_the_cli_says_a_file_is_not_utf8_and_how_to_convert_it(dsn, tmp_path, co
     assert "iconv -f WINDOWS-1254 -t UTF-8" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("command", ["add", "chunks"])
+def test_the_cli_says_a_file_with_a_nul_byte_is_not_text(dsn, tmp_path, command):
+    from tests.cli_helpers import invoke
+
+    file = tmp_path / "dump.md"
+    file.write_bytes(b"# Dump\n\nhello\x00world\n")
+    result = invoke("--dsn", dsn, "resource", command, "acme", str(file))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"Invalid value for FILE: {file} is not text (a NUL byte at offset 13)" in result.output
+    assert "a document is Markdown or plain text" in result.output
+
+
 def test_a_documents_title_and_source_are_redacted_everywhere_they_are_kept(db, tenant):
     added = db.execute(
         "SELECT * FROM cogmem.add_resource(%s, 'Payments card 4111 1111 1111 1111 password=Hunter2Title', %s,"

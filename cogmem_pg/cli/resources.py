@@ -17,13 +17,20 @@ def resource() -> None:
 def _read_document(file: Path) -> str:
     """FILE's text, or a one-line error that says what to do: a document is UTF-8 (the database's encoding)."""
     try:
-        return file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise click.BadParameter(
             f"{file} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
             f"convert it first, e.g. iconv -f WINDOWS-1254 -t UTF-8 {file} > {file.stem}.utf8{file.suffix}",
             param_hint="FILE",
         ) from None
+    if "\0" in text:  # a binary file that happens to decode (PostgreSQL's text holds no NUL)
+        offset = len(text[: text.index("\0")].encode("utf-8"))
+        raise click.BadParameter(
+            f"{file} is not text (a NUL byte at offset {offset}); a document is Markdown or plain text",
+            param_hint="FILE",
+        )
+    return text
 
 
 @resource.command("add")
