@@ -212,22 +212,34 @@ COMMENT ON FUNCTION cogmem._check_resource_body(text) IS
 'Refuses a document body that is empty or longer than 1,000,000 characters, with what to do.';
 
 -- A redacted document's chunks with the text each is embedded by (the title and headings, then the chunk):
--- what add_resource stores, and what chunk_resource shows a caller that embeds on its side.
+-- what add_resource stores, and what chunk_resource shows a caller that embeds on its side. At most 10,000:
+-- each chunk is a row and an embedding (computed in the database unless given), and the body's limit alone
+-- lets one-line sections make 140,000; a document of prose cut at the smallest chunk size makes 8,000.
 CREATE OR REPLACE FUNCTION cogmem._resource_chunks(p_title text, p_body text, p_tokens integer)
 RETURNS TABLE (chunk integer, heading text, content text, embed_text text)
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    v_count integer;
 BEGIN
     RETURN QUERY
     SELECT c.chunk, c.heading, c.content,
            concat_ws(E'\n', btrim(p_title) || coalesce(' § ' || nullif(c.heading, ''), ''), c.content)
     FROM cogmem.chunk_text(p_body, p_tokens) AS c
     ORDER BY c.chunk;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    IF v_count > 10000 THEN
+        RAISE EXCEPTION 'body cuts into % chunks, the limit is 10000', v_count
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Split the document into parts (by chapter), each a resource of its own title, or join its '
+                         'shortest sections.';
+    END IF;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._resource_chunks(text, text, integer) IS
-'A redacted document''s chunks, each with the text it is embedded by (title § heading, then the chunk).';
+'A redacted document''s chunks, each with the text it is embedded by (title § heading, then the chunk); '
+'refuses more than 10,000.';
 
 CREATE OR REPLACE FUNCTION cogmem.chunk_resource(tenant text, title text, body text)
 RETURNS TABLE (chunk integer, heading text, content text, embed_text text)

@@ -279,6 +279,21 @@ def test_a_document_over_the_size_limit_is_refused_by_both_verbs(db, tenant, ver
     assert one(db, "SELECT count(*) FROM cogmem.resources") == 0
 
 
+@pytest.mark.parametrize("verb", ["add_resource", "chunk_resource"])
+def test_a_document_that_cuts_into_too_many_chunks_is_refused_by_both_verbs(db, tenant, verb):
+    # 70 KB of one-line sections: 10,001 chunks, each embedded (about 5 ms each in the database) and stored.
+    sections = "# Glossary\n\n" + "## s\nx\n" * 10001
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded) as e:
+        db.execute(f"SELECT * FROM cogmem.{verb}(%s, 'Glossary', %s)", (tenant, sections))
+    assert e.value.diag.message_primary == "body cuts into 10001 chunks, the limit is 10000"
+    assert e.value.diag.message_hint == (
+        "Split the document into parts (by chapter), each a resource of its own title, or join its shortest sections."
+    )
+    assert one(db, "SELECT count(*) FROM cogmem.resources") == 0
+    at_the_limit = "# Glossary\n\n" + "## s\nx\n" * 10000
+    assert one(db, "SELECT count(*) FROM cogmem.chunk_resource(%s, 'Glossary', %s)", (tenant, at_the_limit)) == 10000
+
+
 def test_a_long_heading_line_is_a_paragraph_not_a_path_every_chunk_repeats(db):
     # A 51 KB "heading" over 200 tiny sections stored 10 MB of headings: a line longer than a title is text.
     body = "# " + "h" * 51000 + "\n" + "".join(f"## s{i}\nx\n" for i in range(200))
