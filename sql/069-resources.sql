@@ -185,7 +185,7 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.chunk_text(text, bigint) IS
 'A text''s chunks by structure: Markdown headings open sections (the path of headings above each chunk, '
-'without a lone level-1 title), blank lines end paragraphs and lists, code fences stay together; a section '
+'without a lone level-1 title, 300 characters at most), blank lines end paragraphs and lists, code fences stay together; a section '
 'longer than max_tokens (4 characters each) is cut between blocks, list items, sentences or words.';
 
 -- A document's body as add_resource and chunk_resource take it: text, within a size that chunking and
