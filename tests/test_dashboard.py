@@ -453,3 +453,32 @@ def test_only_loopback_names_are_answered_without_a_token(servers):
         rebound = http.get("/", headers={"Host": "attacker.example"})
         assert rebound.status_code == 400 and "acme" not in rebound.text
         assert http.get("/", headers={"Host": "localhost"}).status_code == 200
+
+
+def test_an_auditors_audit_page_shows_why_and_no_memory_text(servers, database):
+    # A recall answered from a document, then judged by the next turn (a PIN in it): the application sees
+    # the turn (redacted) and the document's title; an auditor of the tenant sees the trail without either.
+    with psycopg.connect(database, autocommit=True) as db:
+        db.execute("SELECT cogmem.configure_tenant('acme', '{\"implicit_feedback\": true}')")
+        db.execute(
+            "SELECT * FROM cogmem.add_resource('acme', 'Vault rotation runbook', %s,"
+            ' source => \'{"url": "wiki/vault"}\')',
+            ("# Rotation\n\n## Staging\n\nRotate the staging vault keys every month with the rotate job.",),
+        )
+        recall_id = db.execute(
+            "SELECT recall_id FROM cogmem.recall('acme', 'how do we rotate staging vault keys', conversation => 'v1')"
+            " LIMIT 1"
+        ).fetchone()[0]
+        db.execute(
+            "SELECT * FROM cogmem.remember('acme', 'works now, thank you! my PIN is 4921', conversation => 'v1')"
+        )
+    pages = {}
+    for kind in ("acme_app", "acme_auditor"):
+        with httpx.Client(base_url=servers[kind].url) as http:
+            response = http.get(f"/audit?recall={recall_id}")
+            assert response.status_code == 200, kind
+            pages[kind] = response.text
+    assert "implicit_feedback" in pages["acme_auditor"] and "turn_sha256" in pages["acme_auditor"]
+    for text in ("works now", "Vault rotation runbook", "wiki/vault"):
+        assert text in pages["acme_app"] and text not in pages["acme_auditor"], text
+    assert "4921" not in pages["acme_app"] and "[REDACTED]" in pages["acme_app"]
