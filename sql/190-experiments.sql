@@ -96,13 +96,25 @@ $$;
 COMMENT ON FUNCTION cogmem._experiment_observations(text, timestamptz) IS
 'The recalls an experiment counts until p_end: arm, unit, when the outcome came, and s over m of the metric.';
 
+-- The fewest units an arm needs before its variance, and so any verdict, is estimated: the spread of fewer
+-- units' ratios says too little of how far arms differ by chance (the widening below divides by n - 3).
+CREATE OR REPLACE FUNCTION cogmem._experiment_min_units()
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 4;
+$$;
+COMMENT ON FUNCTION cogmem._experiment_min_units() IS
+'The fewest units (tenants or sessions) an arm of an experiment needs before the report may reach a verdict.';
+
 -- Each arm at each daily look: units seen, the estimate and its variance over the units. The unit of
 -- assignment is the unit of analysis: each unit's ratio (its successes over its observations so far) counts
 -- once, so one tenant's volume cannot decide (a tenant with 1,500 recalls weighs what a tenant with 5
 -- does). The estimate is the mean of the units' ratios, its variance their sample variance over n, widened
 -- by (n-1)/(n-3) because a few units estimate it poorly, and never below the binomial variance of all the
 -- observations (a floor the mean of ratios cannot go under; for corrections per session, a count, the
--- Poisson variance); with fewer than 4 units it is unknown.
+-- Poisson variance); with fewer units than _experiment_min_units() it is unknown.
 CREATE OR REPLACE FUNCTION cogmem._experiment_looks(p_name text, p_end timestamptz)
 RETURNS TABLE (
     look integer, at timestamptz, arm integer, units bigint, observations double precision,
@@ -135,7 +147,7 @@ AS $$
     )
     SELECT g.look, least(e.start + g.look * interval '1 day', p_end), a.arm, coalesce(t.n, 0)::bigint,
            coalesce(t.m, 0), t.mean,
-           CASE WHEN t.n >= 4 THEN greatest(
+           CASE WHEN t.n >= cogmem._experiment_min_units() THEN greatest(
                t.spread / t.n * (t.n - 1) / (t.n - 3),
                CASE WHEN e.counts THEN (t.s + 0.5) / t.m ^ 2
                     ELSE (t.s + 0.5) / (t.m + 1) * (1 - (t.s + 0.5) / (t.m + 1)) / t.m END)
@@ -187,7 +199,8 @@ BEGIN
     ), arms AS (
         SELECT a.arm,
                CASE WHEN count(b.i) < jsonb_array_length(v_exp.arms) - 1 THEN 1  -- never ahead of some arm
-                    ELSE least(1, v_pairs * max(coalesce(exp(-least(b.llr, 700)), 1))) END AS p_better,
+                    -- No evidence (a variance not known yet) is a ratio of 1: least() alone would skip the NULL.
+                    ELSE least(1, v_pairs * max(exp(-least(coalesce(b.llr, 0), 700)))) END AS p_better,
                CASE WHEN count(b.crossed_at) = jsonb_array_length(v_exp.arms) - 1 THEN max(b.crossed_at) END AS decided_at
         FROM generate_series(1, jsonb_array_length(v_exp.arms)) AS a (arm)
         LEFT JOIN beaten AS b ON b.j = a.arm
@@ -195,13 +208,23 @@ BEGIN
     ), winner AS (
         SELECT w.arm, w.decided_at FROM arms AS w WHERE w.decided_at IS NOT NULL
         ORDER BY w.decided_at, w.p_better, w.arm LIMIT 1
+    ), too_few AS (  -- the arms whose variance is not known yet at the last look: no verdict can be reached
+        SELECT string_agg(format('arm %s has %s', a.arm, coalesce(l.units, 0)), ', ' ORDER BY a.arm) AS arms
+        FROM generate_series(1, jsonb_array_length(v_exp.arms)) AS a (arm)
+        LEFT JOIN looks AS l ON l.arm = a.arm AND l.look = (SELECT max(x.look) FROM looks AS x)
+        WHERE coalesce(l.units, 0) < cogmem._experiment_min_units()
     )
     SELECT a.arm::bigint, v_exp.arms -> (a.arm - 1), coalesce(l.units, 0), coalesce(l.observations, 0), l.estimate,
            l.estimate - cogmem._msprt_halfwidth(l.variance, c_alpha, c_tau),
            l.estimate + cogmem._msprt_halfwidth(l.variance, c_alpha, c_tau),
            a.p_better,
            coalesce((SELECT format('arm %s (%s = %s) is better', w.arm, v_exp.parameter, v_exp.arms -> (w.arm - 1))
-                     FROM winner AS w), 'no difference yet'),
+                     FROM winner AS w),
+                    (SELECT format('too few %ss yet: %s; a verdict needs %s an arm, as the spread between fewer '
+                                   'tells too little of how far arms differ by chance',
+                                   v_exp.unit, f.arms, cogmem._experiment_min_units())
+                     FROM too_few AS f WHERE f.arms IS NOT NULL),
+                    'no difference yet'),
            (SELECT w.decided_at FROM winner AS w)
     FROM arms AS a
     LEFT JOIN looks AS l ON l.arm = a.arm AND l.look = (SELECT max(x.look) FROM looks AS x)
@@ -211,7 +234,8 @@ $$;
 COMMENT ON FUNCTION cogmem.experiment_report(text, timestamptz) IS
 'Administrators: each arm of an experiment as of a time: units and observations so far, the metric''s '
 'estimate with a 95% confidence interval valid at every look, the always-valid p-value that it beats '
-'every other arm, and the verdict (which arm is better, or no difference yet) with when it was reached.';
+'every other arm, and the verdict (which arm is better, too few units an arm yet, or no difference yet) with '
+'when it was reached.';
 
 -- The arms as the column stores them (3 and 3.0 are one arm), each a value the column accepts: of its
 -- type, not NULL, and within its CHECK constraints (evaluated here over a row holding only that value).
@@ -310,7 +334,12 @@ BEGIN
     IF p_unit = 'tenant' AND cardinality(p_tenants) < jsonb_array_length(v_arms) THEN
         RAISE EXCEPTION 'an experiment with % arms needs at least as many tenants, got %',
                         jsonb_array_length(v_arms), cardinality(p_tenants)
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Enrol more tenants, or use unit ''session''.';
+            USING ERRCODE = 'invalid_parameter_value',
+                  -- Only a setting recall reads may be held by a session: suggest that unit only where it is taken.
+                  HINT = CASE WHEN v_session
+                              THEN format('Enrol at least %s tenants, or use unit ''session''.', jsonb_array_length(v_arms))
+                              ELSE format('Enrol at least %s tenants: a session cannot hold %s.',
+                                          jsonb_array_length(v_arms), p_parameter) END;
     END IF;
     SELECT a.tenant, e.name INTO v_busy FROM cogmem.experiment_tenants AS a
     JOIN cogmem.experiments AS e ON e.name = a.experiment

@@ -27,7 +27,9 @@ def test_an_experiment_from_start_to_adoption(dsn):
     status = run("--dsn", dsn, "experiment", "status")
     assert status.startswith("promote                  running  promote_min_recalls [2, 5] by tenant, success_rate")
     assert run("--dsn", dsn, "experiment", "report", "promote") == (
-        "arm 1 (2): no observations yet\narm 2 (5): no observations yet\nverdict: no difference yet\n"
+        "arm 1 (2): no observations yet\narm 2 (5): no observations yet\nverdict: too few tenants yet: arm 1 has 0,"
+        " arm 2 has 0; a verdict needs 4 an arm, as the spread between fewer tells too little of how far arms differ"
+        " by chance\n"
     )
 
     with psycopg.connect(dsn) as conn:

@@ -96,7 +96,11 @@ def test_three_units_an_arm_decide_nothing(db):
         for t in names:
             for _ in range(10):
                 recall_with_feedback(db, t, 1.0 if arm == 1 else 0.0)
-    assert {r[-1] for r in report(db)} == {"no difference yet"}
+    assert {r[-1] for r in report(db)} == {
+        "too few tenants yet: arm 1 has 3, arm 2 has 3; a verdict needs 4 an arm, as the spread between fewer"
+        " tells too little of how far arms differ by chance"
+    }
+    assert {r[0] for r in db.execute("SELECT p_better FROM cogmem.experiment_report('e')")} == {1.0}
 
 
 def test_recalls_without_feedback_before_the_start_or_after_the_stop_do_not_count(db):
@@ -255,6 +259,19 @@ def test_bad_experiments_are_refused_with_what_is_wrong(db, parameter, arms, opt
         {"parameter": parameter, "arms": Jsonb(arms), **options},
     )
     assert (state, message) == expected and hint
+
+
+def test_too_few_tenants_are_told_the_unit_that_can_hold_the_setting(db):
+    """A session holds only what recall reads: the HINT offers that unit only where experiment_create takes it."""
+    tenants(db, "a", "b")
+    message = "an experiment with 3 arms needs at least as many tenants, got 2"
+    for setting, hint in (
+        ("promote_min_recalls", "Enrol at least 3 tenants: a session cannot hold promote_min_recalls."),
+        ("fusion_k", "Enrol at least 3 tenants, or use unit 'session'."),
+    ):
+        got = refusal(db, "SELECT cogmem.experiment_create('x', %s, '[2, 3, 5]')", (setting,))
+        assert got == ("22023", message, hint)
+    create(db, "x", "fusion_k", [2, 3, 5], unit="session")  # as the HINT said
 
 
 def test_one_running_experiment_per_setting_and_tenant(db):
