@@ -70,7 +70,7 @@ def experiment_status(ctx: Context, name: str | None, as_json: bool) -> None:
 @json_option
 @pass_context
 def experiment_report(ctx: Context, name: str, as_of: datetime | None, as_json: bool) -> None:
-    """Each arm's metric with its 95% interval, and the verdict: which arm is better, or no difference yet."""
+    """Each arm's metric and its 95% interval; the verdict: an arm is better, too few units yet, or no difference."""
     with sql_errors():
         rows = ctx.client().experiment_report(name, as_of)
     if as_json:
