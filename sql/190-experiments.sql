@@ -398,6 +398,16 @@ BEGIN
            CASE WHEN experiment_create.unit = 'tenant' THEN (x.n - 1) % jsonb_array_length(v_arms) + 1 END
     FROM unnest(ARRAY(SELECT u FROM unnest(v_tenants) AS u ORDER BY hashtextextended(u, v_salt), u))
          WITH ORDINALITY AS x (t, n);
+    -- Tenants are dealt in turn, so the smallest arm has the floor of their share: started, so that an
+    -- administrator may watch it, but told now rather than by a report that never decides.
+    IF experiment_create.unit = 'tenant'
+       AND cardinality(v_tenants) / jsonb_array_length(v_arms) < cogmem._experiment_min_units() THEN
+        RAISE WARNING 'experiment "%" can reach no verdict: % tenants over % arms leave % in an arm, a verdict needs %',
+                      experiment_create.name, cardinality(v_tenants), jsonb_array_length(v_arms),
+                      cardinality(v_tenants) / jsonb_array_length(v_arms), cogmem._experiment_min_units()
+            USING HINT = format('Stop it and enrol at least %s tenants; the spread between fewer tells too little.',
+                                jsonb_array_length(v_arms) * cogmem._experiment_min_units());
+    END IF;
     RETURN QUERY
     SELECT a.tenant, a.arm::bigint, v_arms -> (a.arm - 1) FROM cogmem.experiment_tenants AS a
     WHERE a.experiment = experiment_create.name ORDER BY a.tenant;

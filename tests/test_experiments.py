@@ -103,6 +103,22 @@ def test_three_units_an_arm_decide_nothing(db):
     assert {r[0] for r in db.execute("SELECT p_better FROM cogmem.experiment_report('e')")} == {1.0}
 
 
+def test_an_experiment_that_cannot_decide_is_told_so_when_it_starts(db):
+    names = tenants(db, *(f"t{i}" for i in range(7)))
+    notices = []
+    db.add_notice_handler(lambda d: notices.append((d.severity, d.message_primary, d.message_hint)))
+    create(db, "e", "promote_min_recalls", [2, 5], tenants=names)
+    assert notices == [
+        (
+            "WARNING",
+            'experiment "e" can reach no verdict: 7 tenants over 2 arms leave 3 in an arm, a verdict needs 4',
+            "Stop it and enrol at least 8 tenants; the spread between fewer tells too little.",
+        )
+    ]
+    create(db, "f", "forget_after", ["7 days", "60 days"], tenants=[*names, *tenants(db, "t7")])
+    assert len(notices) == 1  # 8 tenants, 4 an arm
+
+
 def test_recalls_without_feedback_before_the_start_or_after_the_stop_do_not_count(db):
     arms = enrol(db, 8)
     first = arms[1][0]
