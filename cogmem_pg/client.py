@@ -1070,20 +1070,30 @@ class Client:
         key: str,
         refresh_ttl: bool = True,
         *,
+        person: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> StoredItem | None:
+        """The item under NAMESPACE and KEY of ``person`` (None: the tenant's shared item)."""
         with self.connection(conn) as c:
             row = c.execute(
-                "SELECT value, created_at, updated_at, memory_id FROM cogmem.store_get(%s, %s, %s, %s)",
-                (tenant, self._store_path(namespace, key), key, refresh_ttl),
+                "SELECT value, created_at, updated_at, memory_id FROM cogmem.store_get(%s, %s, %s, %s, %s)",
+                (tenant, self._store_path(namespace, key), key, refresh_ttl, person),
             ).fetchone()
         return None if row is None else StoredItem(tuple(namespace), key, *row)
 
     def store_delete(
-        self, tenant: str, namespace: Sequence[str], key: str, *, conn: psycopg.Connection | None = None
+        self,
+        tenant: str,
+        namespace: Sequence[str],
+        key: str,
+        *,
+        person: str | None = None,
+        conn: psycopg.Connection | None = None,
     ) -> bool:
+        """Deletes the item under NAMESPACE and KEY of ``person`` (None: the shared item)."""
         labels = self._store_path(namespace, key)
-        return bool(self._scalar(conn, "SELECT cogmem.store_delete(%s, %s, %s)", (tenant, labels, key)))
+        query = "SELECT cogmem.store_delete(%s, %s, %s, %s)"
+        return bool(self._scalar(conn, query, (tenant, labels, key, person)))
 
     def store_search(
         self,
@@ -1096,14 +1106,16 @@ class Client:
         refresh_ttl: bool = True,
         embedding: Sequence[float] | None = None,
         *,
+        person: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> list[StoredItem]:
-        """Items under a prefix that pass FILTER; with QUERY, ranked with recall's signals."""
+        """Items under a prefix that pass FILTER (``person``'s only, when given); with QUERY, ranked with
+        recall's signals."""
         prefix = self._store_path(namespace_prefix, query)
         vector = None if not query else self._vector(query, embedding)
         with self.connection(conn) as c:
             rows = c.execute(
-                "SELECT * FROM cogmem.store_search(%s, %s, %s, %s, %s, %s, %b, %s)",
+                "SELECT * FROM cogmem.store_search(%s, %s, %s, %s, %s, %s, %b, %s, %s)",
                 (
                     tenant,
                     prefix,
@@ -1113,6 +1125,7 @@ class Client:
                     offset,
                     vector,
                     refresh_ttl,
+                    person,
                 ),
             ).fetchall()
         return [StoredItem(tuple(ns), *rest) for ns, *rest in rows]
@@ -1126,12 +1139,14 @@ class Client:
         limit: int = 100,
         offset: int = 0,
         *,
+        person: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> list[tuple[str, ...]]:
-        """The namespaces holding items; '*' in PREFIX or SUFFIX matches any label."""
+        """The namespaces holding items (``person``'s only, when given); '*' in PREFIX or SUFFIX matches any
+        label."""
         with self.connection(conn) as c:
             rows = c.execute(
-                "SELECT * FROM cogmem.store_namespaces(%s, %s, %s, %s, %s, %s)",
+                "SELECT * FROM cogmem.store_namespaces(%s, %s, %s, %s, %s, %s, %s)",
                 (
                     tenant,
                     self._store_path(prefix),
@@ -1139,6 +1154,7 @@ class Client:
                     max_depth,
                     limit,
                     offset,
+                    person,
                 ),
             ).fetchall()
         return [tuple(row[0]) for row in rows]

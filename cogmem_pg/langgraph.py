@@ -148,7 +148,10 @@ class CogmemStore(BaseStore):
 
     def _get(self, op: GetOp, conn: psycopg.Connection) -> Item | None:
         tenant = self._tenant_for_item(op.namespace)
-        found = self.client.store_get(tenant, op.namespace, op.key, self._refresh(op.refresh_ttl), conn=conn)
+        person = self.scope_of(op.namespace)[0]  # part of the item's key, as it was put
+        found = self.client.store_get(
+            tenant, op.namespace, op.key, self._refresh(op.refresh_ttl), person=person, conn=conn
+        )
         return None if found is None else _item(found)
 
     def _search(self, op: SearchOp, conn: psycopg.Connection) -> list[SearchItem]:
@@ -198,11 +201,11 @@ class CogmemStore(BaseStore):
         tenants = {n: self.tenant or self._tenant_for_item(op.namespace) for n, op in enumerate(puts)}
         for n in sorted(tenants, key=lambda n: (tenants[n], n)):
             op, tenant = puts[n], tenants[n]
+            person, agent = self.scope_of(op.namespace)
             if op.value is None:
                 if op.namespace:  # deleting from no namespace deletes nothing, as in InMemoryStore
-                    self.client.store_delete(tenant, op.namespace, op.key, conn=conn)
+                    self.client.store_delete(tenant, op.namespace, op.key, person=person, conn=conn)
                 continue
-            person, agent = self.scope_of(op.namespace)
             self.client.store_put(
                 tenant, op.namespace, op.key, dict(op.value), texts.get(n), op.ttl, vectors.get(n),
                 person=person, agent=agent, conn=conn,

@@ -59,9 +59,12 @@ COMMENT ON FUNCTION cogmem._store_path_check(text[], text, text) IS
 'empty or with a period, 1,000 bytes in all; a key of 1 to 500 bytes.';
 
 -- Namespaces and keys are redacted like any text, so a secret typed into one is never kept, and a read
--- that names it finds what the write stored. Redaction can lengthen a path: it is checked again.
+-- that names it finds what the write stored. Redaction can lengthen a path: it is checked again. The
+-- person is part of an item's key (person_key, '' for none), so its bytes count toward the index's too.
+DROP FUNCTION IF EXISTS cogmem._store_path(text[], text, text);  -- before 0038: no person
 CREATE OR REPLACE FUNCTION cogmem._store_path(
-    p_namespace text[], p_key text, p_role text, OUT namespace text[], OUT key text, OUT redactions text[]
+    p_namespace text[], p_key text, p_role text, p_person text DEFAULT NULL, OUT namespace text[], OUT key text,
+    OUT redactions text[], OUT person_key text
 )
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -70,6 +73,12 @@ DECLARE
     v_kinds text[];
 BEGIN
     PERFORM cogmem._store_path_check(p_namespace, p_key, p_role);
+    person_key := coalesce(btrim(p_person), '');
+    IF octet_length(person_key) > 200 THEN
+        RAISE EXCEPTION 'a store item''s person has % bytes, the limit is 200', octet_length(person_key)
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'The person keys the item with its namespace and key: at most 200 bytes of UTF-8.';
+    END IF;
     SELECT r.redacted, r.redactions INTO key, v_kinds FROM cogmem.redact(p_key) AS r;  -- no row for no key
     WITH label AS MATERIALIZED (
         SELECT l.n, r.redacted, r.redactions
@@ -84,8 +93,9 @@ BEGIN
     END IF;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._store_path(text[], text, text) IS
-'A store namespace and key checked and redacted (cogmem.redact()), as the store keeps them.';
+COMMENT ON FUNCTION cogmem._store_path(text[], text, text, text) IS
+'A store namespace and key checked and redacted (cogmem.redact()), and the person''s part of the key, as '
+'the store keeps them.';
 
 DROP FUNCTION IF EXISTS cogmem._redact_member(text, jsonb);  -- one pass over a value: _redact_json
 DROP FUNCTION IF EXISTS cogmem._redact_value(jsonb);
@@ -236,7 +246,7 @@ DECLARE
 BEGIN
     PERFORM cogmem._require_tenant(store_put.tenant);
     PERFORM cogmem._require_scope(store_put.tenant, store_put.person, store_put.agent);
-    v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item');
+    v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item', store_put.person);
     t := cogmem._tenant_settings(store_put.tenant);
     PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
     -- One store writer per tenant at a time, before any row is touched: a put locks its item, its old
@@ -245,7 +255,9 @@ BEGIN
     PERFORM cogmem._serialize_tenant(store_put.tenant);
     PERFORM cogmem._store_sweep(store_put.tenant);
     SELECT * INTO v_old FROM cogmem.store_items AS i
-    WHERE i.tenant = store_put.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key FOR UPDATE;
+    WHERE i.tenant = store_put.tenant AND i.person_key = v_path.person_key AND i.namespace = v_path.namespace
+      AND i.key = v_path.key
+    FOR UPDATE;
     v_safe := cogmem._redact_json(store_put.value, 'a store value');
     v_text := cogmem._store_scrub(t, store_put.index_text, v_safe.secrets);
     -- The same text again keeps its memory, and with it what recall and feedback taught.
@@ -259,7 +271,8 @@ BEGIN
         -- The key's previous memory is superseded by the key, not contradicted: it goes before the new
         -- text is checked against what else the tenant knows.
         UPDATE cogmem.store_items AS i SET memory_id = NULL
-        WHERE i.tenant = store_put.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key;
+        WHERE i.tenant = store_put.tenant AND i.person_key = v_path.person_key AND i.namespace = v_path.namespace
+          AND i.key = v_path.key;
         PERFORM cogmem._store_release(store_put.tenant, v_old.memory_id, v_old.owns_memory, 'store item replaced');
     END IF;
     IF v_mem.memory_id IS NULL AND nullif(btrim(v_text), '') IS NOT NULL THEN
@@ -277,10 +290,10 @@ BEGIN
             CASE WHEN v_mem.action = 'unchanged' THEN v_old.owns_memory ELSE coalesce(v_mem.action = 'created', false) END,
             v_mem.conflict_id, store_put.ttl_minutes,
             now() + make_interval(secs => store_put.ttl_minutes * 60), btrim(store_put.person), btrim(store_put.agent))
-    ON CONFLICT (tenant, namespace, key) DO UPDATE
+    ON CONFLICT (tenant, person_key, namespace, key) DO UPDATE
     SET value = excluded.value, memory_id = excluded.memory_id, owns_memory = excluded.owns_memory,
         conflict_id = excluded.conflict_id, ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at,
-        updated_at = now(), person = excluded.person, agent = excluded.agent;
+        updated_at = now(), agent = excluded.agent;
     RETURN QUERY SELECT v_mem.memory_id, coalesce(v_mem.action, 'stored'),
                         ARRAY(SELECT DISTINCT r FROM unnest(v_path.redactions || v_safe.redactions || v_mem.redactions) AS r
                               ORDER BY r);
@@ -290,10 +303,12 @@ COMMENT ON FUNCTION cogmem.store_put(text, text[], text, jsonb, text, double pre
 'Puts a value (a JSON object, redacted: keys, strings, numbers, secret-named fields) under a namespace and '
 'key (redacted too). index_text, when given, is remembered as the item''s memory (ring fresh when '
 'ttl_minutes is set, else routed), without what the value''s redaction removed; it replaces the memory the '
-'key had. person and agent scope the item and its memory (sql/015-scopes.sql). Returns the memory, '
+'key had. person and agent scope the item and its memory (sql/015-scopes.sql); the person is part of the '
+'key (each person has its own keys, none: the tenant''s shared ones). Returns the memory, '
 'remember''s action (''stored'' for a value without text) and what was redacted.';
 
-CREATE OR REPLACE FUNCTION cogmem.store_delete(tenant text, namespace text[], key text)
+DROP FUNCTION IF EXISTS cogmem.store_delete(text, text[], text);  -- before 0038: no person
+CREATE OR REPLACE FUNCTION cogmem.store_delete(tenant text, namespace text[], key text, person text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -304,10 +319,12 @@ DECLARE
     v_gone record;
 BEGIN
     PERFORM cogmem._require_tenant(store_delete.tenant);
-    v_path := cogmem._store_path(store_delete.namespace, store_delete.key, 'item');
+    PERFORM cogmem._require_scope(store_delete.tenant, store_delete.person, NULL);  -- whether or not it exists
+    v_path := cogmem._store_path(store_delete.namespace, store_delete.key, 'item', store_delete.person);
     PERFORM cogmem._serialize_tenant(store_delete.tenant);  -- as store_put, which says why
     DELETE FROM cogmem.store_items AS i
-    WHERE i.tenant = store_delete.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
+    WHERE i.tenant = store_delete.tenant AND i.person_key = v_path.person_key AND i.namespace = v_path.namespace
+      AND i.key = v_path.key
     RETURNING i.memory_id, i.owns_memory INTO v_gone;
     IF NOT FOUND THEN
         RETURN false;
@@ -316,11 +333,14 @@ BEGIN
     RETURN true;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_delete(text, text[], text) IS
-'Deletes a store item (its namespace and key read as redacted), and erases the memory it created; false '
-'if there was none.';
+COMMENT ON FUNCTION cogmem.store_delete(text, text[], text, text) IS
+'Deletes the person''s store item (none: the shared one; its namespace and key read as redacted), and '
+'erases the memory it created; false if there was none.';
 
-CREATE OR REPLACE FUNCTION cogmem.store_get(tenant text, namespace text[], key text, refresh_ttl boolean DEFAULT TRUE)
+DROP FUNCTION IF EXISTS cogmem.store_get(text, text[], text, boolean);  -- before 0038: no person
+CREATE OR REPLACE FUNCTION cogmem.store_get(
+    tenant text, namespace text[], key text, refresh_ttl boolean DEFAULT TRUE, person text DEFAULT NULL
+)
 RETURNS TABLE (value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint, expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -330,23 +350,26 @@ DECLARE
     v_path record;
 BEGIN
     PERFORM cogmem._require_tenant(store_get.tenant);
-    v_path := cogmem._store_path(store_get.namespace, store_get.key, 'item');
+    IF store_get.person IS NOT NULL THEN  -- another person's key is refused whether or not it exists
+        PERFORM cogmem._require_scope(store_get.tenant, store_get.person, NULL);
+    END IF;
+    v_path := cogmem._store_path(store_get.namespace, store_get.key, 'item', store_get.person);
     -- Only an item with a time to live is written: a read of any other stays a read.
     IF store_get.refresh_ttl THEN
         UPDATE cogmem.store_items AS i SET expires_at = now() + make_interval(secs => i.ttl_minutes * 60)
-        WHERE i.tenant = store_get.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
-          AND i.ttl_minutes IS NOT NULL AND i.expires_at > now();
+        WHERE i.tenant = store_get.tenant AND i.person_key = v_path.person_key AND i.namespace = v_path.namespace
+          AND i.key = v_path.key AND i.ttl_minutes IS NOT NULL AND i.expires_at > now();
     END IF;
     RETURN QUERY
     SELECT i.value, i.created_at, i.updated_at, i.memory_id, i.expires_at
     FROM cogmem.store_items AS i
-    WHERE i.tenant = store_get.tenant AND i.namespace = v_path.namespace AND i.key = v_path.key
-      AND (i.expires_at IS NULL OR i.expires_at > now());
+    WHERE i.tenant = store_get.tenant AND i.person_key = v_path.person_key AND i.namespace = v_path.namespace
+      AND i.key = v_path.key AND (i.expires_at IS NULL OR i.expires_at > now());
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_get(text, text[], text, boolean) IS
-'The item under a namespace and key, read as redacted (no row if none or expired); refresh_ttl restarts '
-'its time to live.';
+COMMENT ON FUNCTION cogmem.store_get(text, text[], text, boolean, text) IS
+'The person''s item (none: the shared one) under a namespace and key, read as redacted (no row if none or '
+'expired); refresh_ttl restarts its time to live.';
 
 CREATE OR REPLACE FUNCTION cogmem._store_bad_operator(p_operator text)
 RETURNS boolean
@@ -424,12 +447,13 @@ COMMENT ON FUNCTION cogmem._store_plain_fields(jsonb) IS
 -- vector and topic rankings with the tenant's weights, times the memory's confidence and its strength
 -- on its ring's decay. An item without a memory has no score and comes after those that have one.
 -- One statement over the items of a namespace prefix: hence a little longer than a screen.
+DROP FUNCTION IF EXISTS cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector);  -- before 0038
 CREATE OR REPLACE FUNCTION cogmem._store_ranked(
-    t cogmem.tenants, p_prefix text[], p_query text, p_filter jsonb, p_embedding public.vector
+    t cogmem.tenants, p_prefix text[], p_query text, p_filter jsonb, p_embedding public.vector, p_person text
 )
 RETURNS TABLE (
     namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint,
-    expires_at timestamptz, score real
+    expires_at timestamptz, score real, person_key text
 )
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -460,6 +484,7 @@ BEGIN
         LEFT JOIN cogmem.memory_stats AS s ON s.tenant = i.tenant AND s.memory_id = i.memory_id
         LEFT JOIN cogmem.tenant_layers AS l ON l.tenant = i.tenant AND l.layer::text = m.ring::text
         WHERE i.tenant = t.tenant AND i.namespace[1:cardinality(p_prefix)] = p_prefix
+          AND (p_person IS NULL OR i.person_key = p_person)
           AND (i.expires_at IS NULL OR i.expires_at > now())
           -- Containment of the filter's plain fields is necessary and cheap; the full test decides.
           AND i.value @> v_plain
@@ -479,19 +504,22 @@ BEGIN
            CASE WHEN r.ring IS NOT NULL THEN
                ((coalesce(t.lexical_weight / (t.fusion_k + r.lr), 0) + coalesce(t.vector_weight / (t.fusion_k + r.sr), 0)
                  + coalesce(t.topic_weight / (t.fusion_k + r.tr), 0)) * r.confidence * r.strength)::real
-           END
+           END,
+           r.person_key
     FROM ranks AS r;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector) IS
-'The store items under a prefix that pass a filter, each scored for a query with recall''s signals.';
+COMMENT ON FUNCTION cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector, text) IS
+'The store items under a prefix (of one person''s key, '''' for the shared ones, when given) that pass a '
+'filter, each scored for a query with recall''s signals.';
 
 -- Paging was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
 DROP FUNCTION IF EXISTS cogmem.store_search(text, text[], text, jsonb, integer, integer, public.vector, boolean);
+DROP FUNCTION IF EXISTS cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean);  -- 0038
 CREATE OR REPLACE FUNCTION cogmem.store_search(
     tenant text, namespace_prefix text[] DEFAULT '{}', query text DEFAULT NULL, filter jsonb DEFAULT NULL,
     "limit" bigint DEFAULT 10, "offset" bigint DEFAULT 0, embedding public.vector DEFAULT NULL,
-    refresh_ttl boolean DEFAULT TRUE
+    refresh_ttl boolean DEFAULT TRUE, person text DEFAULT NULL
 )
 RETURNS TABLE (
     namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint,
@@ -506,6 +534,9 @@ DECLARE
     v_prefix text[];
 BEGIN
     PERFORM cogmem._require_tenant(store_search.tenant);
+    IF store_search.person IS NOT NULL THEN
+        PERFORM cogmem._require_scope(store_search.tenant, store_search.person, NULL);
+    END IF;
     v_prefix := (cogmem._store_path(store_search.namespace_prefix, NULL, 'prefix')).namespace;
     IF store_search."limit" IS NULL OR store_search."limit" < 0 OR store_search."offset" IS NULL OR store_search."offset" < 0 THEN
         RAISE EXCEPTION 'limit and offset must be zero or more'
@@ -520,7 +551,8 @@ BEGIN
     WITH page AS (
         SELECT r.* FROM cogmem._store_ranked(v_tenant, v_prefix, store_search.query,
                                              store_search.filter,
-                                             coalesce(store_search.embedding, cogmem.embed(store_search.query))) AS r
+                                             coalesce(store_search.embedding, cogmem.embed(store_search.query)),
+                                             btrim(store_search.person)) AS r
         -- Without a query, a stable order: by namespace, then key.
         ORDER BY CASE WHEN store_search.query IS NOT NULL THEN r.score END DESC NULLS LAST, r.namespace, r.key
         LIMIT store_search."limit" OFFSET store_search."offset"
@@ -529,7 +561,8 @@ BEGIN
         UPDATE cogmem.store_items AS i SET expires_at = now() + make_interval(secs => i.ttl_minutes * 60)
         FROM page AS p
         WHERE store_search.refresh_ttl AND p.expires_at IS NOT NULL
-          AND i.tenant = store_search.tenant AND i.namespace = p.namespace AND i.key = p.key
+          AND i.tenant = store_search.tenant AND i.person_key = p.person_key AND i.namespace = p.namespace
+          AND i.key = p.key
     )
     SELECT p.namespace, p.key, p.value, p.created_at, p.updated_at, p.memory_id,
            CASE WHEN store_search.query IS NOT NULL THEN p.score END
@@ -537,9 +570,10 @@ BEGIN
     ORDER BY CASE WHEN store_search.query IS NOT NULL THEN p.score END DESC NULLS LAST, p.namespace, p.key;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean) IS
-'Store items under a namespace prefix that pass the filter; with a query, ranked by their memories with '
-'recall''s signals (score NULL for an item without one), else by namespace and key.';
+COMMENT ON FUNCTION cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean, text) IS
+'Store items under a namespace prefix that pass the filter (a person''s only, when given; else every item '
+'the caller reads); with a query, ranked by their memories with recall''s signals (score NULL for an item '
+'without one), else by namespace and key.';
 
 -- A namespace path with '*' labels matches from the start (prefix) or from the end (suffix).
 CREATE OR REPLACE FUNCTION cogmem._store_path_matches(p_namespace text[], p_path text[], p_from_end boolean)
@@ -563,9 +597,10 @@ COMMENT ON FUNCTION cogmem._store_path_matches(text[], text[], boolean) IS
 'Whether a namespace matches a path pattern (''*'' for any label) from its start or its end.';
 
 DROP FUNCTION IF EXISTS cogmem.store_namespaces(text, text[], text[], integer, integer, integer);
+DROP FUNCTION IF EXISTS cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint);  -- before 0038
 CREATE OR REPLACE FUNCTION cogmem.store_namespaces(
     tenant text, prefix text[] DEFAULT NULL, suffix text[] DEFAULT NULL, max_depth bigint DEFAULT NULL,
-    "limit" bigint DEFAULT 100, "offset" bigint DEFAULT 0
+    "limit" bigint DEFAULT 100, "offset" bigint DEFAULT 0, person text DEFAULT NULL
 )
 RETURNS SETOF text[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -576,6 +611,9 @@ DECLARE
     v_suffix text[];
 BEGIN
     PERFORM cogmem._require_tenant(store_namespaces.tenant);
+    IF store_namespaces.person IS NOT NULL THEN
+        PERFORM cogmem._require_scope(store_namespaces.tenant, store_namespaces.person, NULL);
+    END IF;
     -- Patterns as labels are kept ('*' stays '*').
     v_prefix := CASE WHEN store_namespaces.prefix IS NOT NULL THEN ARRAY(
         SELECT (cogmem.redact(l.label)).redacted FROM unnest(store_namespaces.prefix) WITH ORDINALITY AS l (label, n) ORDER BY l.n
@@ -591,12 +629,13 @@ BEGIN
     SELECT DISTINCT i.namespace[1:least(coalesce(store_namespaces.max_depth, 32), cardinality(i.namespace))::integer] AS ns
     FROM cogmem.store_items AS i
     WHERE i.tenant = store_namespaces.tenant AND (i.expires_at IS NULL OR i.expires_at > now())
+      AND (store_namespaces.person IS NULL OR i.person_key = btrim(store_namespaces.person))
       AND cogmem._store_path_matches(i.namespace, v_prefix, false)
       AND cogmem._store_path_matches(i.namespace, v_suffix, true)
     ORDER BY ns
     LIMIT greatest(store_namespaces."limit", 0) OFFSET greatest(store_namespaces."offset", 0);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint) IS
-'The namespaces holding store items, filtered by prefix and suffix patterns (''*'' for any label), '
-'cut to max_depth, in order.';
+COMMENT ON FUNCTION cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint, text) IS
+'The namespaces holding store items (a person''s only, when given), filtered by prefix and suffix patterns '
+'(''*'' for any label), cut to max_depth, in order.';

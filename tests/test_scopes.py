@@ -454,3 +454,34 @@ def test_an_erased_persons_recalls_keep_no_name(db, tenant, scoped):
     audited = db.execute("SELECT detail::text FROM cogmem.audit_log WHERE tenant = %s", (tenant,)).fetchall()
     assert not [d for (d,) in audited if "905551234567" in d or "ayla" in d.lower()]
     assert one(db, "SELECT count(DISTINCT conversation) FROM cogmem.audit_recalls WHERE length(conversation) = 64") == 2
+
+
+def test_a_store_key_is_its_persons_and_a_narrowed_grant_finds_no_other_persons_keys(db, tenant, narrowed):
+    put = "SELECT action FROM cogmem.store_put(%s, '{profile}', 'plan', %s::jsonb, person => %s)"
+    db.execute(put, (tenant, '{"plan": "monthly"}', "ben"))
+    # Ayla's grant writes her own item under the same namespace and key: no squatting, no 42501 to read.
+    assert one(narrowed, put, (tenant, '{"plan": "yearly"}', "ayla")) == "stored"
+    get = "SELECT value FROM cogmem.store_get(%s, '{profile}', 'plan', person => %s)"
+    assert one(db, get, (tenant, "ben")) == {"plan": "monthly"}
+    assert one(narrowed, get, (tenant, "ayla")) == {"plan": "yearly"}
+    assert db.execute("SELECT value FROM cogmem.store_get(%s, '{profile}', 'plan')", (tenant,)).fetchall() == []
+    # Another person's key is refused the same way whether it exists or not: no oracle.
+    errors = set()
+    for key in ("plan", "no-such-key"):
+        for call in (
+            "SELECT * FROM cogmem.store_get(%s, '{profile}', %s, person => 'ben')",
+            "SELECT cogmem.store_delete(%s, '{profile}', %s, person => 'ben')",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege) as e:
+                narrowed.execute(call, (tenant, key))
+            errors.add((e.value.diag.message_primary, e.value.diag.message_hint))
+    assert len(errors) == 1 and "only for the person 'ayla'" in errors.pop()[0]
+    listed = "SELECT key, value FROM cogmem.store_search(%s, '{profile}')"
+    assert narrowed.execute(listed, (tenant,)).fetchall() == [("plan", {"plan": "yearly"})]
+    assert len(db.execute(listed, (tenant,)).fetchall()) == 2
+    ben_only = "SELECT value FROM cogmem.store_search(%s, '{profile}', person => 'ben')"
+    assert db.execute(ben_only, (tenant,)).fetchall() == [({"plan": "monthly"},)]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        narrowed.execute(ben_only, (tenant,))
+    assert one(narrowed, "SELECT cogmem.store_delete(%s, '{profile}', 'plan', person => 'ayla')", (tenant,)) is True
+    assert one(db, get, (tenant, "ben")) == {"plan": "monthly"}

@@ -6,8 +6,11 @@ import json
 
 import click
 
-from cogmem_pg.cli.common import Context, emit, json_option, parse_json, pass_context, sql_errors
+from cogmem_pg.cli.common import Context, emit, json_option, parse_json, pass_context, scope_options, sql_errors
 from cogmem_pg.client import store_text
+
+# A person's items are its own: the person is part of an item's key (sql/180-store.sql).
+person_option = click.option("--person", default=None, help="The person whose item it is (default: the shared ones).")
 
 
 @click.group()
@@ -43,6 +46,7 @@ def _json_object(text: str | None, what: str) -> dict | None:
 @click.option("--text", "index_text", default=None, help="The text to remember it by (default: the value's strings).")
 @click.option("--no-index", is_flag=True, help="Store the value without a memory.")
 @click.option("--ttl", type=float, default=None, help="Minutes to live (the memory goes to the fresh ring).")
+@scope_options
 @json_option
 @pass_context
 def store_put(
@@ -54,6 +58,8 @@ def store_put(
     index_text: str | None,
     no_index: bool,
     ttl: float | None,
+    person: str | None,
+    agent: str | None,
     as_json: bool,
 ) -> None:
     """Put VALUE (a JSON object) under NAMESPACE and KEY."""
@@ -62,7 +68,9 @@ def store_put(
     if index_text is None and not no_index:
         index_text = store_text(data)
     with sql_errors():
-        done = ctx.client().store_put(tenant, _namespace(namespace), key, data, None if no_index else index_text, ttl)
+        done = ctx.client().store_put(
+            tenant, _namespace(namespace), key, data, None if no_index else index_text, ttl, person=person, agent=agent
+        )
     emit(
         [done],
         as_json,
@@ -77,11 +85,12 @@ def store_put(
 @click.argument("tenant")
 @click.argument("namespace")
 @click.argument("key")
+@person_option
 @pass_context
-def store_get(ctx: Context, tenant: str, namespace: str, key: str) -> None:
+def store_get(ctx: Context, tenant: str, namespace: str, key: str, person: str | None) -> None:
     """Print the value under NAMESPACE and KEY (exit 1 if there is none)."""
     with sql_errors():
-        item = ctx.client().store_get(tenant, _namespace(namespace), key)
+        item = ctx.client().store_get(tenant, _namespace(namespace), key, person=person)
     if item is None:
         raise click.ClickException(f"no item {key!r} in {namespace!r}")
     click.echo(json.dumps(item.value, ensure_ascii=False))
@@ -91,11 +100,12 @@ def store_get(ctx: Context, tenant: str, namespace: str, key: str) -> None:
 @click.argument("tenant")
 @click.argument("namespace")
 @click.argument("key")
+@person_option
 @pass_context
-def store_rm(ctx: Context, tenant: str, namespace: str, key: str) -> None:
+def store_rm(ctx: Context, tenant: str, namespace: str, key: str, person: str | None) -> None:
     """Delete the item (and erase the memory it created)."""
     with sql_errors():
-        gone = ctx.client().store_delete(tenant, _namespace(namespace), key)
+        gone = ctx.client().store_delete(tenant, _namespace(namespace), key, person=person)
     click.echo("deleted" if gone else "no such item")
 
 
@@ -106,6 +116,7 @@ def store_rm(ctx: Context, tenant: str, namespace: str, key: str) -> None:
 @click.option("--filter", "filter_json", default=None, help='Filter on the value, e.g. \'{"stars": {"$gte": 4}}\'.')
 @click.option("--limit", default=10, show_default=True)
 @click.option("--offset", default=0, show_default=True)
+@click.option("--person", default=None, help="Only this person's items (default: every item you read).")
 @json_option
 @pass_context
 def store_search(
@@ -116,12 +127,19 @@ def store_search(
     filter_json: str | None,
     limit: int,
     offset: int,
+    person: str | None,
     as_json: bool,
 ) -> None:
     """Items under PREFIX (a dotted namespace; all when empty)."""
     with sql_errors():
         items = ctx.client().store_search(
-            tenant, _namespace(prefix, "PREFIX"), query, _json_object(filter_json, "--filter"), limit, offset
+            tenant,
+            _namespace(prefix, "PREFIX"),
+            query,
+            _json_object(filter_json, "--filter"),
+            limit,
+            offset,
+            person=person,
         )
     emit(
         items,
@@ -140,10 +158,18 @@ def store_search(
 @click.option("--suffix", default=None, help="Dotted; '*' matches any label.")
 @click.option("--depth", "max_depth", type=int, default=None, help="Cut namespaces to this many labels.")
 @click.option("--limit", default=100, show_default=True)
+@click.option("--person", default=None, help="Only this person's namespaces (default: every one you read).")
 @json_option
 @pass_context
 def store_ls(
-    ctx: Context, tenant: str, prefix: str | None, suffix: str | None, max_depth: int | None, limit: int, as_json: bool
+    ctx: Context,
+    tenant: str,
+    prefix: str | None,
+    suffix: str | None,
+    max_depth: int | None,
+    limit: int,
+    person: str | None,
+    as_json: bool,
 ) -> None:
     """The namespaces holding items."""
     with sql_errors():
@@ -153,6 +179,7 @@ def store_ls(
             None if suffix is None else _namespace(suffix, "--suffix"),
             max_depth,
             limit,
+            person=person,
         )
     emit([list(n) for n in names], as_json, lambda n: ".".join(n))
 

@@ -1128,6 +1128,7 @@ CREATE TABLE cogmem.store_items (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     person text,
     agent text,
+    person_key text GENERATED ALWAYS AS (COALESCE(person, ''::text)) STORED NOT NULL,
     CONSTRAINT store_items_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
     CONSTRAINT store_items_key_check CHECK (((key <> ''::text) AND (length(key) <= 1000))),
     CONSTRAINT store_items_namespace_check CHECK (((cardinality(namespace) >= 1) AND (cardinality(namespace) <= 32))),
@@ -1143,6 +1144,8 @@ COMMENT ON COLUMN cogmem.store_items.owns_memory IS 'The memory was created for 
 COMMENT ON COLUMN cogmem.store_items.person IS 'The person of its scope; NULL: none (sql/015-scopes.sql).';
 
 COMMENT ON COLUMN cogmem.store_items.agent IS 'The agent of its scope; NULL: none (sql/015-scopes.sql).';
+
+COMMENT ON COLUMN cogmem.store_items.person_key IS 'The person in the item''s key: its person, '''' for none (each person has its own namespaces and keys).';
 
 CREATE TABLE cogmem.tenant_access (
     tenant text NOT NULL,
@@ -1362,7 +1365,7 @@ ALTER TABLE ONLY cogmem.sessions
     ADD CONSTRAINT sessions_session_id_key UNIQUE (session_id);
 
 ALTER TABLE ONLY cogmem.store_items
-    ADD CONSTRAINT store_items_pkey PRIMARY KEY (tenant, namespace, key);
+    ADD CONSTRAINT store_items_pkey PRIMARY KEY (tenant, person_key, namespace, key);
 
 ALTER TABLE ONLY cogmem.tenant_access
     ADD CONSTRAINT tenant_access_pkey PRIMARY KEY (tenant, role_name);
