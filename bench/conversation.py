@@ -330,6 +330,27 @@ class Table:
         return list(dict.fromkeys(m for m, _, _ in self.scores))
 
 
+def score_baselines(
+    c: Conversation, vectors: Vectors, methods: Sequence[str], budgets: Sequence[int], table: Table
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores the baselines among METHODS on one conversation; returns the vectors of its bare turns and
+    of its questions."""
+    turn_vectors = vectors([t.text for t in c.turns])
+    question_vectors = vectors([q.text for q in c.questions], queries=True)
+    indexes = {False: Index(c, turn_vectors)}
+    if any(m.endswith(" labelled") for m in methods):
+        texts = [labelled(t) for t in c.turns]
+        indexes[True] = Index(c, vectors(texts), texts)
+    table.turns += len(c.turns)
+    for method in (m for m in methods if m in BASELINES):
+        index = indexes[method.endswith(" labelled")]
+        for q, v in zip(c.questions, question_vectors, strict=True):
+            ranked = BASELINES[method](index, q.text, v)
+            for budget in budgets:
+                table.add(method, budget, q, within_budget(ranked, budget))
+    return turn_vectors, question_vectors
+
+
 def run(
     conversations: list[Conversation],
     dsn: str,
@@ -342,21 +363,8 @@ def run(
     with Client(dsn, embedder=False) as client:
         for c in conversations:
             started = time.monotonic()
-            turn_vectors = vectors([t.text for t in c.turns])
-            question_vectors = vectors([q.text for q in c.questions], queries=True)
-            index = Index(c, turn_vectors)
-            if any(m.endswith(" labelled") for m in methods):
-                texts = [labelled(t) for t in c.turns]
-                labelled_index = Index(c, vectors(texts), texts)
-            table.turns += len(c.turns)
-            for method in methods:
-                if method in BASELINES:
-                    for q, v in zip(c.questions, question_vectors, strict=True):
-                        ix = labelled_index if method.endswith(" labelled") else index
-                        ranked = BASELINES[method](ix, q.text, v)
-                        for budget in budgets:
-                            table.add(method, budget, q, within_budget(ranked, budget))
-                    continue
+            turn_vectors, question_vectors = score_baselines(c, vectors, methods, budgets, table)
+            for method in (m for m in methods if m not in BASELINES):
                 tenant = f"{c.id}_{'fresh' if method.endswith('fresh') else 'default'}"
                 held = load_into_cogmem(client, tenant, c, turn_vectors, all_fresh=method.endswith("fresh"))
                 with client.connection() as conn:

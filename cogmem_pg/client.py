@@ -155,10 +155,18 @@ class Client:
             dsn,
             min_size=min_size,
             max_size=max_size,
-            configure=register_vector,
+            configure=self._configure,
             open=True,
             kwargs={"autocommit": True},
         )
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        """A new connection of the pool: pgvector's types, and the model this client's vectors are made by,
+        so the database refuses them for a tenant of another model (sql/007-embed.sql, issue 47)."""
+        register_vector(conn)
+        model = getattr(self._embedder, "model_id", None)
+        if isinstance(model, str) and model:
+            conn.execute("SELECT pg_catalog.set_config('cogmem.embedding_model', %s, false)", (model,))
 
     def close(self) -> None:
         self.pool.close()

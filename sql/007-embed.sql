@@ -55,3 +55,33 @@ LANGUAGE sql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$ SELECT cogmem.embed('probe') IS NOT NULL $$;
 COMMENT ON FUNCTION cogmem.server_can_embed() IS 'True when cogmem.embed() works in this server.';
+
+-- One vector space per tenant (issue 47): every vector of a tenant is made by tenants.embedding_model,
+-- which only a re-embedding changes. A vector from the caller joins the tenant only when the session has
+-- not declared another model (the Python client declares its embedder's in cogmem.embedding_model); a
+-- vector the server makes is made only by the model the server runs (MiniLM), and a tenant of another
+-- model gets none from it (full text finds what it says; the client embeds).
+CREATE OR REPLACE FUNCTION cogmem._embedding(p_tenant text, p_given public.vector, p_text text)
+RETURNS public.vector
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_model    text := (SELECT t.embedding_model FROM cogmem.tenants AS t WHERE t.tenant = p_tenant);
+    v_declared text := nullif(current_setting('cogmem.embedding_model', true), '');
+BEGIN
+    IF p_given IS NOT NULL THEN
+        IF v_declared IS DISTINCT FROM v_model AND v_declared IS NOT NULL THEN
+            RAISE EXCEPTION 'tenant "%" holds vectors of %, this session''s are of %', p_tenant, v_model, v_declared
+                USING ERRCODE = 'data_exception',
+                      HINT = format('Embed with %s for this tenant (the Python client picks it by itself), or '
+                                    're-embed the tenant: cogmem reembed %s --model %s.', v_model, p_tenant, v_declared);
+        END IF;
+        RETURN p_given;
+    END IF;
+    RETURN CASE WHEN v_model = 'all-MiniLM-L6-v2-onnx-int8' THEN cogmem.embed(p_text) END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._embedding(text, public.vector, text) IS
+'The vector of a text for a tenant: the caller''s (refused when the session declares another model than '
+'the tenant''s in cogmem.embedding_model), else the server''s when it runs the tenant''s model, else NULL.';

@@ -1,6 +1,9 @@
 -- Tenants and their recall layers. Every row of cogmem carries its tenant.
 
-CREATE OR REPLACE FUNCTION cogmem.create_tenant(tenant text, language text DEFAULT 'english')
+DROP FUNCTION IF EXISTS cogmem.create_tenant(text, text);  -- before 0039: no embedding model
+CREATE OR REPLACE FUNCTION cogmem.create_tenant(
+    tenant text, language text DEFAULT 'english', embedding_model text DEFAULT NULL
+)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -10,6 +13,7 @@ DECLARE
     v_tenant   text := create_tenant.tenant;
     v_language regconfig;
     v_existing regconfig;
+    v_model    text := coalesce(create_tenant.embedding_model, 'all-MiniLM-L6-v2-onnx-int8');
 BEGIN
     PERFORM cogmem._require_admin();
     IF v_tenant IS NULL THEN
@@ -39,7 +43,14 @@ BEGIN
                   HINT = 'Use an installed configuration: SELECT cfgname FROM pg_ts_config;';
     END;
 
-    INSERT INTO cogmem.tenants (tenant, language) VALUES (v_tenant, v_language)
+    IF v_model !~ '^[[:graph:]]{1,100}$' THEN
+        RAISE EXCEPTION 'embedding model name % is empty, longer than 100 characters or holds spaces',
+                        to_jsonb(left(v_model, 40))
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name the model that makes the vectors, e.g. ''multilingual-e5-small-q4''.';
+    END IF;
+
+    INSERT INTO cogmem.tenants (tenant, language, embedding_model) VALUES (v_tenant, v_language, v_model)
     ON CONFLICT (tenant) DO NOTHING;
     IF NOT FOUND THEN
         SELECT t.language INTO v_existing FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
@@ -47,6 +58,12 @@ BEGIN
             RAISE EXCEPTION 'tenant "%" already exists with language %', v_tenant, v_existing
                 USING ERRCODE = 'unique_violation',
                       HINT = 'A tenant''s language is fixed once its memories are indexed; create a new tenant.';
+        END IF;
+        IF create_tenant.embedding_model IS NOT NULL
+           AND (SELECT t.embedding_model FROM cogmem.tenants AS t WHERE t.tenant = v_tenant) <> v_model THEN
+            RAISE EXCEPTION 'tenant "%" already exists with vectors of another model than %', v_tenant, v_model
+                USING ERRCODE = 'unique_violation',
+                      HINT = 'A tenant has one vector space; re-embed it to change the model.';
         END IF;
         RETURN;
     END IF;
@@ -65,8 +82,9 @@ BEGIN
     PERFORM cogmem._refresh_topic_matchers(v_tenant);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.create_tenant(text, text) IS
-'Creates a tenant with a text-search language and the default recall layers. Idempotent.';
+COMMENT ON FUNCTION cogmem.create_tenant(text, text, text) IS
+'Creates a tenant with a text-search language, the model that makes its vectors (default '
+'all-MiniLM-L6-v2-onnx-int8) and the default recall layers. Idempotent.';
 
 -- Settings are plain columns of cogmem.tenants and cogmem.tenant_layers, which no application role may
 -- write (sql/999-privileges.sql): administrators change them here, and the change is audited by the
@@ -79,7 +97,7 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_table   regclass := CASE WHEN configure_tenant.layer IS NULL THEN 'cogmem.tenants' ELSE 'cogmem.tenant_layers' END;
-    v_fixed   text[] := CASE WHEN configure_tenant.layer IS NULL THEN '{tenant,language,created_at}' ELSE '{tenant,layer}' END;
+    v_fixed   text[] := CASE WHEN configure_tenant.layer IS NULL THEN '{tenant,language,created_at,embedding_model}' ELSE '{tenant,layer}' END;
     v_allowed text[];
     v_unknown text[];
     v_row     jsonb;

@@ -471,7 +471,7 @@ BEGIN
         FROM cogmem._rehearse(v_tenant, v_near.memory_id, v_redactions, jsonb_build_object('match', 'same_text')) AS r;
         RETURN;
     END IF;
-    v_embedding := coalesce(p_embedding, cogmem.embed(v_content));
+    v_embedding := cogmem._embedding(v_tenant, p_embedding, v_content);
     -- Inbound attention (sql/030-routing.sql): the ring, unless the caller chose it, and whether the text
     -- is an instruction, which only rules and steps are by their ring.
     SELECT coalesce(p_ring, c.ring)::cogmem.ring, c.instruction, CASE WHEN p_ring IS NULL THEN c.candidate END,

@@ -152,7 +152,7 @@ BEGIN
     ) AS p
     CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r
     CROSS JOIN LATERAL cogmem._redact_source(p.source) AS s
-    CROSS JOIN LATERAL (SELECT coalesce(p.embedding, cogmem.embed(r.redacted)) AS embedding) AS e
+    CROSS JOIN LATERAL (SELECT cogmem._embedding(p_tenant, p.embedding, r.redacted) AS embedding) AS e
     -- Routed only when the caller gave no ring (a CASE evaluates its subquery only then).
     CROSS JOIN LATERAL (
         SELECT CASE WHEN p.ring IS NULL THEN (SELECT to_jsonb(x) FROM cogmem.classify(r.redacted, e.embedding) AS x)

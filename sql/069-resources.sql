@@ -394,7 +394,7 @@ BEGIN
     UPDATE cogmem.resources AS r SET superseded_by = v_id WHERE r.tenant = v_tenant AND r.resource_id = v_old.resource_id;
     INSERT INTO cogmem.resource_chunks (tenant, resource_id, position, heading, content, language, embedding, person, agent)
     SELECT v_tenant, v_id, x.n, x.heading, x.content, t.language,
-           coalesce(add_resource.embeddings[x.n::integer], cogmem.embed(x.text)),
+           cogmem._embedding(v_tenant, add_resource.embeddings[x.n::integer], x.text),
            cogmem._person(v_source), cogmem._agent(v_source)
     FROM unnest(v_chunks.headings, v_chunks.contents, v_chunks.texts) WITH ORDINALITY AS x (heading, content, text, n);
     -- The title may name a person: the audit keeps its hash.

@@ -89,7 +89,7 @@ BEGIN
     -- The register holds raw turns only briefly, but never a secret: redact before storing.
     v_content := (cogmem.redact(btrim(observe.content))).redacted;
     -- Once for the attention filter, the register and the memory (routing reads the embedding).
-    v_embedding := coalesce(observe.embedding, cogmem.embed(v_content));
+    v_embedding := cogmem._embedding(observe.tenant, observe.embedding, v_content);
 
     v_reason := cogmem.attention(v_content, observe.role, v_embedding);
     IF v_reason IS NULL THEN

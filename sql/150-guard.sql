@@ -85,7 +85,7 @@ BEGIN
     v_topics := cogmem._normalize_topics(
         v_area || cogmem._detect_topics(v_tenant, guard_check.area || ' ' || guard_check.action, v_language));
     v_embedding := CASE WHEN btrim(guard_check.action) <> ''
-                        THEN coalesce(guard_check.embedding, cogmem.embed(guard_check.area || ': ' || guard_check.action))
+                        THEN cogmem._embedding(v_tenant, guard_check.embedding, guard_check.area || ': ' || guard_check.action)
                    END;
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, guard_check.action)), '{}');
     v_trust := cogmem.trust(v_tenant, guard_check.agent);
@@ -232,7 +232,7 @@ BEGIN
     ELSE
         -- The same mistake again: a learning of the area close in meaning (cosine 0.8) or in wording
         -- (half of the words in common, or the same text).
-        v_embedding := coalesce(report_error.embedding, cogmem.embed(v_lesson));
+        v_embedding := cogmem._embedding(v_tenant, report_error.embedding, v_lesson);
         v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, v_lesson)), '{}');
         SELECT c.memory_id INTO v_learning
         FROM (

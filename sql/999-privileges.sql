@@ -203,7 +203,7 @@ GRANT SELECT ON cogmem.audit_daily, cogmem.memory_census, cogmem.tenant_access T
 GRANT SELECT ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
 REVOKE SELECT ON cogmem.vault_keys, cogmem.gut_shard_key FROM cogmem_admin;
 GRANT EXECUTE ON FUNCTION
-cogmem.create_tenant(text, text),
+cogmem.create_tenant(text, text, text),
 cogmem.configure_tenant(text, jsonb, text),
 cogmem.set_topic(text, text, text[]),
 cogmem.add_bios_rule(text, text, text, text, text, text, text[], boolean, text, jsonb),

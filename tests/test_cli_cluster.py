@@ -121,3 +121,6 @@ def test_doctor_says_what_to_fix(dsn):
     run("--dsn", dsn, "remember", "acme", "Never restart the web servers at night", "--ring", "dos_and_donts")
     out = run("--dsn", dsn, "doctor")
     assert "ok   audit" in out and "warn never-cut  acme dos_and_donts +" in out
+    # Which model made each tenant's vectors, and which this client embeds with (issue 47).
+    assert "ok   vectors    1 tenant of all-MiniLM-L6-v2-onnx-int8" in out
+    assert "this client embeds with all-MiniLM-L6-v2-onnx-int8" in out or "this client has no embedder" in out

@@ -5,6 +5,7 @@ import math
 import subprocess
 import sys
 
+import psycopg
 import pytest
 
 from cogmem_pg.embed import (
@@ -16,7 +17,7 @@ from cogmem_pg.embed import (
     embed_queries,
     to_literal,
 )
-from tests.conftest import CLUSTER, one
+from tests.conftest import CLUSTER, one, unit_vector
 
 embedder = default_embedder()
 needs_model = pytest.mark.skipif(embedder is None, reason="the [embed] extra is not installed")
@@ -172,3 +173,74 @@ def test_remember_and_recall_embed_in_the_server(db, tenant):
     ).fetchall()
     assert [r[0] for r in rows] == ["dos_and_donts"]
     assert "vector #1" in rows[0][1]
+
+
+# -- one vector space per tenant (issue 47) ----------------------------------------------------------------
+
+MINILM, E5 = "all-MiniLM-L6-v2-onnx-int8", "multilingual-e5-small-q4"
+
+
+def test_a_tenant_records_the_model_of_its_vectors(db, tenant):
+    db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
+    models = dict(db.execute("SELECT tenant, embedding_model FROM cogmem.tenants").fetchall())
+    assert models == {"acme": MINILM, "globex": E5}
+    db.execute("SELECT cogmem.create_tenant('globex', 'turkish')")  # idempotent without a model
+    with pytest.raises(psycopg.errors.UniqueViolation, match="another model") as exc:
+        db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (MINILM,))
+    assert "re-embed" in exc.value.diag.message_hint
+    # Only a re-embedding changes it: a setting would leave every stored vector in the other space.
+    with pytest.raises(psycopg.errors.UndefinedColumn, match="no setting named embedding_model"):
+        db.execute("""SELECT cogmem.configure_tenant('globex', '{"embedding_model": "x"}')""")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="embedding model name"):
+        db.execute("SELECT cogmem.create_tenant('initech', 'english', 'two words')")
+
+
+def test_a_vector_of_another_model_is_refused_and_nothing_is_kept(db):
+    db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
+    vector = to_literal(unit_vector(1))
+    db.execute("SELECT set_config('cogmem.embedding_model', %s, false)", (MINILM,))
+    calls = [
+        ("SELECT cogmem.remember('globex', 'Annem İzmir''e taşındı', embedding => %s::vector)", (vector,)),
+        ("SELECT * FROM cogmem.recall('globex', 'Annem nerede?', embedding => %s::vector)", (vector,)),
+        (
+            """SELECT cogmem.remember_many('globex', '[{"content": "Faturalar ayın başında"}]',
+                                           ARRAY[%s::vector])""",
+            (vector,),
+        ),
+    ]
+    for query, params in calls:
+        with pytest.raises(psycopg.errors.DataException, match=f"holds vectors of {E5}") as exc:
+            db.execute(query, params)
+        assert "cogmem reembed globex" in exc.value.diag.message_hint
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
+    # The same vector, declared as the tenant's model (or undeclared, as plain SQL is), is taken.
+    db.execute("SELECT set_config('cogmem.embedding_model', %s, false)", (E5,))
+    db.execute(calls[0][0], calls[0][1])
+    db.execute("SELECT set_config('cogmem.embedding_model', '', false)")
+    other = to_literal(unit_vector(2))
+    db.execute("SELECT cogmem.remember('globex', 'Kargo salı günü gelir', embedding => %s::vector)", (other,))
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE embedding IS NOT NULL") == 2
+
+
+@server_embeds
+def test_the_server_embeds_only_for_tenants_of_its_model(db, tenant):
+    db.execute("SET cogmem.embed = 'on'")
+    db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
+    for name in ("acme", "globex"):
+        db.execute("SELECT cogmem.remember(%s, 'Sunucuyu gece restart etme')", (name,))
+    rows = dict(db.execute("SELECT tenant, embedding IS NOT NULL FROM cogmem.memories").fetchall())
+    assert rows == {"acme": True, "globex": False}  # globex's text is found by its words until the client embeds
+
+
+@needs_model
+def test_the_client_declares_its_model(dsn, db):
+    from cogmem_pg.client import Client
+
+    db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
+    with Client(dsn) as client:
+        with client.connection() as conn:
+            assert one(conn, "SELECT current_setting('cogmem.embedding_model')") == MINILM
+        with pytest.raises(psycopg.errors.DataException, match="this session's are of all-MiniLM"):
+            client.remember("globex", "Annem İzmir'e taşındı")
+    with Client(dsn, embedder=E5Embedder()) as client:
+        assert client.remember("globex", "Annem İzmir'e taşındı").memory_id is not None

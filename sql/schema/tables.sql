@@ -127,10 +127,12 @@ CREATE TABLE cogmem.tenants (
     scope_shared_rings cogmem.ring[] DEFAULT '{shocks,dos_and_donts,long_term,habits,procedures,fresh}'::cogmem.ring[] NOT NULL,
     resource_chunk_tokens integer DEFAULT 160 NOT NULL,
     resource_suggest_chars integer DEFAULT 4000 NOT NULL,
+    embedding_model text DEFAULT 'all-MiniLM-L6-v2-onnx-int8'::text NOT NULL,
     CONSTRAINT tenants_candidate_min_successes_check CHECK ((candidate_min_successes >= 1)),
     CONSTRAINT tenants_candidate_restated_similarity_check CHECK (((candidate_restated_similarity >= (0)::double precision) AND (candidate_restated_similarity <= (1)::double precision))),
     CONSTRAINT tenants_dissonance_similarity_check CHECK (((dissonance_similarity >= (0)::double precision) AND (dissonance_similarity <= (1)::double precision))),
     CONSTRAINT tenants_duplicate_similarity_check CHECK (((duplicate_similarity >= (0)::double precision) AND (duplicate_similarity <= (1)::double precision))),
+    CONSTRAINT tenants_embedding_model_name CHECK ((embedding_model ~ '^[[:graph:]]{1,100}$'::text)),
     CONSTRAINT tenants_excerpt_above_check CHECK ((excerpt_above >= 0)),
     CONSTRAINT tenants_forget_after_check CHECK ((forget_after > '00:00:00'::interval)),
     CONSTRAINT tenants_forget_below_check CHECK (((forget_below >= (0)::double precision) AND (forget_below <= (1)::double precision))),
@@ -214,6 +216,8 @@ COMMENT ON COLUMN cogmem.tenants.scope_shared_rings IS 'The rings scope_shared_a
 COMMENT ON COLUMN cogmem.tenants.resource_chunk_tokens IS 'The most tokens a resource chunk holds: a longer section is split between its paragraphs, list items or sentences.';
 
 COMMENT ON COLUMN cogmem.tenants.resource_suggest_chars IS 'remember() of a text longer than this still stores it, and suggests add_resource() in its result.';
+
+COMMENT ON COLUMN cogmem.tenants.embedding_model IS 'The model that made every vector of this tenant (one vector space per tenant); a re-embedding changes it.';
 
 CREATE TABLE cogmem.core_identity (
     tenant text NOT NULL,
