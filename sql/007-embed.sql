@@ -74,8 +74,8 @@ BEGIN
         IF v_declared IS DISTINCT FROM v_model AND v_declared IS NOT NULL THEN
             RAISE EXCEPTION 'tenant "%" holds vectors of %, this session''s are of %', p_tenant, v_model, v_declared
                 USING ERRCODE = 'data_exception',
-                      HINT = format('Embed with %s for this tenant (the Python client picks it by itself), or '
-                                    're-embed the tenant: cogmem reembed %s --model %s.', v_model, p_tenant, v_declared);
+                      HINT = format('Embed with %s for this tenant (Client(dsn, embedder=...) with that model), '
+                                    'or keep texts of %s in a tenant created with it.', v_model, v_declared);
         END IF;
         RETURN p_given;
     END IF;

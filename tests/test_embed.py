@@ -211,7 +211,7 @@ def test_a_vector_of_another_model_is_refused_and_nothing_is_kept(db):
     for query, params in calls:
         with pytest.raises(psycopg.errors.DataException, match=f"holds vectors of {E5}") as exc:
             db.execute(query, params)
-        assert "cogmem reembed globex" in exc.value.diag.message_hint
+        assert exc.value.diag.message_hint.startswith(f"Embed with {E5} for this tenant")
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
     # The same vector, declared as the tenant's model (or undeclared, as plain SQL is), is taken.
     db.execute("SELECT set_config('cogmem.embedding_model', %s, false)", (E5,))
