@@ -85,3 +85,18 @@ $$;
 COMMENT ON FUNCTION cogmem._embedding(text, public.vector, text) IS
 'The vector of a text for a tenant: the caller''s (refused when the session declares another model than '
 'the tenant''s in cogmem.embedding_model), else the server''s when it runs the tenant''s model, else NULL.';
+
+-- The routing model's and the judge's dense heads (sql/025-routing-model.sql) were trained on MiniLM
+-- vectors: a tenant of another model is routed and judged by its cues and words, never by weights that
+-- read another model's space (a wrong reading could put a casual sentence into a never-cut ring).
+CREATE OR REPLACE FUNCTION cogmem._routing_vector(p_tenant text, p_embedding public.vector)
+RETURNS public.vector
+LANGUAGE sql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT CASE WHEN t.embedding_model = 'all-MiniLM-L6-v2-onnx-int8' THEN p_embedding END
+    FROM cogmem.tenants AS t WHERE t.tenant = p_tenant
+$$;
+COMMENT ON FUNCTION cogmem._routing_vector(text, public.vector) IS
+'The vector the router and the judge may read for a tenant: its own when the tenant is of the model they '
+'were trained on (MiniLM), else NULL (their cues-only models decide).';

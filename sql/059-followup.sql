@@ -355,7 +355,8 @@ BEGIN
        AND 1 - (v_embedding OPERATOR(public.<=>) v_recall.message_embedding) >= 0.98 THEN
         RETURN;
     END IF;
-    SELECT * INTO j FROM cogmem.judge_followup(p_turn, v_embedding, v_recall.message_embedding);
+    SELECT * INTO j FROM cogmem.judge_followup(p_turn, cogmem._routing_vector(p_tenant, v_embedding),
+                                                 cogmem._routing_vector(p_tenant, v_recall.message_embedding));
     PERFORM cogmem._apply_judgement(
         p_tenant, v_recall.recall_id, j.verdict, j.confidence, j.model,
         cogmem._implicit_credit(p_tenant, v_recall.recall_id, j.verdict, v_embedding, t.dissonance_similarity),

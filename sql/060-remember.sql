@@ -477,7 +477,7 @@ BEGIN
     SELECT coalesce(p_ring, c.ring)::cogmem.ring, c.instruction, CASE WHEN p_ring IS NULL THEN c.candidate END,
            c.probabilities
     INTO v_ring, v_instruction, v_candidate, v_probabilities
-    FROM cogmem.classify(v_content, v_embedding) AS c;
+    FROM cogmem.classify(v_content, cogmem._routing_vector(v_tenant, v_embedding)) AS c;
     -- A turn of a conversation needs more certainty for a never-cut ring; below it, it is a candidate.
     IF p_ring IS NULL AND v_ring IN ('dos_and_donts', 'shocks') AND p_source ? 'conversation'
        AND (v_probabilities ->> v_ring::text)::real < t.turn_never_cut_probability THEN

@@ -246,3 +246,23 @@ def test_the_client_declares_its_model(dsn, db):
             client.remember("globex", "Annem İzmir'e taşındı")
     with Client(dsn, embedder=E5Embedder()) as client:
         assert client.remember("globex", "Annem İzmir'e taşındı").memory_id is not None
+
+
+@needs_model
+def test_the_router_reads_no_vector_of_a_model_it_was_not_trained_on(db, tenant):
+    """The dense heads were trained on MiniLM: another model's vector must not be read as MiniLM's."""
+    db.execute("SELECT cogmem.create_tenant('globex', 'english', %s)", (E5,))
+    casual = "ok noted"
+    rule_vector = to_literal(embedder.embed(["Never restart the production servers at night, it breaks billing"])[0])
+    routed = {
+        name: db.execute(
+            "SELECT ring::text, candidate::text FROM cogmem.remember(%s, %s, embedding => %s::vector)",
+            (name, casual, rule_vector),
+        ).fetchone()
+        for name in ("acme", "globex")
+    }
+    # Read as MiniLM's, the rule's vector makes "ok noted" a candidate rule; for globex it is not read.
+    assert routed["acme"] == ("fresh", "dos_and_donts")
+    assert routed["globex"] == ("fresh", None)
+    assert one(db, "SELECT cogmem._routing_vector('globex', %s::vector) IS NULL", (rule_vector,)) is True
+    assert one(db, "SELECT cogmem._routing_vector('acme', %s::vector) IS NOT NULL", (rule_vector,)) is True
