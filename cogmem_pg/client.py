@@ -31,7 +31,7 @@ from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from cogmem_pg.embed import Embedder, default_embedder
+from cogmem_pg.embed import Embedder, builtin_embedder, default_embedder, embed_queries
 from cogmem_pg.types import (
     ArmReport,
     AuditCheck,
@@ -146,6 +146,10 @@ class Client:
         max_size: int = 4,
     ) -> None:
         self._embedder: Embedder | None = None if embedder is False else (embedder or default_embedder())
+        # Without an embedder of its own, the client embeds each tenant with the built-in model that made
+        # its vectors (tenants.embedding_model, fixed at creation; one vector space per tenant).
+        self._per_tenant = embedder is None and self._embedder is not None
+        self._tenant_models: dict[str, str] = {}
         self._classifier = classifier
         self._judge = judge
         # Per (tenant, conversation): the last recall and the message it was for, while its next turn is
@@ -164,7 +168,7 @@ class Client:
         """A new connection of the pool: pgvector's types, and the model this client's vectors are made by,
         so the database refuses them for a tenant of another model (sql/007-embed.sql, issue 47)."""
         register_vector(conn)
-        model = getattr(self._embedder, "model_id", None)
+        model = None if self._per_tenant else getattr(self._embedder, "model_id", None)
         if isinstance(model, str) and model:
             conn.execute("SELECT pg_catalog.set_config('cogmem.embedding_model', %s, false)", (model,))
 
@@ -186,22 +190,54 @@ class Client:
             with self.pool.connection() as pooled:
                 yield pooled
 
-    def _vector(self, text: str, embedding: Sequence[float] | None) -> Any:
+    def _vector(
+        self,
+        text: str,
+        embedding: Sequence[float] | None,
+        tenant: str | None = None,
+        conn: psycopg.Connection | None = None,
+        *,
+        query: bool = False,
+    ) -> Any:
         if embedding is not None:
             import numpy as np
 
             return np.asarray(embedding, dtype=np.float32)
-        embedded = self.vectors([text])
+        embedded = self.vectors([text], tenant, conn, query=query)
         return None if embedded is None else embedded[0]
 
-    def vectors(self, texts: Sequence[str]) -> list[Any] | None:
-        """The client's embeddings of TEXTS in one call (None without an embedder: the server embeds, or full
-        text serves; numpy comes with the [embed] extra only)."""
-        if self._embedder is None or not texts:
+    def embedder_for(self, tenant: str | None, conn: psycopg.Connection | None = None) -> Embedder | None:
+        """The embedder of TENANT's vectors: the client's own when it was given one, else the built-in model
+        of the tenant's embedding_model (None for a model the client does not have: the tenant is then
+        found by full text, or by the vectors its caller sends)."""
+        if not self._per_tenant or tenant is None:
+            return self._embedder
+        model = self._tenant_models.get(tenant)
+        if model is None:
+            with self.connection(conn) as c:
+                row = c.execute("SELECT embedding_model FROM cogmem.tenants WHERE tenant = %s", (tenant,)).fetchone()
+            if row is None:  # not created yet (or not visible): the call itself says so
+                return self._embedder
+            model = self._tenant_models[tenant] = str(row[0])
+        return builtin_embedder(model)
+
+    def vectors(
+        self,
+        texts: Sequence[str],
+        tenant: str | None = None,
+        conn: psycopg.Connection | None = None,
+        *,
+        query: bool = False,
+    ) -> list[Any] | None:
+        """The client's embeddings of TEXTS in one call, by TENANT's model (the query side for a question;
+        None without an embedder: the server embeds, or full text serves; numpy comes with [embed] only)."""
+        embedder = self.embedder_for(tenant, conn) if texts else None
+        if embedder is None:
             return None
         import numpy as np
 
-        return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(texts))]
+        vectors = embed_queries(embedder, list(texts)) if query else embedder.embed(list(texts))
+        return [np.asarray(v, dtype=np.float32) for v in vectors]
 
     def _scalar(self, conn: psycopg.Connection | None, query: str, params: tuple[Any, ...]) -> Any:
         """The single value a one-row query returns."""
@@ -471,7 +507,7 @@ class Client:
         None lets cogmem detect them (or the client's classifier, when it has one). conversation, speaker
         and said_at say where it was said: a turn of a conversation is recalled with its neighbours, its
         speaker and its date. person and agent scope it: who it is about or from, and who heard it."""
-        vector = self._vector(content, embedding)
+        vector = self._vector(content, embedding, tenant, conn)
         self._judge_turn(tenant, conversation, speaker, content, conn)
         if self._classifier is not None and (ring is None or topics is None or contradicts is None):
             shown = self.related(tenant, content, vector, person=person, agent=agent, conn=conn)
@@ -521,8 +557,8 @@ class Client:
         embeds the whole batch at once. Each item gets every check remember() makes, unless ``skip`` names
         some (``near_duplicates``, ``conflicts``)."""
         texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
-        if embeddings is None and self._embedder is not None and items:
-            embeddings = self._embedder.embed(texts)
+        if embeddings is None and items:
+            embeddings = self.vectors(texts, tenant, conn)
         if self._classifier is not None and items:
             # Rings and topics: the classifier is not asked about conflicts in a batch.
             verdicts = self._classifier(texts, [[] for _ in texts])
@@ -592,9 +628,9 @@ class Client:
         and paragraphs, each chunk embedded (by the client's embedder when it has one). The same title again
         is a new version that replaces the old one in recall, or ``unchanged``."""
         embeddings = None
-        if self._embedder is not None:
+        if self.embedder_for(tenant, conn) is not None:
             chunks = self.chunk_resource(tenant, title, body, conn=conn)
-            vectors = self.vectors([c.embed_text for c in chunks])
+            vectors = self.vectors([c.embed_text for c in chunks], tenant, conn)
             if vectors is not None and chunks:
                 import numpy as np  # with vectors only: numpy comes with the [embed] extra
 
@@ -638,7 +674,7 @@ class Client:
     ) -> Recall:
         """What to inject for MESSAGE within BUDGET tokens; for ``person`` and ``agent``, the tenant's shared
         memories, the person's and the agent's, never another person's."""
-        vector = self._vector(message, embedding)
+        vector = self._vector(message, embedding, tenant, conn, query=True)
         self._judge_turn(tenant, conversation, None, message, conn)
         items = self._rows(
             conn,
@@ -713,7 +749,7 @@ class Client:
         agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Observation:
-        vector = self._vector(content, embedding)
+        vector = self._vector(content, embedding, tenant, conn)
         (observation,) = self._rows(
             conn,
             Observation,
@@ -820,7 +856,7 @@ class Client:
     ) -> list[GuardItem]:
         """What applies before a risky action (in the scope of person and agent); any item with blocking=True
         means: stop and ask."""
-        vector = self._vector(f"{area}: {action}", embedding) if action.strip() else None
+        vector = self._vector(f"{area}: {action}", embedding, tenant, conn, query=True) if action.strip() else None
         query = "SELECT * FROM cogmem.guard_check(%s, %s, %s, %b, %s, %s)"
         return self._rows(conn, GuardItem, query, (tenant, area, action, vector, person, agent))
 
@@ -838,7 +874,7 @@ class Client:
         agent: str | None = None,
         conn: psycopg.Connection | None = None,
     ) -> ErrorReport:
-        vector = self._vector(description, embedding) if repeat_of is None else None
+        vector = self._vector(description, embedding, tenant, conn) if repeat_of is None else None
         (report,) = self._rows(
             conn,
             ErrorReport,
@@ -866,7 +902,7 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> list[Established]:
         """The established memories of the scope a text could contradict (for a caller-side judge)."""
-        vector = self._vector(content, embedding)
+        vector = self._vector(content, embedding, tenant, conn)
         query = "SELECT * FROM cogmem.related(%s, %s, %b, %s, %s, %s)"
         return self._rows(conn, Established, query, (tenant, content, vector, limit, person, agent))
 
@@ -1066,7 +1102,7 @@ class Client:
         """Puts VALUE under NAMESPACE and KEY; INDEX_TEXT, when given, becomes the item's memory (in the
         scope of ``person`` and ``agent``)."""
         labels = self._store_path(namespace, key, index_text)
-        vector = None if not index_text else self._vector(index_text, embedding)
+        vector = None if not index_text else self._vector(index_text, embedding, tenant, conn)
         query = "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b, %s, %s)"
         params = (tenant, labels, key, Jsonb(value), index_text, ttl_minutes, vector, person, agent)
         return self._rows(conn, StorePut, query, params)[0]
@@ -1120,7 +1156,7 @@ class Client:
         """Items under a prefix that pass FILTER (``person``'s only, when given); with QUERY, ranked with
         recall's signals."""
         prefix = self._store_path(namespace_prefix, query)
-        vector = None if not query else self._vector(query, embedding)
+        vector = None if not query else self._vector(query, embedding, tenant, conn, query=True)
         with self.connection(conn) as c:
             rows = c.execute(
                 "SELECT * FROM cogmem.store_search(%s, %s, %s, %s, %s, %s, %b, %s, %s)",
@@ -1220,7 +1256,7 @@ class Client:
         sees it): by cosine with an embedding (the client's, unless embedder=False), else by full text over
         any of its words. A plain read under row-level security: unlike recall it logs nothing and
         strengthens nothing."""
-        vector = self._vector(query, embedding)
+        vector = self._vector(query, embedding, tenant, conn, query=True)
         limit = max(1, min(int(limit), 200))
         params = {"tenant": tenant, "query": query, "vector": vector, "limit": limit, "person": person, "agent": agent}
         return self._rows(conn, Found, _SEARCH, params)

@@ -173,6 +173,26 @@ def default_embedder() -> MiniLMEmbedder | None:
         return _default
 
 
+_e5: E5Embedder | None = None
+
+
+def builtin_embedder(model: str) -> Embedder | None:
+    """The shared built-in embedder of MODEL (a tenants.embedding_model), or None: a model this package
+    does not ship, or the [embed] extra is not installed."""
+    global _e5
+    if model == MODEL_ID:
+        return default_embedder()
+    if model != E5_MODEL_ID:
+        return None
+    with _default_lock:
+        if _e5 is None:
+            try:
+                _e5 = E5Embedder()
+            except EmbeddingUnavailable:
+                return None
+        return _e5
+
+
 def to_literal(vector: Sequence[float]) -> str:
     """pgvector's text form, e.g. '[0.1,0.2]'."""
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"

@@ -188,17 +188,22 @@ class CogmemStore(BaseStore):
         return sorted(names)[op.offset : op.offset + op.limit]
 
     def _write(self, puts: list[PutOp], conn: psycopg.Connection) -> None:
-        """The batch's writes in order; the texts to remember are embedded together, in one call."""
+        """The batch's writes in order; each tenant's texts to remember are embedded together, in one call,
+        by the tenant's model."""
         texts = {
             n: text
             for n, op in enumerate(puts)
             if op.value is not None and op.index is not False
             and (text := self._index_text(dict(op.value), op.index)) is not None
         }  # fmt: skip
-        vectors = dict(zip(texts, self.client.vectors(list(texts.values())) or [], strict=False))
         # A write holds its tenant's store until the batch commits (sql/180-store.sql): tenants in one
         # order in every batch, or two batches over the same tenants could each wait for the other.
         tenants = {n: self.tenant or self._tenant_for_item(op.namespace) for n, op in enumerate(puts)}
+        vectors: dict[int, Any] = {}
+        for tenant in sorted({tenants[n] for n in texts}):
+            mine = [n for n in texts if tenants[n] == tenant]
+            embedded = self.client.vectors([texts[n] for n in mine], tenant, conn) or []
+            vectors.update(zip(mine, embedded, strict=False))
         for n in sorted(tenants, key=lambda n: (tenants[n], n)):
             op, tenant = puts[n], tenants[n]
             person, agent = self.scope_of(op.namespace)

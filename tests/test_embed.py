@@ -235,17 +235,32 @@ def test_the_server_embeds_only_for_tenants_of_its_model(db, tenant):
 
 
 @needs_model
-def test_the_client_declares_its_model(dsn, db):
+def test_the_client_embeds_each_tenant_with_its_model(dsn, db, tenant):
     from cogmem_pg.client import Client
 
     db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
-    with Client(dsn) as client:
+    e5 = _e5()
+    with Client(dsn) as client:  # no embedder of its own: each tenant's built-in model
+        assert type(client.embedder_for("acme")).__name__ == "MiniLMEmbedder"
+        assert client.embedder_for("globex").model_id == E5
+        client.remember("globex", "Annem geçen ay İzmir'e taşındı, artık orada yaşıyor.")
+        client.remember("acme", "Invoices go out on the first of the month")
+        stored = dict(db.execute("SELECT tenant, embedding FROM cogmem.memories").fetchall())
+        (passage,) = e5.embed(["Annem geçen ay İzmir'e taşındı, artık orada yaşıyor."])
+        assert max(abs(a - b) for a, b in zip(stored["globex"].to_list(), passage, strict=True)) < 1e-4
+        (minilm,) = embedder.embed(["Invoices go out on the first of the month"])
+        assert max(abs(a - b) for a, b in zip(stored["acme"].to_list(), minilm, strict=True)) < 1e-4
+        # A question is embedded by the query side of the tenant's model, and finds its answer.
+        items = client.recall("globex", "Annem hangi şehirde yaşıyor?").items
+        assert any("İzmir" in i.content for i in items)
+    # A client given one embedder declares its model: the database refuses it for a tenant of another.
+    with Client(dsn, embedder=embedder) as client:
         with client.connection() as conn:
             assert one(conn, "SELECT current_setting('cogmem.embedding_model')") == MINILM
         with pytest.raises(psycopg.errors.DataException, match="this session's are of all-MiniLM"):
-            client.remember("globex", "Annem İzmir'e taşındı")
-    with Client(dsn, embedder=E5Embedder()) as client:
-        assert client.remember("globex", "Annem İzmir'e taşındı").memory_id is not None
+            client.remember("globex", "Kargo salı günü gelir")
+    with Client(dsn, embedder=e5) as client:
+        assert client.remember("globex", "Kargo salı günü gelir").memory_id is not None
 
 
 @needs_model
