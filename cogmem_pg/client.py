@@ -1,9 +1,10 @@
 """Typed client: one class around a psycopg pool, one method per SQL function, dataclass results
 (cogmem_pg/types.py).
 
-Text is embedded on the client side by default (the built-in MiniLM embedder when the [embed] extra is
-installed, or any :class:`cogmem_pg.embed.Embedder` you pass); ``embedder=False`` leaves embedding to
-the server, which falls back to full-text search when it cannot embed.
+Text is embedded on the client side by default: each tenant by the built-in model of its vectors
+(tenants.embedding_model: MiniLM or multilingual E5, with the [embed] extra), or by any
+:class:`cogmem_pg.embed.Embedder` you pass, whose ``model_id`` the database then holds to the tenant's;
+``embedder=False`` leaves embedding to the server, which falls back to full-text search when it cannot.
 
 Inbound attention (the ring, the topics, whether a text contradicts what is established) is decided in
 the database unless you pass a :class:`Classifier`: any callable, an LLM or a fine-tuned model, whose
