@@ -204,24 +204,31 @@ UNAVAILABLE_HINT = (
 )
 
 
-def server_embed(text: str, cache: dict[str, Any], warn: Callable[..., None]) -> str | None:
-    """Body of the PL/Python function cogmem.embed(): returns a vector literal or None.
+def server_embed(
+    text: str, cache: dict[str, Any], warn: Callable[..., None], model: str = MODEL_ID, query: bool = False
+) -> str | None:
+    """Body of the PL/Python functions cogmem.embed() and cogmem._embed_as(): a vector literal or None.
 
-    ``cache`` is PL/Python's per-session GD dictionary, so the model loads once per connection; when it
-    cannot load, ``warn`` (plpy.warning) says why, once per session, and every call returns None.
+    ``cache`` is PL/Python's per-session GD dictionary, so each model loads once per connection; when one
+    cannot load, ``warn`` (plpy.warning) says why, once per session and model, and its calls return None.
+    ``model`` is a tenants.embedding_model; one this package does not ship gets None without a warning.
     """
-    if "cogmem_embedder" not in cache:
+    loaders: dict[str, Callable[[], Any]] = {MODEL_ID: MiniLMEmbedder, E5_MODEL_ID: E5Embedder}
+    if model not in loaders:
+        return None
+    key = "cogmem_embedder" if model == MODEL_ID else f"cogmem_embedder:{model}"
+    if key not in cache:
         try:
-            cache["cogmem_embedder"] = MiniLMEmbedder()
+            cache[key] = loaders[model]()
         except Exception as exc:  # any failure to load means "this server cannot embed": full text still works
-            cache["cogmem_embedder"] = None
+            cache[key] = None
             warn(
-                f"cogmem.embed() returns NULL in this session: the model cannot be loaded ({exc})",
+                f"cogmem.embed() returns NULL in this session: the model {model} cannot be loaded ({exc})",
                 hint=UNAVAILABLE_HINT,
             )
-    embedder = cache["cogmem_embedder"]
+    embedder = cache[key]
     if embedder is None:
         return None
-    vector = embedder.embed_one(text)
+    (vector,) = embed_queries(embedder, [text]) if query else embedder.embed([text])
     # A text with nothing to embed pools to zeros: no direction, so no vector (full text still finds it).
     return to_literal(vector) if any(vector) else None

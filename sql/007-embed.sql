@@ -32,6 +32,22 @@ if "cogmem_embed" not in GD:
 return GD["cogmem_embed"] and GD["cogmem_embed"](content, GD, plpy.warning)
         $py$
         $body$;
+        -- Another built-in model (a tenant of multilingual E5), the query side for a question.
+        EXECUTE $body$
+        CREATE OR REPLACE FUNCTION cogmem._embed_as(content text, model text, query boolean)
+        RETURNS public.vector
+        LANGUAGE plpython3u STABLE STRICT PARALLEL SAFE SECURITY INVOKER
+        SET search_path = pg_catalog, cogmem, public, pg_temp
+        AS $py$
+if plpy.execute("SELECT current_setting('cogmem.embed', true) AS v")[0]["v"] == "off":
+    return None
+try:
+    from cogmem_pg.embed import server_embed
+except Exception:
+    return None  # cogmem.embed() says why, once per session
+return server_embed(content, GD, plpy.warning, model, query)
+        $py$
+        $body$;
     ELSIF NOT EXISTS (SELECT FROM pg_catalog.pg_proc
                       WHERE proname = 'embed' AND pronamespace = 'cogmem'::regnamespace) THEN
         EXECUTE $body$
@@ -42,8 +58,20 @@ return GD["cogmem_embed"] and GD["cogmem_embed"](content, GD, plpy.warning)
         AS 'SELECT NULL::public.vector'
         $body$;
     END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_proc WHERE proname = '_embed_as' AND pronamespace = 'cogmem'::regnamespace) THEN
+        EXECUTE $body$
+        CREATE FUNCTION cogmem._embed_as(content text, model text, query boolean)
+        RETURNS public.vector
+        LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY INVOKER
+        SET search_path = pg_catalog, cogmem, public, pg_temp
+        AS 'SELECT NULL::public.vector'
+        $body$;
+    END IF;
 END;
 $install$;
+COMMENT ON FUNCTION cogmem._embed_as(text, text, boolean) IS
+'Embeds text inside the server by a built-in model named as in tenants.embedding_model (query: E5''s '
+'query side), when PostgreSQL''s Python has cogmem-pg[embed] and cogmem.embed is not off; NULL otherwise.';
 COMMENT ON FUNCTION cogmem.embed(text) IS
 'Embeds text inside the server (all-MiniLM-L6-v2, 384 dimensions) when PostgreSQL''s Python has '
 'cogmem-pg[embed] and the setting cogmem.embed is not off; NULL otherwise (the first call of a session '
@@ -57,11 +85,14 @@ AS $$ SELECT cogmem.embed('probe') IS NOT NULL $$;
 COMMENT ON FUNCTION cogmem.server_can_embed() IS 'True when cogmem.embed() works in this server.';
 
 -- One vector space per tenant (issue 47): every vector of a tenant is made by tenants.embedding_model,
--- which only a re-embedding changes. A vector from the caller joins the tenant only when the session has
--- not declared another model (the Python client declares its embedder's in cogmem.embedding_model); a
--- vector the server makes is made only by the model the server runs (MiniLM), and a tenant of another
--- model gets none from it (full text finds what it says; the client embeds).
-CREATE OR REPLACE FUNCTION cogmem._embedding(p_tenant text, p_given public.vector, p_text text)
+-- fixed at creation. A vector from the caller joins the tenant only when the session has not declared
+-- another model (a Python client given its own embedder declares it in cogmem.embedding_model); a vector
+-- the server makes is made by the tenant's model, when the server's Python has it, or not at all (full
+-- text finds what it says).
+DROP FUNCTION IF EXISTS cogmem._embedding(text, public.vector, text);  -- before: no query side
+CREATE OR REPLACE FUNCTION cogmem._embedding(
+    p_tenant text, p_given public.vector, p_text text, p_query boolean DEFAULT FALSE
+)
 RETURNS public.vector
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -79,12 +110,14 @@ BEGIN
         END IF;
         RETURN p_given;
     END IF;
-    RETURN CASE WHEN v_model = 'all-MiniLM-L6-v2-onnx-int8' THEN cogmem.embed(p_text) END;
+    RETURN CASE WHEN v_model = 'all-MiniLM-L6-v2-onnx-int8' THEN cogmem.embed(p_text)
+                ELSE cogmem._embed_as(p_text, v_model, p_query) END;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._embedding(text, public.vector, text) IS
+COMMENT ON FUNCTION cogmem._embedding(text, public.vector, text, boolean) IS
 'The vector of a text for a tenant: the caller''s (refused when the session declares another model than '
-'the tenant''s in cogmem.embedding_model), else the server''s when it runs the tenant''s model, else NULL.';
+'the tenant''s in cogmem.embedding_model), else the server''s by the tenant''s model (its query side for a '
+'question, p_query) when the server has it, else NULL.';
 
 -- The routing model's and the judge's dense heads (sql/025-routing-model.sql) were trained on MiniLM
 -- vectors: a tenant of another model is routed and judged by its cues and words, never by weights that

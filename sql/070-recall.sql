@@ -582,7 +582,7 @@ BEGIN
     FROM cogmem.tenant_layers AS l WHERE l.tenant = v_tenant;
     v_topics := coalesce(cogmem._normalize_topics(recall.topics),
                          cogmem._detect_topics(v_tenant, recall.message, v_language));
-    v_embedding := cogmem._embedding(v_tenant, recall.embedding, recall.message);
+    v_embedding := cogmem._embedding(v_tenant, recall.embedding, recall.message, true);
     -- A new message of a conversation is also the reply to its last recall's answer (sql/059-followup.sql).
     PERFORM cogmem._judge_turn(v_tenant, recall.conversation, NULL, recall.message, v_embedding, NULL, recall.person,
                                recall.agent);

@@ -85,7 +85,7 @@ BEGIN
     v_topics := cogmem._normalize_topics(
         v_area || cogmem._detect_topics(v_tenant, guard_check.area || ' ' || guard_check.action, v_language));
     v_embedding := CASE WHEN btrim(guard_check.action) <> ''
-                        THEN cogmem._embedding(v_tenant, guard_check.embedding, guard_check.area || ': ' || guard_check.action)
+                        THEN cogmem._embedding(v_tenant, guard_check.embedding, guard_check.area || ': ' || guard_check.action, true)
                    END;
     v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, guard_check.action)), '{}');
     v_trust := cogmem.trust(v_tenant, guard_check.agent);

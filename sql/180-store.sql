@@ -551,7 +551,7 @@ BEGIN
     WITH page AS (
         SELECT r.* FROM cogmem._store_ranked(v_tenant, v_prefix, store_search.query,
                                              store_search.filter,
-                                             cogmem._embedding((v_tenant).tenant, store_search.embedding, store_search.query),
+                                             cogmem._embedding((v_tenant).tenant, store_search.embedding, store_search.query, true),
                                              btrim(store_search.person)) AS r
         -- Without a query, a stable order: by namespace, then key.
         ORDER BY CASE WHEN store_search.query IS NOT NULL THEN r.score END DESC NULLS LAST, r.namespace, r.key
