@@ -60,12 +60,28 @@ def cost(vectors: Vectors, texts: Sequence[str], rounds: int = 3) -> tuple[float
     return statistics.median(single), statistics.median(batched)
 
 
+def cost_lines(models: Sequence[str]) -> list[str]:
+    """The cost table: each model on the same sample of our turns, in one run."""
+    sample = [t.text for lang in ("en", "tr") for c in load_ours(lang=lang) for t in c.turns][::10][:200]
+    rows = []
+    for model in models:
+        single, batched = cost(Vectors(model), sample)
+        rows.append(f"| {NAMES[model]} | {single:.1f} | {batched:.1f} |")
+    mean_chars = statistics.fmean(len(t) for t in sample)
+    return [
+        f"Cost on this machine ({len(sample)} turns of our conversations, {mean_chars:.0f} characters on average; "
+        "medians of 3 rounds, milliseconds per text):",
+        "",
+        "| model | one text a call | batches of 32 |",
+        "|---|---:|---:|",
+        *rows,
+    ]
+
+
 def measure(models: Sequence[str], limit: int | None) -> list[str]:
     sets = data_sets(limit)
-    sample = [t.text for c in sets["ours, English"] + sets["ours, Turkish"] for t in c.turns][::10][:200]
     head = [f"{m} @{b:,}" for m in METHODS for b in BUDGETS]
     lines = ["| model | data | " + " | ".join(head) + " |", "|---|---|" + "---:|" * len(head)]
-    costs = []
     for model in models:
         vectors = Vectors(model)
         for name, conversations in sets.items():
@@ -75,21 +91,7 @@ def measure(models: Sequence[str], limit: int | None) -> list[str]:
             cells = [f"{table.scores[(m, b, 'all')].mean()[0]:.3f}" for m in METHODS for b in BUDGETS]
             lines.append(f"| {NAMES[model]} | {name} | " + " | ".join(cells) + " |")
             print(lines[-1], file=sys.stderr)
-        single, batched = cost(vectors, sample)
-        costs.append(f"| {NAMES[model]} | {single:.1f} | {batched:.1f} |")
-    mean_chars = statistics.fmean(len(t) for t in sample)
-    return [
-        *INTRO,
-        "",
-        *lines,
-        "",
-        f"Cost on this machine ({len(sample)} turns of our conversations, {mean_chars:.0f} characters on average; "
-        "medians of 3 rounds, milliseconds per text):",
-        "",
-        "| model | one text a call | batches of 32 |",
-        "|---|---:|---:|",
-        *costs,
-    ]
+    return [*INTRO, "", *lines, "", *cost_lines(models)]
 
 
 SECTION = "Embedders (issue 47)"
@@ -106,7 +108,11 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(EMBEDDERS), help="comma-separated: " + ", ".join(EMBEDDERS))
     parser.add_argument("--limit", type=int, help="only the first N conversations of each data set")
     parser.add_argument("--results", type=Path, help="write the section into this RESULTS.md")
+    parser.add_argument("--cost-only", action="store_true", help="print the cost table only (writes nothing)")
     args = parser.parse_args()
+    if args.cost_only:
+        print("\n".join(cost_lines(args.models.split(","))))
+        return
     lines = measure(args.models.split(","), args.limit)
     print("\n".join(lines))
     if args.results:
