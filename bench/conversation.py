@@ -250,7 +250,7 @@ RANKINGS: dict[str, Callable[[Index, str, np.ndarray], list[Item]]] = {
 # better; recall is held to the stronger of the two.
 BASELINES: dict[str, Callable[[Index, str, np.ndarray], list[Item]]] = {
     "recency": lambda ix, q, v: ix.items(reversed(range(len(ix.turns)))),
-    **{name: rank for name, rank in RANKINGS.items()},
+    **RANKINGS,
     **{f"{name} labelled": rank for name, rank in RANKINGS.items()},
 }
 

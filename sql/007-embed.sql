@@ -7,16 +7,11 @@
 -- NULL-returning SQL version is installed.
 
 DO $install$
-BEGIN
-    IF EXISTS (SELECT FROM pg_catalog.pg_available_extensions WHERE name = 'plpython3u')
-       AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
-        CREATE EXTENSION IF NOT EXISTS plpython3u;
-        EXECUTE $body$
-        CREATE OR REPLACE FUNCTION cogmem.embed(content text)
-        RETURNS public.vector
-        LANGUAGE plpython3u STABLE STRICT PARALLEL SAFE SECURITY INVOKER
-        SET search_path = pg_catalog, cogmem, public, pg_temp
-        AS $py$
+DECLARE
+    -- One body for both functions: cogmem.embed(content) by MiniLM, and cogmem._embed_as(content, model,
+    -- query) by a tenant's built-in model (E5's query side for a question); PL/Python's args holds the
+    -- arguments after content for server_embed (none: its defaults, MiniLM's passage side).
+    v_body text := $py$
 if plpy.execute("SELECT current_setting('cogmem.embed', true) AS v")[0]["v"] == "off":
     return None
 if "cogmem_embed" not in GD:
@@ -29,44 +24,34 @@ if "cogmem_embed" not in GD:
         plpy.warning(f"cogmem.embed() returns NULL in this session: PostgreSQL's Python cannot import cogmem_pg ({exc})",
                      hint=f"Install cogmem-pg[embed] for the server's Python ({sys.version.split()[0]} in {sys.prefix}), "
                           "or embed on the client (the Python client does by default); SET cogmem.embed = off silences this.")
-return GD["cogmem_embed"] and GD["cogmem_embed"](content, GD, plpy.warning)
-        $py$
-        $body$;
-        -- Another built-in model (a tenant of multilingual E5), the query side for a question.
-        EXECUTE $body$
-        CREATE OR REPLACE FUNCTION cogmem._embed_as(content text, model text, query boolean)
-        RETURNS public.vector
-        LANGUAGE plpython3u STABLE STRICT PARALLEL SAFE SECURITY INVOKER
-        SET search_path = pg_catalog, cogmem, public, pg_temp
-        AS $py$
-if plpy.execute("SELECT current_setting('cogmem.embed', true) AS v")[0]["v"] == "off":
-    return None
-try:
-    from cogmem_pg.embed import server_embed
-except Exception:
-    return None  # cogmem.embed() says why, once per session
-return server_embed(content, GD, plpy.warning, model, query)
-        $py$
-        $body$;
-    ELSIF NOT EXISTS (SELECT FROM pg_catalog.pg_proc
-                      WHERE proname = 'embed' AND pronamespace = 'cogmem'::regnamespace) THEN
-        EXECUTE $body$
-        CREATE FUNCTION cogmem.embed(content text)
-        RETURNS public.vector
-        LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY INVOKER
-        SET search_path = pg_catalog, cogmem, public, pg_temp
-        AS 'SELECT NULL::public.vector'
-        $body$;
+return GD["cogmem_embed"] and GD["cogmem_embed"](content, GD, plpy.warning, *args[1:])
+$py$;
+    v_python boolean := EXISTS (SELECT FROM pg_catalog.pg_available_extensions WHERE name = 'plpython3u')
+                        AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user);
+    v_function text;
+BEGIN
+    IF v_python THEN
+        CREATE EXTENSION IF NOT EXISTS plpython3u;
     END IF;
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_proc WHERE proname = '_embed_as' AND pronamespace = 'cogmem'::regnamespace) THEN
-        EXECUTE $body$
-        CREATE FUNCTION cogmem._embed_as(content text, model text, query boolean)
-        RETURNS public.vector
-        LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY INVOKER
-        SET search_path = pg_catalog, cogmem, public, pg_temp
-        AS 'SELECT NULL::public.vector'
-        $body$;
-    END IF;
+    FOREACH v_function IN ARRAY ARRAY['embed(content text)', '_embed_as(content text, model text, query boolean)'] LOOP
+        IF v_python THEN
+            EXECUTE format($sql$
+                CREATE OR REPLACE FUNCTION cogmem.%s
+                RETURNS public.vector
+                LANGUAGE plpython3u STABLE STRICT PARALLEL SAFE SECURITY INVOKER
+                SET search_path = pg_catalog, cogmem, public, pg_temp
+                AS %L $sql$, v_function, v_body);
+        -- Without a superuser, a PL/Python version an earlier install made stays (it still works).
+        ELSIF NOT EXISTS (SELECT FROM pg_catalog.pg_proc
+                          WHERE proname = split_part(v_function, '(', 1) AND pronamespace = 'cogmem'::regnamespace) THEN
+            EXECUTE format($sql$
+                CREATE FUNCTION cogmem.%s
+                RETURNS public.vector
+                LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY INVOKER
+                SET search_path = pg_catalog, cogmem, public, pg_temp
+                AS 'SELECT NULL::public.vector' $sql$, v_function);
+        END IF;
+    END LOOP;
 END;
 $install$;
 COMMENT ON FUNCTION cogmem._embed_as(text, text, boolean) IS
@@ -98,11 +83,16 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_model    text := (SELECT t.embedding_model FROM cogmem.tenants AS t WHERE t.tenant = p_tenant);
     v_declared text := nullif(current_setting('cogmem.embedding_model', true), '');
+    v_model    text;
 BEGIN
+    -- The common path (a batch calls this per item): a vector nobody declared needs no tenant read.
+    IF p_given IS NOT NULL AND v_declared IS NULL THEN
+        RETURN p_given;
+    END IF;
+    v_model := (SELECT t.embedding_model FROM cogmem.tenants AS t WHERE t.tenant = p_tenant);
     IF p_given IS NOT NULL THEN
-        IF v_declared IS DISTINCT FROM v_model AND v_declared IS NOT NULL THEN
+        IF v_declared IS DISTINCT FROM v_model THEN
             RAISE EXCEPTION 'tenant "%" holds vectors of %, this session''s are of %', p_tenant, v_model, v_declared
                 USING ERRCODE = 'data_exception',
                       HINT = format('Embed with %s for this tenant (Client(dsn, embedder=...) with that model), '
