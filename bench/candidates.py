@@ -28,7 +28,7 @@ from pgvector.psycopg import register_vector
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import NEVER_CUT, Statement, statements
 from bench.harness import given_or_private
-from bench.inbound import LANGUAGES, embed
+from bench.inbound import LANGUAGES, create_tenant, declare, embed
 from bench.results import replace_section
 
 SECTION = "Candidate rules and incidents"
@@ -61,7 +61,7 @@ def remember_each(
     out = []
     for s, v in zip(rows, vectors, strict=True):
         tenant = f"c-{uuid.uuid4().hex[:12]}"
-        conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, LANGUAGES[s.lang]))
+        create_tenant(conn, tenant, LANGUAGES[s.lang])
         ring, candidate, excerpt = conn.execute(
             "SELECT r.ring, r.candidate, (SELECT m.ring::text FROM cogmem.memories AS m"
             " WHERE m.tenant = %s AND m.memory_id = r.excerpt_id)"
@@ -168,6 +168,7 @@ def main() -> None:
         with psycopg.connect(dsn, autocommit=True) as conn:
             register_vector(conn)
             conn.execute("SET cogmem.embed = 'off'")  # the server does not embed: the caller's vector or none
+            declare(conn)
             with_embedding = remember_each(conn, rows, vectors)
             without = remember_each(conn, rows, [None] * len(rows))
         lines = section(figures(with_embedding), figures(without), with_embedding, len(rows))

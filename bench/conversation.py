@@ -258,11 +258,14 @@ BASELINES: dict[str, Callable[[Index, str, np.ndarray], list[Item]]] = {
 # -- cogmem ----------------------------------------------------------------------------------------
 
 
-def load_into_cogmem(client: Client, tenant: str, c: Conversation, vectors: np.ndarray, all_fresh: bool) -> dict:
-    """Stores every turn through the API; returns memory id -> the turn ids it holds."""
+def load_into_cogmem(
+    client: Client, tenant: str, c: Conversation, vectors: np.ndarray, all_fresh: bool, model: str | None = None
+) -> dict:
+    """Stores every turn through the API, in a tenant of MODEL's vectors; returns memory id -> the turn ids
+    it holds."""
     language = "turkish" if c.lang == "tr" else "english"
     with client.connection() as conn:
-        conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
+        conn.execute("SELECT cogmem.create_tenant(%s, %s, %s)", (tenant, language, model))
     held: dict[int, set[str]] = defaultdict(set)
     for session in sorted({t.session for t in c.turns}):
         turns = [(i, t) for i, t in enumerate(c.turns) if t.session == session]
@@ -366,7 +369,8 @@ def run(
             turn_vectors, question_vectors = score_baselines(c, vectors, methods, budgets, table)
             for method in (m for m in methods if m not in BASELINES):
                 tenant = f"{c.id}_{'fresh' if method.endswith('fresh') else 'default'}"
-                held = load_into_cogmem(client, tenant, c, turn_vectors, all_fresh=method.endswith("fresh"))
+                model = getattr(vectors.embedder, "model_id", None)
+                held = load_into_cogmem(client, tenant, c, turn_vectors, method.endswith("fresh"), model)
                 with client.connection() as conn:
                     rows = conn.execute(
                         "SELECT ring::text, count(*) FROM cogmem.memories WHERE tenant = %s GROUP BY 1", (tenant,)

@@ -17,6 +17,9 @@ tests/test_conflicts.py (which keep the figures from regressing).
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -27,19 +30,39 @@ import numpy as np
 import psycopg
 
 from bench.corpus import NEVER_CUT, RINGS, Statement
-from cogmem_pg.embed import default_embedder
+from cogmem_pg.embed import E5_MODEL_ID, MODEL_ID, builtin_embedder, embed_queries
 
 LANGUAGES = {"en": "english", "tr": "turkish"}
 
 
-def embed(texts: Sequence[str]) -> list[np.ndarray | None]:
-    embedder = default_embedder()
+def bench_model() -> str:
+    """The embedding model the inbound benches read: MiniLM, or multilingual E5 with COGMEM_BENCH_EMBEDDER=e5
+    (each model's routing heads are measured alike)."""
+    return E5_MODEL_ID if os.environ.get("COGMEM_BENCH_EMBEDDER") == "e5" else MODEL_ID
+
+
+def embed(texts: Sequence[str], model: str | None = None, *, query: bool = False) -> list[np.ndarray | None]:
+    """Vectors of TEXTS by MODEL (default bench_model(); the query side with QUERY), cached on disk per
+    model and side (.cogmem/embed-cache): the corpus is embedded once, not by every trainer and bench."""
+    model = model or bench_model()
+    embedder = builtin_embedder(model)
     if embedder is None:
         return [None] * len(texts)
-    vectors: list[np.ndarray | None] = []
-    for start in range(0, len(texts), 64):
-        vectors += [np.asarray(v, dtype=np.float32) for v in embedder.embed(list(texts[start : start + 64]))]
-    return vectors
+    side = "-query" if query and model == E5_MODEL_ID else ""
+    path = Path(__file__).resolve().parents[1] / ".cogmem" / "embed-cache" / f"{model}{side}.pkl"
+    cache: dict[str, np.ndarray] = pickle.loads(path.read_bytes()) if path.exists() else {}
+    keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+    missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in cache}.items())
+    for start in range(0, len(missing), 64):
+        part = missing[start : start + 64]
+        chunk = [t for _, t in part]
+        made = embed_queries(embedder, chunk) if query else embedder.embed(chunk)
+        for (key, _), vector in zip(part, made, strict=True):
+            cache[key] = np.asarray(vector, dtype=np.float32)
+    if missing:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pickle.dumps(cache))
+    return [cache[k] for k in keys]
 
 
 @dataclass
@@ -98,9 +121,19 @@ def routing(conn: psycopg.Connection, rows: Sequence[Statement], vectors: Sequen
     )
 
 
+def declare(conn: psycopg.Connection) -> None:
+    """The session's vectors are of bench_model(): classify and the judge read them by its heads, and
+    tenants made by create_tenant(conn, ...) take its cosine thresholds."""
+    conn.execute("SELECT set_config('cogmem.embedding_model', %s, false)", (bench_model(),))
+
+
+def create_tenant(conn: psycopg.Connection, name: str, language: str = "english") -> None:
+    conn.execute("SELECT cogmem.create_tenant(%s, %s, %s)", (name, language, bench_model()))
+
+
 def _tenant(conn: psycopg.Connection, lang: str) -> str:
     name = f"corpus-{uuid.uuid4().hex[:12]}"
-    conn.execute("SELECT cogmem.create_tenant(%s, %s)", (name, LANGUAGES[lang]))
+    create_tenant(conn, name, LANGUAGES[lang])
     return name
 
 
@@ -234,6 +267,7 @@ def section(conn: psycopg.Connection) -> list[str]:
 
     rows = statements("test")
     vectors = embed([s.text for s in rows])
+    declare(conn)
     with_vector, cues_only, keywords = (
         routing(conn, rows, vectors),
         routing(conn, rows, [None] * len(rows)),
@@ -246,7 +280,7 @@ def section(conn: psycopg.Connection) -> list[str]:
     lines = [
         f"The test split of bench/corpus: {len(rows)} statements ({sum(s.lang == 'en' for s in rows)} English, "
         f"{sum(s.lang == 'tr' for s in rows)} Turkish), never seen by bench/train_router.py. Routing by "
-        "`cogmem.classify()`, with the MiniLM embedding (the default path: the client embeds), without it "
+        f"`cogmem.classify()`, with the embedding ({bench_model()}: the default path, the client embeds), without it "
         "(a server that cannot embed and a caller that sends none), and by the keyword router this model "
         "replaced.",
         "",

@@ -35,7 +35,7 @@ from psycopg.types.json import Jsonb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import followups
 from bench.harness import given_or_private
-from bench.inbound import embed
+from bench.inbound import create_tenant, declare, embed
 from bench.results import replace_section
 
 VERDICTS = ("confirmed", "corrected", "repeated")
@@ -52,7 +52,7 @@ def vector(v: np.ndarray | None) -> str | None:
 def judged(conn: psycopg.Connection, records: list[dict], with_embedding: bool) -> list[str]:
     """The database judge's verdict on every record's follow-up."""
     turns = embed([r["followup"] for r in records]) if with_embedding else [None] * len(records)
-    asked = embed([r["asked"] for r in records]) if with_embedding else [None] * len(records)
+    asked = embed([r["asked"] for r in records], query=True) if with_embedding else [None] * len(records)
     return [
         conn.execute(
             "SELECT verdict FROM cogmem.judge_followup(%s, %s::vector, %s::vector)",
@@ -127,12 +127,13 @@ def simulate(conn: psycopg.Connection, tenant: str, implicit: bool, seed: int) -
         for label in ("confirmed", "corrected", "repeated", "neutral")
         for lang in ("en", "tr")
     }
-    conn.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+    create_tenant(conn, tenant)
     conn.execute("SELECT cogmem.configure_tenant(%s, %s)", (tenant, Jsonb({"implicit_feedback": implicit})))
     texts = sorted(
         {r["answered"] for r in answers} | {r["asked"] for r in answers} | {t for v in said.values() for t in v}
     )
     vectors = dict(zip(texts, embed(texts), strict=True))
+    queries = dict(zip(texts, embed(texts, query=True), strict=True))  # what recall is asked with
     ids: dict[int, str] = {}
     for r in answers:
         row = conn.execute(
@@ -151,7 +152,7 @@ def simulate(conn: psycopg.Connection, tenant: str, implicit: bool, seed: int) -
             best = conn.execute(
                 "SELECT r.recall_id, r.memory_id FROM cogmem.recall(%s, %s, %s::vector, conversation => %s) AS r"
                 " WHERE r.layer IN ('long_term', 'habits', 'procedures', 'fresh') ORDER BY r.score DESC LIMIT 1",
-                (tenant, r["asked"], vector(vectors[r["asked"]]), conversation),
+                (tenant, r["asked"], vector(queries[r["asked"]]), conversation),
             ).fetchone()
             recall_id, used = best if best else (None, None)
             hit = ids.get(used) == r["answered"]
@@ -167,7 +168,7 @@ def simulate(conn: psycopg.Connection, tenant: str, implicit: bool, seed: int) -
             # The next turn is the conversation's next recall, as an agent recalls for every message.
             conn.execute(
                 "SELECT 1 FROM cogmem.recall(%s, %s, %s::vector, conversation => %s) LIMIT 1",
-                (tenant, turn, vector(vectors[turn]), conversation),
+                (tenant, turn, vector(queries[turn]), conversation),
             )
         conn.execute("SELECT * FROM cogmem.consolidate(%s, %s)", (start + timedelta(days=day + 1), tenant))
     rows = conn.execute(
@@ -222,7 +223,7 @@ def end_to_end_lines(conn: psycopg.Connection) -> list[str]:
 def cost_lines(conn: psycopg.Connection, rounds: int = 150) -> list[str]:
     """What judging costs a turn: remember of a turn that follows a recall in its conversation (judged),
     against the same turn with no recall awaiting it (nothing to judge), alternating, medians."""
-    conn.execute("SELECT cogmem.create_tenant('judge-cost')")
+    create_tenant(conn, "judge-cost")
     test = followups("test")
     facts = [r["answered"] for r in test[:60]]
     vectors = dict(
@@ -246,7 +247,7 @@ def cost_lines(conn: psycopg.Connection, rounds: int = 150) -> list[str]:
             if awaited:
                 conn.execute(
                     "SELECT 1 FROM cogmem.recall('judge-cost', %s, %s::vector, conversation => %s)",
-                    (r["asked"], vector(vectors[r["asked"]]), conversation),
+                    (r["asked"], vector(embed([r["asked"]], query=True)[0]), conversation),
                 )
             start = time.perf_counter()
             conn.execute(
@@ -265,6 +266,7 @@ def cost_lines(conn: psycopg.Connection, rounds: int = 150) -> list[str]:
 
 def main(dsn: str, results: Path | None) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
+        declare(conn)
         lines = judge_lines(conn)
         lines += ["", *end_to_end_lines(conn)]
         lines += ["", *cost_lines(conn)]

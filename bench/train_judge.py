@@ -2,7 +2,8 @@
 
 What the user's next turn says of the answer a recall fed: confirmed, corrected, repeated or neutral.
 Two models, each one multinomial head ``followup`` (logistic regression, scikit-learn):
-- ``followup-embedding``: the turn's MiniLM embedding, its cosine to the question the recall answered,
+- ``followup-embedding``: the turn's MiniLM embedding (``followup-embedding@multilingual-e5-small-q4``:
+  E5's, the question by its query side as recall embeds it), its cosine to the question the recall answered,
   the cues of cogmem._followup_cues() and the terms of cogmem._inbound_terms();
 - ``followup-cues``: the cues and the terms, for a turn or a question without an embedding.
 
@@ -31,8 +32,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import followups
 from bench.harness import given_or_private
 from bench.inbound import embed
-from bench.train_router import CUE_SCALE, EMBEDDING_SCALE, Features, model_json, model_rows, train_head
+from bench.train_router import (
+    CUE_SCALE,
+    DENSE_MODELS,
+    EMBEDDING_SCALE,
+    Features,
+    model_json,
+    model_rows,
+    train_head,
+)
 from cogmem_pg.embed import DIMENSIONS as EMBEDDING_DIMENSIONS
+from cogmem_pg.embed import MODEL_ID
 from cogmem_pg.migrate import install
 from cogmem_pg.paths import routing_model_file, routing_model_hash_file
 
@@ -53,10 +63,11 @@ def inputs(conn: psycopg.Connection, records: list[dict]) -> tuple[np.ndarray, l
     return np.asarray([r[0] for r in rows], dtype=np.float64), [r[1] for r in rows]
 
 
-def similarities(records: list[dict]) -> tuple[np.ndarray, np.ndarray]:
-    """The embedding of each turn and its cosine to the question (the vectors are unit length)."""
-    turns = np.asarray(embed([r["followup"] for r in records]), dtype=np.float64)
-    asked = np.asarray(embed([r["asked"] for r in records]), dtype=np.float64)
+def similarities(records: list[dict], model: str) -> tuple[np.ndarray, np.ndarray]:
+    """The embedding of each turn by MODEL and its cosine to the question, embedded as recall embeds it (by
+    E5's query side; the vectors are unit length)."""
+    turns = np.asarray(embed([r["followup"] for r in records], model), dtype=np.float64)
+    asked = np.asarray(embed([r["asked"] for r in records], model, query=True), dtype=np.float64)
     return turns, (turns * asked).sum(axis=1, keepdims=True)
 
 
@@ -74,12 +85,12 @@ def design(name: str, cues: np.ndarray, turns: np.ndarray, cosine: np.ndarray) -
 def train(conn: psycopg.Connection) -> tuple[list[dict], list[list], list[str]]:
     known = followups("train") + followups("dev")
     cues, terms = inputs(conn, known)
-    turns, cosine = similarities(known)
     y = np.array([r["label"] for r in known])
     rows: list[dict] = []
     term_rows: list[list] = []
     summary = [f"followup: {len(known)} train and dev follow-up turns."]
-    for name in ("followup-embedding", "followup-cues"):
+    for name, model in [*(("followup-embedding" + s, m) for m, s in DENSE_MODELS.items()), ("followup-cues", MODEL_ID)]:
+        turns, cosine = similarities(known, model)
         dense, scale = design(name, cues, turns, cosine)
         x = Features.build(terms, dense, scale)
         model, thresholds, c = train_head(x.matrix, y, VERDICTS, len(x.vocabulary), precision=PRECISION)

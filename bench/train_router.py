@@ -1,8 +1,9 @@
 """Trains the inbound router on the corpus and writes its weights to cogmem_pg/data/routing-model.json.
 
-Two models, each with two heads (logistic regression, scikit-learn):
+Models, each with two heads (logistic regression, scikit-learn):
 - ``embedding``: the MiniLM embedding, the lexical cues of cogmem._inbound_cues() and the terms of
-  cogmem._inbound_terms() (words, word pairs, suffixes);
+  cogmem._inbound_terms() (words, word pairs, suffixes); ``embedding@multilingual-e5-small-q4`` the same
+  with E5's embedding (a tenant of E5 is routed by it);
 - ``cues``: the cues and the terms, for a statement that arrives without an embedding.
 Heads: ``ring`` (dos_and_donts, shocks, procedures, fresh; multinomial) and ``instruction`` (rule, request
 or procedure: only an instruction may be held as a conflict).
@@ -42,6 +43,7 @@ from bench.corpus import NEVER_CUT, pairs, statements
 from bench.harness import given_or_private
 from bench.inbound import embed
 from cogmem_pg.embed import DIMENSIONS as EMBEDDING_DIMENSIONS
+from cogmem_pg.embed import E5_MODEL_ID, MODEL_ID
 from cogmem_pg.migrate import install
 from cogmem_pg.paths import routing_model_file, routing_model_hash_file
 
@@ -60,6 +62,9 @@ CANDIDATE_SHARE = {
     "cues": {"dos_and_donts": 0.025, "shocks": 0.005},
 }
 FOLDS = 5
+# The embedding models the dense heads are trained for, and the suffix of their names (sql/030-routing.sql,
+# cogmem._dense_model): MiniLM's keep the names they had before there was another.
+DENSE_MODELS = {MODEL_ID: "", E5_MODEL_ID: "@" + E5_MODEL_ID}
 
 
 def inputs(conn: psycopg.Connection, texts: Sequence[str]) -> tuple[list[str], np.ndarray, list[list[str]], np.ndarray]:
@@ -276,10 +281,11 @@ def write(labels: list[dict], terms: list[list], cue_names: list[str], summary: 
 LANGUAGES = {"en": "english", "tr": "turkish"}
 
 
-def pair_inputs(conn: psycopg.Connection, records: list[dict]) -> np.ndarray:
-    """The cues of each (established, new) pair, as cogmem._pair_cues computes them, with their cosine."""
-    old = np.asarray(embed([r["established"] for r in records]))
-    new = np.asarray(embed([r["new"] for r in records]))
+def pair_inputs(conn: psycopg.Connection, records: list[dict], model: str) -> np.ndarray:
+    """The cues of each (established, new) pair, as cogmem._pair_cues computes them, with their cosine by
+    MODEL's vectors."""
+    old = np.asarray(embed([r["established"] for r in records], model))
+    new = np.asarray(embed([r["new"] for r in records], model))
     cosine = (old * new).sum(axis=1)
     rows = conn.execute(
         "SELECT cogmem._pair_cues(p.established, p.ring, p.statement, cogmem._inbound_cues(p.statement),"
@@ -300,13 +306,15 @@ def pair_inputs(conn: psycopg.Connection, records: list[dict]) -> np.ndarray:
 
 
 def train_pairs(conn: psycopg.Connection) -> tuple[list[dict], list[str]]:
-    """The contradiction models (with a cosine, and without: similarity 0), as rows and summary lines."""
+    """The contradiction models (with each model's cosine, and without: similarity 0), as rows and summary
+    lines."""
     known = pairs("dissonance", "train") + pairs("dissonance", "dev")
-    x = pair_inputs(conn, known)
     y = np.array(["contradicts" if r["contradicts"] else "compatible" for r in known])
     rows: list[dict] = []
     summary = [f"{len(known)} train and dev contradiction pairs."]
-    for name, keep_similarity in (("pair-embedding", True), ("pair-cues", False)):
+    models = [("pair-embedding" + suffix, model, True) for model, suffix in DENSE_MODELS.items()]
+    for name, model, keep_similarity in [*models, ("pair-cues", MODEL_ID, False)]:
+        x = pair_inputs(conn, known, model)
         mask = np.ones(x.shape[1])
         mask[0] = 1.0 if keep_similarity else 0.0
         features = Features([], np.ones(x.shape[1]), csr_matrix(x * mask))
@@ -317,6 +325,21 @@ def train_pairs(conn: psycopg.Connection) -> tuple[list[dict], list[str]]:
     return rows, summary
 
 
+def dense_models(cues: np.ndarray, texts: list[str]) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The models to train: per embedding model (DENSE_MODELS) its embedding and the cues, then the cues
+    alone; each with its dense features and their scale."""
+    cue_scale = np.full(cues.shape[1], CUE_SCALE)
+    with_vectors = [
+        (
+            "embedding" + suffix,
+            np.hstack([cues, np.asarray(embed(texts, model), dtype=np.float64)]),
+            np.concatenate([cue_scale, np.full(EMBEDDING_DIMENSIONS, EMBEDDING_SCALE)]),
+        )
+        for model, suffix in DENSE_MODELS.items()
+    ]
+    return [*with_vectors, ("cues", cues, cue_scale)]
+
+
 def main(dsn: str) -> None:
     write([], [], [], ["An empty model, while the schema is installed to compute cues and terms."])
     install(dsn)
@@ -324,39 +347,31 @@ def main(dsn: str) -> None:
     with psycopg.connect(dsn) as conn:
         cue_names, cues, terms, long = inputs(conn, [s.text for s in known])
     casual = np.array([s.casual and s.ring == "fresh" for s in known])
-    vectors = np.asarray(embed([s.text for s in known]), dtype=np.float64)
     rings = np.array([s.ring for s in known])
     instructions = np.array(["instruction" if s.instruction else "statement" for s in known])
 
     rows: list[dict] = []
     term_rows: list[list] = []
     summary = [f"{len(known)} train and dev statements; {len(cue_names)} cues."]
-    cue_scale = np.full(len(cue_names), CUE_SCALE)
     # Short statements and long turns (cogmem._is_long) each have models of their own: a long turn's
     # emphasis and chatter would otherwise blur what a short rule looks like.
-    for name, dense, scale in (
-        (
-            "embedding",
-            np.hstack([cues, vectors]),
-            np.concatenate([cue_scale, np.full(EMBEDDING_DIMENSIONS, EMBEDDING_SCALE)]),
-        ),
-        ("cues", cues, cue_scale),
-    ):
+    for name, dense, scale in dense_models(cues, [s.text for s in known]):
+        base = name.split("@")[0]
         for suffix, part in (("", ~long), ("-long", long)):
             x = Features.build([t for t, keep in zip(terms, part, strict=True) if keep], dense[part], scale)
             for head, y, guarded in (("ring", rings, NEVER_CUT), ("instruction", instructions, ("instruction",))):
                 model, thresholds, c = train_head(
-                    x.matrix, y[part], guarded, len(x.vocabulary), casual[part], CANDIDATE_SHARE[name]
+                    x.matrix, y[part], guarded, len(x.vocabulary), casual[part], CANDIDATE_SHARE[base]
                 )
-                head_rows, head_terms = model_rows(name + suffix, head, model, thresholds, x)
+                full = base + suffix + name[len(base) :]  # embedding-long@model: the model's suffix last
+                head_rows, head_terms = model_rows(full, head, model, thresholds, x)
                 rows += head_rows
                 term_rows += head_terms
                 shown = ", ".join(
                     f"{g} {thresholds.sure[g]:.3g} (candidate {thresholds.candidate[g]:.3g})" for g in guarded
                 )
                 summary.append(
-                    f"{name + suffix}/{head}: {part.sum()} statements, C = {c:g}, {len(x.vocabulary)} terms; "
-                    f"thresholds {shown}."
+                    f"{full}/{head}: {part.sum()} statements, C = {c:g}, {len(x.vocabulary)} terms; thresholds {shown}."
                 )
                 print(summary[-1], file=sys.stderr)
     with psycopg.connect(dsn) as conn:

@@ -19,8 +19,10 @@ turn reaches the database, which then leaves that recall alone.
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -33,6 +35,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from cogmem_pg.embed import Embedder, builtin_embedder, default_embedder, embed_queries
+from cogmem_pg.reembed import ReembedProgress, reembed
 from cogmem_pg.types import (
     ArmReport,
     AuditCheck,
@@ -151,6 +154,11 @@ class Client:
         # its vectors (tenants.embedding_model, fixed at creation; one vector space per tenant).
         self._per_tenant = embedder is None and self._embedder is not None
         self._tenant_models: dict[str, str] = {}
+        # Per-tenant mode declares the model of the vectors each call sends (cogmem.embedding_model), so a
+        # tenant re-embedded since its model was cached refuses them rather than mixing two spaces: what the
+        # thread's next call must declare ("" for a caller's own vector), and what each connection has.
+        self._next_model = threading.local()
+        self._declared: weakref.WeakKeyDictionary[psycopg.Connection, str] = weakref.WeakKeyDictionary()
         self._classifier = classifier
         self._judge = judge
         # Per (tenant, conversation): the last recall and the message it was for, while its next turn is
@@ -185,11 +193,35 @@ class Client:
     @contextmanager
     def connection(self, conn: psycopg.Connection | None = None) -> Iterator[psycopg.Connection]:
         """The caller's connection (to join its transaction) or one from the pool."""
-        if conn is not None:
-            yield conn
-        else:
-            with self.pool.connection() as pooled:
-                yield pooled
+        try:
+            if conn is not None:
+                self._declare(conn)
+                yield conn
+            else:
+                with self.pool.connection() as pooled:
+                    self._declare(pooled)
+                    yield pooled
+        except psycopg.errors.DataException as error:
+            # A tenant re-embedded since its model was cached: the next call embeds it with its new one.
+            if "holds vectors of" in str(error):
+                self.forget_tenant_models()
+            raise
+
+    def _declare(self, conn: psycopg.Connection) -> None:
+        """Per-tenant mode: declares on CONN the model of the vector the thread's next call sends (set by
+        ``vectors``; "" for a caller's own), when CONN does not declare it already."""
+        model = getattr(self._next_model, "model", None)
+        if model is None:
+            return
+        self._next_model.model = None
+        if self._declared.get(conn, "") != model:
+            conn.execute("SELECT pg_catalog.set_config('cogmem.embedding_model', %s, false)", (model,))
+            self._declared[conn] = model
+
+    def forget_tenant_models(self) -> None:
+        """Forgets which model each tenant's vectors are of (after a re-embedding elsewhere; a refused
+        vector forgets it too)."""
+        self._tenant_models.clear()
 
     def _vector(
         self,
@@ -203,6 +235,8 @@ class Client:
         if embedding is not None:
             import numpy as np
 
+            if self._per_tenant:  # the caller's vector, of a model the client does not know: not declared
+                self._next_model.model = ""
             return np.asarray(embedding, dtype=np.float32)
         embedded = self.vectors([text], tenant, conn, query=query)
         return None if embedded is None else embedded[0]
@@ -238,6 +272,8 @@ class Client:
         import numpy as np
 
         vectors = embed_queries(embedder, list(texts)) if query else embedder.embed(list(texts))
+        if self._per_tenant:
+            self._next_model.model = str(getattr(embedder, "model_id", ""))
         return [np.asarray(v, dtype=np.float32) for v in vectors]
 
     def _scalar(self, conn: psycopg.Connection | None, query: str, params: tuple[Any, ...]) -> Any:
@@ -289,9 +325,38 @@ class Client:
         return self._rows(conn, TopicKeywords, "SELECT * FROM cogmem.topic_keywords(%s)", (tenant,))
 
     # sql/020-tenants.sql
-    def create_tenant(self, tenant: str, language: str = "english", *, conn: psycopg.Connection | None = None) -> None:
+    def create_tenant(
+        self,
+        tenant: str,
+        language: str = "english",
+        *,
+        embedding_model: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> None:
+        """Creates TENANT (idempotent); EMBEDDING_MODEL names the model of its vectors (the database's
+        default when None; fixed once created, see :meth:`reembed`)."""
         with self.connection(conn) as c:
-            c.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
+            c.execute("SELECT cogmem.create_tenant(%s, %s, %s)", (tenant, language, embedding_model))
+
+    def reembed(
+        self,
+        tenant: str,
+        model: str,
+        *,
+        batch: int = 128,
+        on_progress: Callable[[ReembedProgress], None] | None = None,
+    ) -> ReembedProgress:
+        """Re-embeds TENANT with MODEL, online and resumably, and swaps its vectors in (sql/008-reembed.sql);
+        by the client's own embedder when it makes MODEL's vectors, else the built-in one."""
+        own = None if self._per_tenant else self._embedder
+        embedder = own if getattr(own, "model_id", None) == model else None
+        done = reembed(self.connection, tenant, model, embedder=embedder, batch=batch, on_progress=on_progress)
+        self._tenant_models.pop(tenant, None)
+        return done
+
+    def reembed_cancel(self, tenant: str, *, conn: psycopg.Connection | None = None) -> bool:
+        """Drops TENANT's re-embedding under way (its old vectors were never touched)."""
+        return bool(self._scalar(conn, "SELECT cogmem.reembed_cancel(%s)", (tenant,)))
 
     def configure_tenant(
         self, tenant: str, settings: dict[str, Any], layer: str | None = None, *, conn: psycopg.Connection | None = None

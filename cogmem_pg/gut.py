@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogmem_pg.embed import E5_MODEL_SHA256
+from cogmem_pg.embed import E5_MODEL_SHA256, MODEL_ID
 
 MATCH_PREVIOUS = 0.9  # a cluster this close to a published pattern continues it (same id, new figures)
 SAME_LESSON = 0.8  # a tenant's two memories this close in its own model say one thing (its facts can share a frame)
@@ -57,6 +57,7 @@ class Contribution:
     success: float
     embedding: Sequence[float]
     ring: str = "long_term"
+    model: str = MODEL_ID  # of the embedding: the tenant's (tenants.embedding_model)
 
 
 # Which of its lessons a tenant backs first: rules, procedures and what went wrong before facts about
@@ -77,6 +78,23 @@ class Params:
     key_similarity: float = 0.45  # cosine between lessons' multilingual keys (centred per language)
 
 
+# An earlier pattern: its id, its vector and the model of its vector (MODEL_ID when not given).
+Previous = tuple[int, Sequence[float]] | tuple[int, Sequence[float], str]
+
+
+def _previous_models(previous: Sequence[Previous]) -> list[str]:
+    return [str(p[2]) if len(p) > 2 else MODEL_ID for p in previous]  # type: ignore[misc]
+
+
+def _same_space(models: Sequence[str], previous: Sequence[Previous], sims: Any) -> Any:
+    """SIMS (rows: MODELS, columns: PREVIOUS) with -1 where two vectors are of different models: tenants
+    embed with different models, and two models' vectors are never compared."""
+    import numpy as np
+
+    apart = np.array(models)[:, None] != np.array(_previous_models(previous))[None, :]
+    return np.where(apart, -1.0, sims)
+
+
 @dataclass
 class Pattern:
     content: str
@@ -88,6 +106,7 @@ class Pattern:
     tenants: frozenset[str] = field(default_factory=frozenset)  # for the benchmark's checks; never stored
     success_low: float | None = None
     success_high: float | None = None
+    embedding_model: str = MODEL_ID
     reported: float | None = None  # its reporters' true mean success: for the benchmark's checks; never stored
 
 
@@ -371,14 +390,17 @@ def _laplace_vector(values: list[float], sensitivity: float, scale: float) -> tu
     return (list(measurement(values)) if values else []), spent
 
 
-def _match(vectors: Any, previous: Sequence[tuple[int, Sequence[float]]]) -> list[int | None]:
-    """Each published cluster continues the nearest earlier pattern within MATCH_PREVIOUS, one to one."""
+def _match(vectors: Any, models: Sequence[str], previous: Sequence[Previous]) -> list[int | None]:
+    """Each published cluster continues the nearest earlier pattern of its model within MATCH_PREVIOUS,
+    one to one."""
     import numpy as np
 
     matched: list[int | None] = [None] * len(vectors)
     if not previous or not len(vectors):
         return matched
-    sims = np.asarray(vectors) @ _unit(np.array([p[1] for p in previous], dtype=np.float32)).T
+    sims = _same_space(
+        models, previous, np.asarray(vectors) @ _unit(np.array([p[1] for p in previous], dtype=np.float32)).T
+    )
     taken: set[int] = set()
     for flat in np.argsort(-sims, axis=None):
         i, j = divmod(int(flat), len(previous))
@@ -410,12 +432,19 @@ class Prepared:
     key_model: str = "memory vectors"
     leaders: dict[int, str] = field(default_factory=dict)  # per key, the tenant whose lesson leads it
 
+    def model_of(self, label: int) -> str:
+        """The embedding model most of the memory vectors that back a key are of (ties: the name first)."""
+        models = [self.items[i].model for ms in self.supported[label].values() for i in ms]
+        return max(set(models), key=lambda m: (models.count(m), m))
+
     def centroid(self, label: int) -> Any:
-        """The unit mean of the memory vectors that back a key, in the language most of them are in (the
-        published vector is matched against messages in the tenants' own embedding space)."""
+        """The unit mean of the memory vectors that back a key, of the model and in the language most of them
+        are (the published vector is matched against messages in the tenants' own embedding space, and only
+        by tenants of its model)."""
         import numpy as np
 
-        members = [i for ms in self.supported[label].values() for i in ms]
+        model = self.model_of(label)
+        members = [i for ms in self.supported[label].values() for i in ms if self.items[i].model == model]
         languages = [language(self.items[i].content) for i in members]
         main = max(set(languages), key=lambda lang: (languages.count(lang), lang))
         v = self.vectors[[i for i, lang in zip(members, languages, strict=True) if lang == main]].mean(axis=0)
@@ -478,7 +507,7 @@ def _keys(texts: list[str], embed: Callable[[list[str]], Any]) -> Any:
 def prepare(
     contributions: Sequence[Contribution],
     params: Params,
-    previous: Sequence[tuple[int, Sequence[float]]] = (),
+    previous: Sequence[Previous] = (),
     embed: Callable[[list[str]], Any] | None = None,
 ) -> Prepared:
     """Each tenant's lessons and the keys they back. EMBED: the key model (None: the memories' vectors,
@@ -489,7 +518,8 @@ def prepare(
     vectors = _unit(np.array([c.embedding for c in items], dtype=np.float32).reshape(len(items), -1 if items else 0))
     near = np.zeros(len(items), dtype=np.float32)
     if previous and len(items):
-        near = (vectors @ _unit(np.array([p[1] for p in previous], dtype=np.float32)).T).max(axis=1)
+        sims = vectors @ _unit(np.array([p[1] for p in previous], dtype=np.float32)).T
+        near = _same_space([c.model for c in items], previous, sims).max(axis=1)
     per_tenant: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(items):
         per_tenant[c.tenant].append(i)
@@ -498,9 +528,13 @@ def prepare(
     labels: list[int] = []
     if flat and embed is not None:
         labels = cluster(_keys([items[lesson[0]].content for _, lesson in flat], embed), params.key_similarity)
-    elif flat:
+    elif flat:  # by the memories' vectors: each model's lessons apart (two models' vectors never meet)
         centres = _unit(np.array([vectors[lesson].mean(axis=0) for _, lesson in flat], dtype=np.float32))
-        labels = cluster(centres, params.cluster_similarity)
+        labels = [0] * len(flat)
+        for model in sorted({items[lesson[0]].model for _, lesson in flat}):
+            mine = [n for n, (_, lesson) in enumerate(flat) if items[lesson[0]].model == model]
+            for n, leader in zip(mine, cluster(centres[mine], params.cluster_similarity), strict=True):
+                labels[n] = mine[leader]
     keys: dict[str, list[int]] = defaultdict(list)
     supported: dict[int, dict[str, list[int]]] = defaultdict(dict)
     for (tenant, lesson), label in zip(flat, labels, strict=True):
@@ -626,7 +660,9 @@ def _pattern(prepared: Prepared, label: int, centroid: Any, k: int) -> Pattern |
     topics (those k of them hold); None when too little survives the filter to say anything."""
     tenants = prepared.supported[label]
     members = [i for ms in tenants.values() for i in ms]
-    representative = max(members, key=lambda i: float(prepared.vectors[i] @ centroid))
+    model = prepared.model_of(label)  # the centroid's: another model's vector is not compared with it
+    representative = max((i for i in members if prepared.items[i].model == model),
+                         key=lambda i: float(prepared.vectors[i] @ centroid))  # fmt: skip
     texts = {t: [prepared.items[i].content for i in ms] for t, ms in tenants.items()}
     content = shared_text(prepared.items[representative].content, texts, k)
     if len(words_of(content)) < 3:
@@ -648,7 +684,7 @@ def _pattern(prepared: Prepared, label: int, centroid: Any, k: int) -> Pattern |
 def release(
     contributions: Sequence[Contribution],
     params: Params,
-    previous: Sequence[tuple[int, Sequence[float]]] = (),
+    previous: Sequence[Previous] = (),
     feedback: Sequence[tuple[str, int, float, int]] = (),
     prepared: Prepared | None = None,
     embed: Callable[[list[str]], Any] | None = None,
@@ -661,8 +697,9 @@ def release(
     prepared = prepared or prepare(contributions, params, previous, embed)
     selected, eps, dlt, threshold = select(prepared, params)
     labels = sorted(selected)
+    models = [prepared.model_of(label) for label in labels]
     centroids = [prepared.centroid(label) for label in labels]
-    continues = _match(np.array(centroids), previous)
+    continues = _match(np.array(centroids), models, previous)
     reports = _reports(prepared, labels, continues, feedback, params.reports_per_tenant)
     if params.epsilon is None:
         figures = [{"count": float(len(reports.get(label, {}))), "success": None, "low": None, "high": None}
@@ -680,6 +717,7 @@ def release(
             pattern.success_low, pattern.success_high = figures[n]["low"], figures[n]["high"]
             pattern.reported = statistics.fmean(reports[label].values()) if reports.get(label) else None
             pattern.pattern_id = continues[n]
+            pattern.embedding_model = models[n]
             patterns.append(pattern)
     return {"patterns": patterns, "epsilon": eps, "delta": dlt, "threshold": threshold, "keys": prepared.key_model}
 

@@ -109,17 +109,85 @@ COMMENT ON FUNCTION cogmem._embedding(text, public.vector, text, boolean) IS
 'the tenant''s in cogmem.embedding_model), else the server''s by the tenant''s model (its query side for a '
 'question, p_query) when the server has it, else NULL.';
 
--- The routing model's and the judge's dense heads (sql/025-routing-model.sql) were trained on MiniLM
--- vectors: a tenant of another model is routed and judged by its cues and words, never by weights that
--- read another model's space (a wrong reading could put a casual sentence into a never-cut ring).
-CREATE OR REPLACE FUNCTION cogmem._routing_vector(p_tenant text, p_embedding public.vector)
-RETURNS public.vector
+-- The router's and the judge's dense heads read the vectors of the model they were trained on
+-- (cogmem._dense_model): they are told the tenant's.
+DROP FUNCTION IF EXISTS cogmem._routing_vector(text, public.vector);  -- before: MiniLM's heads alone
+CREATE OR REPLACE FUNCTION cogmem._embedding_model_of(p_tenant text)
+RETURNS text
 LANGUAGE sql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$ SELECT t.embedding_model FROM cogmem.tenants AS t WHERE t.tenant = p_tenant $$;
+COMMENT ON FUNCTION cogmem._embedding_model_of(text) IS 'The model of a tenant''s vectors (tenants.embedding_model).';
+
+-- Every cosine threshold was set on MiniLM's cosines; another model spreads its cosines otherwise
+-- (multilingual E5 puts unrelated sentences near 0.8, MiniLM near 0.06). A threshold keeps its meaning
+-- when the same share of pairs passes it: bench/calibrate_similarity.py matches E5's to MiniLM's by
+-- quantile over 3.1 million pairs of bench/corpus (docs/models.md). Gates that compare a question with
+-- what is stored (guard, topic bypass, recall's related turns) take the values of E5's query side; the
+-- same message seen from its two sides (question and passage) is at least 0.915 in 99% of texts.
+-- Tenant settings take these at creation and when re-embedded (unless a person changed them).
+CREATE OR REPLACE FUNCTION cogmem._similarity_defaults(p_model text)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN CASE
+    WHEN p_model = 'multilingual-e5-small-q4'
+        THEN '{"duplicate_similarity": 0.97, "merge_similarity": 0.97, "sibling_similarity": 0.955,
+               "candidate_restated_similarity": 0.89, "dissonance_similarity": 0.84, "lesson_similarity": 0.92,
+               "topic_bypass_similarity": 0.84, "guard_similarity": 0.82, "conversation_similarity": 0.815,
+               "untopical_similarity": 0.82, "same_message_similarity": 0.95}'::jsonb
+    ELSE '{"duplicate_similarity": 0.92, "merge_similarity": 0.92, "sibling_similarity": 0.85,
+           "candidate_restated_similarity": 0.7, "dissonance_similarity": 0.4, "lesson_similarity": 0.8,
+           "topic_bypass_similarity": 0.6, "guard_similarity": 0.35, "conversation_similarity": 0.2,
+           "untopical_similarity": 0.35, "same_message_similarity": 0.98}'::jsonb
+END;
+COMMENT ON FUNCTION cogmem._similarity_defaults(text) IS
+'The cosine thresholds of an embedding model, by name (MiniLM''s for a model not calibrated): the tenant '
+'settings of that name and the gates of recall, report_error and the follow-up judge.';
+
+CREATE OR REPLACE FUNCTION cogmem._model_similarity(p_model text, p_name text)
+RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN (cogmem._similarity_defaults(p_model) ->> p_name)::real;
+COMMENT ON FUNCTION cogmem._model_similarity(text, text) IS
+'One cosine threshold of an embedding model (cogmem._similarity_defaults).';
+
+-- A tenant's cosine settings follow its model: each takes the new model's value, unless a person set it
+-- to another than the old model's (p_from NULL: a new tenant, every one). The change is audited as every
+-- change of a tenant is (sql/100-audit-chain.sql).
+CREATE OR REPLACE FUNCTION cogmem._adopt_model_similarities(p_tenant text, p_from text, p_to text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
-    SELECT CASE WHEN t.embedding_model = 'all-MiniLM-L6-v2-onnx-int8' THEN p_embedding END
-    FROM cogmem.tenants AS t WHERE t.tenant = p_tenant
+DECLARE
+    o jsonb := CASE WHEN p_from IS NOT NULL THEN cogmem._similarity_defaults(p_from) END;
+    n jsonb := cogmem._similarity_defaults(p_to);
+BEGIN
+    IF o IS NOT DISTINCT FROM n THEN
+        RETURN;
+    END IF;
+    UPDATE cogmem.tenants AS t SET
+        duplicate_similarity = CASE WHEN o IS NULL OR t.duplicate_similarity = (o ->> 'duplicate_similarity')::real
+                                    THEN (n ->> 'duplicate_similarity')::real ELSE t.duplicate_similarity END,
+        merge_similarity = CASE WHEN o IS NULL OR t.merge_similarity = (o ->> 'merge_similarity')::real
+                                THEN (n ->> 'merge_similarity')::real ELSE t.merge_similarity END,
+        sibling_similarity = CASE WHEN o IS NULL OR t.sibling_similarity = (o ->> 'sibling_similarity')::real
+                                  THEN (n ->> 'sibling_similarity')::real ELSE t.sibling_similarity END,
+        candidate_restated_similarity
+            = CASE WHEN o IS NULL OR t.candidate_restated_similarity = (o ->> 'candidate_restated_similarity')::real
+                   THEN (n ->> 'candidate_restated_similarity')::real ELSE t.candidate_restated_similarity END,
+        dissonance_similarity = CASE WHEN o IS NULL OR t.dissonance_similarity = (o ->> 'dissonance_similarity')::real
+                                     THEN (n ->> 'dissonance_similarity')::real ELSE t.dissonance_similarity END,
+        topic_bypass_similarity
+            = CASE WHEN o IS NULL OR t.topic_bypass_similarity = (o ->> 'topic_bypass_similarity')::real
+                   THEN (n ->> 'topic_bypass_similarity')::real ELSE t.topic_bypass_similarity END,
+        guard_similarity = CASE WHEN o IS NULL OR t.guard_similarity = (o ->> 'guard_similarity')::real
+                                THEN (n ->> 'guard_similarity')::real ELSE t.guard_similarity END
+    WHERE t.tenant = p_tenant;
+END;
 $$;
-COMMENT ON FUNCTION cogmem._routing_vector(text, public.vector) IS
-'The vector the router and the judge may read for a tenant: its own when the tenant is of the model they '
-'were trained on (MiniLM), else NULL (their cues-only models decide).';
+COMMENT ON FUNCTION cogmem._adopt_model_similarities(text, text, text) IS
+'Sets a tenant''s cosine settings to an embedding model''s values (cogmem._similarity_defaults), keeping '
+'those a person changed from the previous model''s.';

@@ -68,6 +68,10 @@ BEGIN
         RETURN;
     END IF;
 
+    -- Cosine settings on the scale of the tenant's model (sql/007-embed.sql); MiniLM's are the columns' defaults.
+    IF v_model <> 'all-MiniLM-L6-v2-onnx-int8' THEN
+        PERFORM cogmem._adopt_model_similarities(v_tenant, NULL, v_model);
+    END IF;
     -- Default budget split (3,200 tokens) in priority order; unused allocation flows to later layers.
     INSERT INTO cogmem.tenant_layers (tenant, layer, priority, token_allocation, half_life, never_cut)
     VALUES

@@ -83,3 +83,25 @@ $$;
 COMMENT ON FUNCTION cogmem._model_scores(text, public.vector, text[]) IS
 'A routing model''s probability of each label per head for the given dense features and terms, with the '
 'label''s thresholds.';
+
+-- The dense heads read one embedding model's vectors: MiniLM's keep the names they had (embedding,
+-- embedding-long, pair-embedding, followup-embedding), another model's carry its name after an @
+-- (embedding@multilingual-e5-small-q4). A model no head was trained on gets NULL: its caller decides by
+-- the cues alone, never by weights that read another space (which could put a casual sentence in a
+-- never-cut ring).
+CREATE OR REPLACE FUNCTION cogmem._dense_model(p_base text, p_embedding_model text)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_model text := coalesce(p_embedding_model, nullif(current_setting('cogmem.embedding_model', true), ''),
+                             'all-MiniLM-L6-v2-onnx-int8');
+    v_name  text := p_base || CASE WHEN v_model = 'all-MiniLM-L6-v2-onnx-int8' THEN '' ELSE '@' || v_model END;
+BEGIN
+    RETURN CASE WHEN EXISTS (SELECT FROM cogmem.routing_model AS m WHERE m.model = v_name) THEN v_name END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._dense_model(text, text) IS
+'The routing model of a dense head (embedding, embedding-long, pair-embedding, followup-embedding) for an '
+'embedding model (NULL: the session''s cogmem.embedding_model, else MiniLM); NULL when none was trained on it.';

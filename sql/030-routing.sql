@@ -208,9 +208,10 @@ RETURN cardinality(regexp_split_to_array(btrim(p_content), '\s+')) > 40 AND card
 COMMENT ON FUNCTION cogmem._is_long(text) IS 'Whether a text is long: two sentences or more, over 40 words.';
 
 -- The model (sql/025-routing-model.sql, _model_scores) as the probability of each label, where the
--- features are the embedding followed by the cues, or the cues alone without an embedding.
-DROP FUNCTION IF EXISTS cogmem._inbound_scores(text, public.vector);  -- before 0029: no candidate threshold
-CREATE OR REPLACE FUNCTION cogmem._inbound_scores(p_content text, p_embedding public.vector)
+-- features are the embedding followed by the cues (by the head trained on the embedding's model), or the
+-- cues alone without an embedding or such a head.
+DROP FUNCTION IF EXISTS cogmem._inbound_scores(text, public.vector);  -- before issue 47: one embedding model
+CREATE OR REPLACE FUNCTION cogmem._inbound_scores(p_content text, p_embedding public.vector, p_embedding_model text)
 RETURNS TABLE (head text, label text, probability double precision, threshold real, candidate_threshold real)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -218,19 +219,22 @@ AS $$
 DECLARE
     v_cues     public.vector := cogmem._inbound_cues(p_content)::public.vector;
     v_terms    text[] := cogmem._inbound_terms(p_content);
-    v_features public.vector;
     -- A long text (cogmem._is_long) is judged by the models trained on long turns.
-    v_model    text := CASE WHEN p_embedding IS NULL THEN 'cues' ELSE 'embedding' END
-                       || CASE WHEN cogmem._is_long(p_content) THEN '-long' ELSE '' END;
+    v_long     text := CASE WHEN cogmem._is_long(p_content) THEN '-long' ELSE '' END;
+    v_model    text := CASE WHEN p_embedding IS NOT NULL THEN cogmem._dense_model('embedding' || v_long, p_embedding_model) END;
 BEGIN
-    v_features := CASE WHEN p_embedding IS NULL THEN v_cues ELSE p_embedding OPERATOR(public.||) v_cues END;
-    RETURN QUERY SELECT * FROM cogmem._model_scores(v_model, v_features, v_terms);
+    IF v_model IS NULL THEN
+        RETURN QUERY SELECT * FROM cogmem._model_scores('cues' || v_long, v_cues, v_terms);
+    ELSE
+        RETURN QUERY SELECT * FROM cogmem._model_scores(v_model, p_embedding OPERATOR(public.||) v_cues, v_terms);
+    END IF;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector) IS
+COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector, text) IS
 'The routing model''s probability of each ring (head ring) and of being an instruction (head instruction), '
 'with the threshold a never-cut ring or an instruction needs and the one a candidate rule or incident '
-'needs; a long text (cogmem._is_long) by the models of long turns.';
+'needs; by the head of the embedding''s model (cogmem._dense_model), else by the cues; a long text '
+'(cogmem._is_long) by the models of long turns.';
 
 -- A long turn (several sentences, over 40 words) is a rule or an incident only through a sentence of it:
 -- that sentence, the one the cues model finds most likely of the ring, is what the never-cut ring keeps,
@@ -245,7 +249,7 @@ BEGIN
         RETURN NULL;
     END IF;
     RETURN (SELECT s.sentence FROM unnest(cogmem._sentences(p_content)) WITH ORDINALITY AS s (sentence, n)
-            CROSS JOIN LATERAL cogmem._inbound_scores(s.sentence, NULL) AS p
+            CROSS JOIN LATERAL cogmem._inbound_scores(s.sentence, NULL, NULL) AS p
             WHERE p.head = 'ring' AND p.label = p_ring
             ORDER BY p.probability DESC, s.n LIMIT 1);
 END;
@@ -257,8 +261,10 @@ COMMENT ON FUNCTION cogmem._rule_sentence(text, text) IS
 -- Before 0014 route took the text only and matched keywords.
 DROP FUNCTION IF EXISTS cogmem.route(text);
 
-DROP FUNCTION IF EXISTS cogmem.classify(text, public.vector);  -- before 0029 it named no candidate
-CREATE OR REPLACE FUNCTION cogmem.classify(content text, embedding public.vector DEFAULT NULL)
+DROP FUNCTION IF EXISTS cogmem.classify(text, public.vector);  -- before 0029 no candidate, before issue 47 no model
+CREATE OR REPLACE FUNCTION cogmem.classify(
+    content text, embedding public.vector DEFAULT NULL, embedding_model text DEFAULT NULL
+)
 RETURNS TABLE (ring text, instruction boolean, probabilities jsonb, model text, candidate text)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -270,7 +276,7 @@ BEGIN
     END IF;
     PERFORM cogmem._check_embedding(classify.embedding);
     RETURN QUERY
-    WITH p AS (SELECT * FROM cogmem._inbound_scores(classify.content, classify.embedding)),
+    WITH p AS (SELECT * FROM cogmem._inbound_scores(classify.content, classify.embedding, classify.embedding_model)),
     chosen AS (
         -- The most probable ring among those that clear their threshold; fresh's is 0, so one always does
         -- (and fresh it is, should the model be missing).
@@ -282,7 +288,8 @@ BEGIN
         coalesce((SELECT p.probability >= p.threshold FROM p WHERE p.head = 'instruction' AND p.label = 'instruction'),
                  false),
         (SELECT jsonb_object_agg(p.label, round(p.probability::numeric, 4)) FROM p WHERE p.head = 'ring'),
-        CASE WHEN classify.embedding IS NULL THEN 'cues' ELSE 'embedding' END,
+        coalesce(CASE WHEN classify.embedding IS NOT NULL THEN cogmem._dense_model('embedding', classify.embedding_model) END,
+                 'cues'),
         -- Not sure enough for a never-cut ring, but likely enough to be kept as one's candidate and asked.
         CASE WHEN c.ring = 'fresh' THEN
             (SELECT p.label FROM p WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
@@ -292,10 +299,11 @@ BEGIN
     FROM chosen AS c;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.classify(text, public.vector) IS
+COMMENT ON FUNCTION cogmem.classify(text, public.vector, text) IS
 'Inbound attention for a statement: its ring (shocks, dos_and_donts, procedures or fresh; a never-cut ring '
 'only when the model is sure), whether it is an instruction, each ring''s probability, which model decided '
-'(embedding, or cues when no embedding is given), and the never-cut ring it is a candidate for when the '
+'(embedding, embedding@ another model than MiniLM (embedding_model, else the session''s cogmem.embedding_model), '
+'or cues without an embedding or a head of its model), and the never-cut ring it is a candidate for when the '
 'model finds it likely but not sure (remember keeps it in fresh, marked, and it never fades while it waits).';
 
 CREATE OR REPLACE FUNCTION cogmem.route(content text, embedding public.vector DEFAULT NULL)

@@ -174,9 +174,10 @@ COMMENT ON FUNCTION cogmem._pair_cue(public.vector, text) IS 'One named cue of a
 
 -- Whether a statement contradicts an established memory: the pair-embedding model with a cosine, the
 -- pair-cues model without, each against its threshold.
+DROP FUNCTION IF EXISTS cogmem._contradiction(text, text, text, real[], double precision, regconfig, boolean);
 CREATE OR REPLACE FUNCTION cogmem._contradiction(
     p_established text, p_ring text, p_statement text, p_statement_cues real[], p_similarity double precision,
-    p_language regconfig, p_instruction boolean
+    p_language regconfig, p_instruction boolean, p_embedding_model text
 )
 RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
@@ -187,6 +188,7 @@ DECLARE
                                                   p_similarity, p_language, p_instruction)::public.vector;
     v_score    double precision;
     v_threshold real;
+    v_model    text := CASE WHEN p_similarity IS NOT NULL THEN cogmem._dense_model('pair-embedding', p_embedding_model) END;
 BEGIN
     -- An instruction that reverses a rule about the same things (the rule-based test: opposite polarity
     -- or another choice, two words and 40% of its words in common) is a conflict whatever the model
@@ -195,15 +197,20 @@ BEGIN
        AND cogmem._pair_cue(v_features, 'statement_share') >= 0.4 THEN
         RETURN true;
     END IF;
+    -- A cosine of a model no pair head was trained on is read as none (its scale is another).
+    IF p_similarity IS NOT NULL AND v_model IS NULL THEN
+        v_features := cogmem._pair_cues(p_established, p_ring, p_statement, p_statement_cues, NULL, p_language,
+                                        p_instruction)::public.vector;
+    END IF;
     SELECT m.bias - (m.weights OPERATOR(public.<#>) v_features), m.threshold INTO v_score, v_threshold
     FROM cogmem._routing_model() AS m
-    WHERE m.model = CASE WHEN p_similarity IS NULL THEN 'pair-cues' ELSE 'pair-embedding' END
-      AND m.head = 'contradicts' AND m.label = 'contradicts';
+    WHERE m.model = coalesce(v_model, 'pair-cues') AND m.head = 'contradicts' AND m.label = 'contradicts';
     RETURN 1 / (1 + exp(-least(greatest(v_score, -50), 50))) >= v_threshold;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._contradiction(text, text, text, real[], double precision, regconfig, boolean) IS
-'Whether a new statement contradicts an established memory, by the contradiction model (sql/025).';
+COMMENT ON FUNCTION cogmem._contradiction(text, text, text, real[], double precision, regconfig, boolean, text) IS
+'Whether a new statement contradicts an established memory, by the contradiction model (sql/025) of the '
+'embedding''s model (its cosine), else by the model without a cosine.';
 
 -- A fact stored although it contradicts older memories: linked to them, and those that are not
 -- protected (shocks, dos_and_donts are never weakened by a heuristic) lose half their confidence, so the
@@ -264,6 +271,7 @@ DECLARE
     v_bits        bit(384);
     v_words       text[];
     v_cues        real[];
+    v_model       text := cogmem._embedding_model_of(p_tenant);
 BEGIN
     IF cardinality(p_contradicts) > 0 THEN
         conflict_ids := p_contradicts;
@@ -299,7 +307,7 @@ BEGIN
             WHERE m.tenant = p_tenant AND m.memory_id = ANY (close_ids) AND m.ring NOT IN ('fresh', 'shocks')
               AND c.similarity >= p_diss_sim
               AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, c.similarity, p_language,
-                                        p_instruction);
+                                        p_instruction, v_model);
         END IF;
     ELSIF p_contradicts IS NULL THEN
         -- No embedding: closeness is two words in common, and the model without a cosine decides.
@@ -309,7 +317,7 @@ BEGIN
           AND cogmem._same_scope(m.person, m.agent, p_person, p_agent)
           AND m.search @@ cogmem._or_query(v_words)
           AND cogmem._shared_words(m.search, v_words) >= 2
-          AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, NULL, p_language, p_instruction);
+          AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, NULL, p_language, p_instruction, NULL);
     END IF;
 END;
 $$;

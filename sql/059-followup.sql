@@ -84,10 +84,12 @@ COMMENT ON FUNCTION cogmem._followup_cues(text) IS
 
 -- The judge's probability of each verdict for a turn (sql/025-routing-model.sql, _model_scores). The
 -- features are the cues, the cosine of the turn to the question and the turn's embedding
--- (followup-embedding), or the cues alone when either embedding is missing (followup-cues).
+-- (followup-embedding of the embeddings' model, cogmem._dense_model), or the cues alone when either
+-- embedding is missing or no head reads their model (followup-cues).
 -- The cues come from the caller, which shows them too: computed once.
+DROP FUNCTION IF EXISTS cogmem._followup_scores(text, real[], public.vector, public.vector);  -- before issue 47
 CREATE OR REPLACE FUNCTION cogmem._followup_scores(
-    p_turn text, p_cues real[], p_embedding public.vector, p_asked public.vector
+    p_turn text, p_cues real[], p_embedding public.vector, p_asked public.vector, p_embedding_model text
 )
 RETURNS TABLE (model text, label text, probability double precision, threshold real)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
@@ -95,7 +97,9 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_cues     public.vector := p_cues::public.vector;
-    v_model    text := CASE WHEN p_embedding IS NULL OR p_asked IS NULL THEN 'followup-cues' ELSE 'followup-embedding' END;
+    v_model    text := coalesce(CASE WHEN p_embedding IS NOT NULL AND p_asked IS NOT NULL
+                                     THEN cogmem._dense_model('followup-embedding', p_embedding_model) END,
+                                'followup-cues');
     v_features public.vector;
 BEGIN
     v_features := CASE WHEN v_model = 'followup-cues' THEN v_cues
@@ -107,15 +111,17 @@ BEGIN
     WHERE p.head = 'followup';
 END;
 $$;
-COMMENT ON FUNCTION cogmem._followup_scores(text, real[], public.vector, public.vector) IS
+COMMENT ON FUNCTION cogmem._followup_scores(text, real[], public.vector, public.vector, text) IS
 'The follow-up judge''s probability of each verdict (confirmed, corrected, repeated, neutral) for a turn and '
 'its cues (cogmem._followup_cues), with the threshold each needs, and the model that judged '
-'(followup-embedding or followup-cues).';
+'(followup-embedding, of the embeddings'' model, or followup-cues).';
 
 -- Reads only the shared model, no tenant's data: any caller may judge a text, as any may classify one.
 -- Definer: application roles cannot read the model's tables.
+DROP FUNCTION IF EXISTS cogmem.judge_followup(text, public.vector, public.vector);  -- before issue 47: no model
 CREATE OR REPLACE FUNCTION cogmem.judge_followup(
-    turn text, embedding public.vector DEFAULT NULL, asked public.vector DEFAULT NULL
+    turn text, embedding public.vector DEFAULT NULL, asked public.vector DEFAULT NULL,
+    embedding_model text DEFAULT NULL
 )
 RETURNS TABLE (verdict text, confidence real, probabilities jsonb, model text, cues text[])
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
@@ -133,7 +139,7 @@ BEGIN
     v_cues := cogmem._followup_cues(judge_followup.turn);
     RETURN QUERY
     WITH p AS (SELECT * FROM cogmem._followup_scores(judge_followup.turn, v_cues, judge_followup.embedding,
-                                                     judge_followup.asked)),
+                                                     judge_followup.asked, judge_followup.embedding_model)),
     -- A verdict only above its threshold (chosen for precision); else neutral: the judge abstains.
     chosen AS (
         SELECT coalesce((SELECT p.label FROM p WHERE p.label <> 'neutral' AND p.probability >= p.threshold
@@ -146,10 +152,11 @@ BEGIN
     FROM chosen AS c;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.judge_followup(text, public.vector, public.vector) IS
+COMMENT ON FUNCTION cogmem.judge_followup(text, public.vector, public.vector, text) IS
 'What a turn says of the answer before it: confirmed, corrected, repeated, or neutral (nothing, or not sure '
 'enough: the judge abstains), with the probability of that verdict, every verdict''s probability, the model '
-'(followup-embedding when the turn and the question (asked) have embeddings, else followup-cues) and the '
+'(followup-embedding when the turn and the question (asked) have embeddings of a model it was trained on '
+'(embedding_model, else the session''s cogmem.embedding_model, else MiniLM), else followup-cues) and the '
 'lexical cues that fired. NULL for NULL.';
 
 -- An outcome on a recall cycle, from cogmem.feedback() (explicit) or from the next turn (implicit). The
@@ -352,11 +359,12 @@ BEGIN
     END IF;
     -- The same question reworded by the caller on its way to remember: its own turn, still.
     IF v_embedding IS NOT NULL AND v_recall.message_embedding IS NOT NULL
-       AND 1 - (v_embedding OPERATOR(public.<=>) v_recall.message_embedding) >= 0.98 THEN
+       AND 1 - (v_embedding OPERATOR(public.<=>) v_recall.message_embedding)
+           >= cogmem._model_similarity(cogmem._embedding_model_of(p_tenant), 'same_message_similarity') THEN
         RETURN;
     END IF;
-    SELECT * INTO j FROM cogmem.judge_followup(p_turn, cogmem._routing_vector(p_tenant, v_embedding),
-                                                 cogmem._routing_vector(p_tenant, v_recall.message_embedding));
+    SELECT * INTO j FROM cogmem.judge_followup(p_turn, v_embedding, v_recall.message_embedding,
+                                                 cogmem._embedding_model_of(p_tenant));
     PERFORM cogmem._apply_judgement(
         p_tenant, v_recall.recall_id, j.verdict, j.confidence, j.model,
         cogmem._implicit_credit(p_tenant, v_recall.recall_id, j.verdict, v_embedding, t.dissonance_similarity),

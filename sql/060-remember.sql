@@ -151,7 +151,8 @@ BEGIN
     v_p := 1 - (1 - v_memory.candidate_p)
                * (1 - coalesce((p_probabilities ->> v_memory.candidate_ring::text)::real, v_memory.candidate_p));
     SELECT r.threshold INTO v_sure FROM cogmem._routing_model() AS r
-    WHERE r.model = 'embedding' AND r.head = 'ring' AND r.label = v_memory.candidate_ring::text;
+    WHERE r.model = coalesce(cogmem._dense_model('embedding', cogmem._embedding_model_of(p_tenant)), 'embedding')
+      AND r.head = 'ring' AND r.label = v_memory.candidate_ring::text;
     IF v_p >= coalesce(v_sure, 1) THEN
         UPDATE cogmem.memories AS m SET ring = v_memory.candidate_ring, candidate_ring = NULL, candidate_p = NULL,
                                         updated_at = now()
@@ -477,7 +478,7 @@ BEGIN
     SELECT coalesce(p_ring, c.ring)::cogmem.ring, c.instruction, CASE WHEN p_ring IS NULL THEN c.candidate END,
            c.probabilities
     INTO v_ring, v_instruction, v_candidate, v_probabilities
-    FROM cogmem.classify(v_content, cogmem._routing_vector(v_tenant, v_embedding)) AS c;
+    FROM cogmem.classify(v_content, v_embedding, cogmem._embedding_model_of(v_tenant)) AS c;
     -- A turn of a conversation needs more certainty for a never-cut ring; below it, it is a candidate.
     IF p_ring IS NULL AND v_ring IN ('dos_and_donts', 'shocks') AND p_source ? 'conversation'
        AND (v_probabilities ->> v_ring::text)::real < t.turn_never_cut_probability THEN

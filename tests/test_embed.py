@@ -276,9 +276,9 @@ def test_the_client_embeds_each_tenant_with_its_model(dsn, db, tenant):
 
 
 @needs_model
-def test_the_router_reads_no_vector_of_a_model_it_was_not_trained_on(db, tenant):
-    """The dense heads were trained on MiniLM: another model's vector must not be read as MiniLM's."""
-    db.execute("SELECT cogmem.create_tenant('globex', 'english', %s)", (E5,))
+def test_the_router_reads_a_vector_only_by_a_head_trained_on_its_model(db, tenant):
+    """Each dense head was trained on one model's vectors: another model's vector must not be read as its."""
+    db.execute("SELECT cogmem.create_tenant('initech', 'english', 'text-embedding-3-small')")
     casual = "ok noted"
     rule_vector = to_literal(embedder.embed(["Never restart the production servers at night, it breaks billing"])[0])
     routed = {
@@ -286,10 +286,24 @@ def test_the_router_reads_no_vector_of_a_model_it_was_not_trained_on(db, tenant)
             "SELECT ring::text, candidate::text FROM cogmem.remember(%s, %s, embedding => %s::vector)",
             (name, casual, rule_vector),
         ).fetchone()
-        for name in ("acme", "globex")
+        for name in ("acme", "initech")
     }
-    # Read as MiniLM's, the rule's vector makes "ok noted" a candidate rule; for globex it is not read.
+    # Read as MiniLM's, the rule's vector makes "ok noted" a candidate rule; for initech (a model no head
+    # was trained on) it is not read: the cues decide.
     assert routed["acme"] == ("fresh", "dos_and_donts")
-    assert routed["globex"] == ("fresh", None)
-    assert one(db, "SELECT cogmem._routing_vector('globex', %s::vector) IS NULL", (rule_vector,)) is True
-    assert one(db, "SELECT cogmem._routing_vector('acme', %s::vector) IS NOT NULL", (rule_vector,)) is True
+    assert routed["initech"] == ("fresh", None)
+    models = {
+        model: one(db, "SELECT model FROM cogmem.classify(%s, %s::vector, %s)", (casual, rule_vector, model))
+        for model in (None, MINILM, E5, "text-embedding-3-small")
+    }
+    assert models == {None: "embedding", MINILM: "embedding", E5: f"embedding@{E5}", "text-embedding-3-small": "cues"}
+    # Without a model named, the session's declared one; without a vector, the cues.
+    db.execute("SELECT set_config('cogmem.embedding_model', %s, false)", (E5,))
+    assert one(db, "SELECT model FROM cogmem.classify(%s, %s::vector)", (casual, rule_vector)) == f"embedding@{E5}"
+    assert one(db, "SELECT model FROM cogmem.classify(%s)", (casual,)) == "cues"
+    judged = one(
+        db,
+        "SELECT model FROM cogmem.judge_followup('thanks, that worked', %s::vector, %s::vector)",
+        (rule_vector, rule_vector),
+    )
+    assert judged == f"followup-embedding@{E5}"

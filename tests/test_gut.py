@@ -859,3 +859,32 @@ def test_a_release_draws_from_other_nodes_exports_when_they_are_signed_and_fresh
     )
     assert message.startswith("a Gut export made at ") and message.endswith(" is not fresh enough to release from")
     assert hint == "Gather every shard's gut_export() again right before the release (the router does)."
+
+
+def test_tenants_of_two_models_meet_in_one_pattern_whose_vector_is_of_one_model():
+    """Tenants embed with different models (tenants.embedding_model): a lesson they share is one key, and
+    the published vector is the majority model's own, never a mean across two spaces."""
+    rng = random.Random(11)
+    spaces = {"minilm": [rng.gauss(0, 1) for _ in range(16)], "e5": [rng.gauss(0, 1) for _ in range(16)]}
+    items = []
+    for n in range(12):
+        model = "e5" if n < 4 else "minilm"
+        vector = [b + 0.05 * rng.gauss(0, 1) for b in spaces[model]]
+        items.append(
+            gut.Contribution(f"t{n}", n, "always back up before a schema migration", (), 1.0, vector, model=model)
+        )
+    params = _with(epsilon=1e6, delta=1e-4, max_patterns_per_tenant=1)
+    keys = gut.key_model()
+    assert keys is not None, "the [gut] extra ships the key model"
+    # With the key model (texts), one key for all 12; without it (memory vectors), each model's apart.
+    (pattern,) = gut.release(items, params, embed=keys.embed)["patterns"]
+    assert pattern.embedding_model == "minilm"
+    unit = [x / math.sqrt(sum(b * b for b in spaces["minilm"])) for x in spaces["minilm"]]
+    assert sum(a * b for a, b in zip(pattern.embedding, unit, strict=True)) > 0.99
+    # An earlier pattern of the other model, however close its vector, is not the one this continues.
+    again = gut.release(items, params, previous=[(41, pattern.embedding, "e5")], embed=keys.embed)
+    assert again["patterns"][0].pattern_id is None
+    again = gut.release(items, params, previous=[(42, pattern.embedding, "minilm")], embed=keys.embed)
+    assert again["patterns"][0].pattern_id == 42
+    by_vectors = gut.release(items, params)["patterns"]
+    assert [p.embedding_model for p in by_vectors] == ["minilm"]  # the 4 of e5 alone are below k

@@ -1,5 +1,5 @@
-"""Tenants: create one, who reaches it (grant, revoke), its settings and topics, its core identity, and
-the agent's trust in it."""
+"""Tenants: create one (and re-embed it), who reaches it (grant, revoke), its settings and topics, its core
+identity, and the agent's trust in it."""
 
 from __future__ import annotations
 
@@ -9,17 +9,54 @@ import click
 import psycopg
 
 from cogmem_pg.cli.common import Context, emit, json_option, parse_json, pass_context, sql_errors
+from cogmem_pg.embed import EmbeddingUnavailable
+from cogmem_pg.reembed import ReembedProgress
 
 
 @click.command()
 @click.argument("tenant")
 @click.option("--language", default="english", show_default=True)
+@click.option(
+    "--embedding-model",
+    default=None,
+    help="The model of its vectors (default: the database's; all-MiniLM-L6-v2-onnx-int8 or multilingual-e5-small-q4).",
+)
 @pass_context
-def tenant(ctx: Context, tenant: str, language: str) -> None:
+def tenant(ctx: Context, tenant: str, language: str, embedding_model: str | None) -> None:
     """Create a tenant (idempotent)."""
     with psycopg.connect(ctx.dsn(), autocommit=True) as conn, sql_errors():
-        conn.execute("SELECT cogmem.create_tenant(%s, %s)", (tenant, language))
-    click.echo(f"tenant {tenant} ({language}) ready")
+        conn.execute("SELECT cogmem.create_tenant(%s, %s, %s)", (tenant, language, embedding_model))
+        row = conn.execute("SELECT embedding_model FROM cogmem.tenants WHERE tenant = %s", (tenant,)).fetchone()
+    click.echo(f"tenant {tenant} ({language}, vectors of {row[0] if row else embedding_model}) ready")
+
+
+@click.command()
+@click.argument("tenant")
+@click.option("--model", required=True, help="The model to embed with, e.g. multilingual-e5-small-q4.")
+@click.option("--batch", default=128, show_default=True, type=click.IntRange(1, 10000), help="Texts per batch.")
+@click.option("--cancel", is_flag=True, help="Drop the re-embedding under way instead (the old vectors stay).")
+@pass_context
+def reembed(ctx: Context, tenant: str, model: str, batch: int, cancel: bool) -> None:
+    """Re-embed TENANT's memories, chunks, turns and conflicts with MODEL, online (recall reads the old
+    vectors until the swap, one transaction at the end); run it again to resume."""
+    client = ctx.client()
+    if cancel:
+        with sql_errors():
+            click.echo(f"re-embedding of {tenant} cancelled" if client.reembed_cancel(tenant) else "none under way")
+        return
+    shown = [0]
+
+    def show(p: ReembedProgress) -> None:
+        if p.finished or p.done - shown[0] >= 10 * batch:
+            shown[0] = p.done
+            click.echo(f"{p.tenant}: {p.done}/{p.total} texts embedded with {p.to_model}", err=True)
+
+    with sql_errors():
+        try:
+            done = client.reembed(tenant, model, batch=batch, on_progress=show)
+        except (EmbeddingUnavailable, ValueError) as error:
+            raise click.ClickException(str(error)) from error
+    click.echo(f"tenant {tenant}: {done.total} vectors of {done.to_model} (were {done.from_model})")
 
 
 @click.command()
@@ -136,4 +173,4 @@ def topics_set(ctx: Context, tenant: str, topic: str, keywords: tuple[str, ...])
     click.echo(f"{tenant}: {topic} = {', '.join(keywords)}")
 
 
-COMMANDS = (tenant, grant, revoke, configure, identity, trust, topics)
+COMMANDS = (tenant, reembed, grant, revoke, configure, identity, trust, topics)

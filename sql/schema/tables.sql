@@ -242,6 +242,7 @@ CREATE TABLE cogmem.gut_contributions (
     topics text[] DEFAULT '{}'::text[] NOT NULL,
     success real NOT NULL,
     collected_at timestamp with time zone DEFAULT now() NOT NULL,
+    embedding_model text DEFAULT 'all-MiniLM-L6-v2-onnx-int8'::text NOT NULL,
     CONSTRAINT gut_contributions_source_check CHECK ((source = ANY (ARRAY['memory'::text, 'learning'::text]))),
     CONSTRAINT gut_contributions_success_check CHECK (((success >= (0)::double precision) AND (success <= (1)::double precision)))
 );
@@ -249,6 +250,8 @@ CREATE TABLE cogmem.gut_contributions (
 ALTER TABLE ONLY cogmem.gut_contributions FORCE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE cogmem.gut_contributions IS 'What an opted-in tenant offers the Gut: de-identified text of a proven memory, its vector and success.';
+
+COMMENT ON COLUMN cogmem.gut_contributions.embedding_model IS 'The model of the embedding (its tenant''s).';
 
 CREATE TABLE cogmem.gut_feedback (
     tenant text NOT NULL,
@@ -327,6 +330,18 @@ COMMENT ON COLUMN cogmem.memories.candidate_p IS 'How likely the routing model f
 COMMENT ON COLUMN cogmem.memories.person IS 'Who it is about or from (source ->> ''person''); NULL: shared by the tenant. Recall for another person never injects it.';
 
 COMMENT ON COLUMN cogmem.memories.agent IS 'The agent that heard it (source ->> ''agent''); NULL: every agent''s. See the tenant''s scope policy.';
+
+CREATE TABLE cogmem.reembeddings (
+    tenant text NOT NULL,
+    from_model text NOT NULL,
+    to_model text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_by text DEFAULT SESSION_USER NOT NULL,
+    CONSTRAINT reembeddings_other_model CHECK ((to_model <> from_model)),
+    CONSTRAINT reembeddings_to_model_name CHECK ((to_model ~ '^[[:graph:]]{1,100}$'::text))
+);
+
+COMMENT ON TABLE cogmem.reembeddings IS 'A tenant''s re-embedding under way: its vectors, made by from_model, are being made again by to_model (cogmem.reembed_begin ... reembed_finish).';
 
 CREATE TABLE cogmem.bios_rule_events (
     rule_id bigint NOT NULL,
@@ -738,7 +753,8 @@ CREATE TABLE cogmem.gut_patterns (
     last_release bigint NOT NULL,
     withdrawn_release bigint,
     success_low real,
-    success_high real
+    success_high real,
+    embedding_model text DEFAULT 'all-MiniLM-L6-v2-onnx-int8'::text NOT NULL
 );
 
 COMMENT ON TABLE cogmem.gut_patterns IS 'Released patterns: k-anonymous, de-identified text; support and success are noisy (differentially private).';
@@ -746,6 +762,8 @@ COMMENT ON TABLE cogmem.gut_patterns IS 'Released patterns: k-anonymous, de-iden
 COMMENT ON COLUMN cogmem.gut_patterns.success_low IS 'The lower end of the noisy success''s 90% interval.';
 
 COMMENT ON COLUMN cogmem.gut_patterns.success_high IS 'The upper end of the noisy success''s 90% interval.';
+
+COMMENT ON COLUMN cogmem.gut_patterns.embedding_model IS 'The model of the pattern''s vector: tenants of another model match it by its topics only.';
 
 ALTER TABLE cogmem.gut_patterns ALTER COLUMN pattern_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME cogmem.gut_patterns_pattern_id_seq
@@ -958,6 +976,17 @@ CREATE TABLE cogmem.memory_siblings (
 );
 
 COMMENT ON TABLE cogmem.memory_siblings IS 'Look-alike memories that differ in discriminating details (host, IP, environment, OS, version): linked, never merged.';
+
+CREATE TABLE cogmem.reembedded_vectors (
+    tenant text NOT NULL,
+    kind text NOT NULL,
+    id bigint NOT NULL,
+    text_md5 uuid NOT NULL,
+    embedding public.vector(384) NOT NULL,
+    CONSTRAINT reembedded_vectors_kind CHECK ((kind = ANY (ARRAY['memory'::text, 'chunk'::text, 'turn'::text, 'conflict'::text])))
+);
+
+COMMENT ON TABLE cogmem.reembedded_vectors IS 'The new model''s vectors of a re-embedding, waiting for the swap: per memory, chunk, turn or conflict, with the digest of the text embedded (a text changed since is embedded again).';
 
 CREATE TABLE cogmem.resource_chunks (
     tenant text NOT NULL,
@@ -1341,6 +1370,12 @@ ALTER TABLE ONLY cogmem.memory_stats
 ALTER TABLE ONLY cogmem.recalls
     ADD CONSTRAINT recalls_pkey PRIMARY KEY (tenant, recall_id);
 
+ALTER TABLE ONLY cogmem.reembedded_vectors
+    ADD CONSTRAINT reembedded_vectors_pkey PRIMARY KEY (tenant, kind, id);
+
+ALTER TABLE ONLY cogmem.reembeddings
+    ADD CONSTRAINT reembeddings_pkey PRIMARY KEY (tenant);
+
 ALTER TABLE ONLY cogmem.resource_chunks
     ADD CONSTRAINT resource_chunks_pkey PRIMARY KEY (tenant, chunk_id);
 
@@ -1601,6 +1636,12 @@ ALTER TABLE ONLY cogmem.memories
 ALTER TABLE ONLY cogmem.recalls
     ADD CONSTRAINT recalls_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.tenants(tenant) ON DELETE CASCADE;
 
+ALTER TABLE ONLY cogmem.reembedded_vectors
+    ADD CONSTRAINT reembedded_vectors_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.reembeddings(tenant) ON DELETE CASCADE;
+
+ALTER TABLE ONLY cogmem.reembeddings
+    ADD CONSTRAINT reembeddings_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.tenants(tenant) ON DELETE CASCADE;
+
 ALTER TABLE ONLY cogmem.resource_chunks
     ADD CONSTRAINT resource_chunks_tenant_resource_id_fkey FOREIGN KEY (tenant, resource_id) REFERENCES cogmem.resources(tenant, resource_id) ON DELETE CASCADE;
 
@@ -1772,6 +1813,10 @@ CREATE POLICY person_updates ON cogmem.store_items AS RESTRICTIVE FOR UPDATE USI
 
 ALTER TABLE cogmem.recalls ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE cogmem.reembedded_vectors ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE cogmem.reembeddings ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE cogmem.resource_chunks ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE cogmem.resources ENABLE ROW LEVEL SECURITY;
@@ -1823,6 +1868,10 @@ CREATE POLICY tenant_isolation ON cogmem.memory_siblings USING (((tenant = ANY (
 CREATE POLICY tenant_isolation ON cogmem.memory_stats USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
 CREATE POLICY tenant_isolation ON cogmem.recalls USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
+
+CREATE POLICY tenant_isolation ON cogmem.reembedded_vectors USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
+
+CREATE POLICY tenant_isolation ON cogmem.reembeddings USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
 CREATE POLICY tenant_isolation ON cogmem.resource_chunks USING (((tenant = ANY (( SELECT cogmem.reachable_tenants() AS reachable_tenants)::text[])) OR ( SELECT cogmem.reaches_every_tenant() AS reaches_every_tenant)));
 
