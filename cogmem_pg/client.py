@@ -346,7 +346,7 @@ class Client:
         batch: int = 128,
         on_progress: Callable[[ReembedProgress], None] | None = None,
     ) -> ReembedProgress:
-        """Re-embeds TENANT with MODEL, online and resumably, and swaps its vectors in (sql/008-reembed.sql);
+        """Re-embeds TENANT with MODEL, online and resumably, and swaps its vectors in (sql/022-reembed.sql);
         by the client's own embedder when it makes MODEL's vectors, else the built-in one."""
         own = None if self._per_tenant else self._embedder
         embedder = own if getattr(own, "model_id", None) == model else None

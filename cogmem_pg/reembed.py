@@ -1,4 +1,4 @@
-"""Re-embedding a tenant with another model, online (sql/008-reembed.sql; issue 47).
+"""Re-embedding a tenant with another model, online (sql/022-reembed.sql; issue 47).
 
 The vectors are made here, on the client, a batch at a time, beside the old ones; recall goes on reading the
 old until the swap, which :func:`reembed` asks for when no text is left, in one transaction. It is

@@ -119,6 +119,24 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$ SELECT t.embedding_model FROM cogmem.tenants AS t WHERE t.tenant = p_tenant $$;
 COMMENT ON FUNCTION cogmem._embedding_model_of(text) IS 'The model of a tenant''s vectors (tenants.embedding_model).';
 
+-- A model's name, as tenants.embedding_model holds it (create_tenant, reembed_begin).
+CREATE OR REPLACE FUNCTION cogmem._check_model_name(p_model text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_model IS NULL OR p_model !~ '^[[:graph:]]{1,100}$' THEN
+        RAISE EXCEPTION 'embedding model name % is empty, longer than 100 characters or holds spaces',
+                        coalesce(to_jsonb(left(p_model, 40))::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name the model that makes the vectors, e.g. ''multilingual-e5-small-q4''.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._check_model_name(text) IS
+'Raises invalid_parameter_value unless a model name is 1 to 100 printable characters without spaces.';
+
 -- Every cosine threshold was set on MiniLM's cosines; another model spreads its cosines otherwise
 -- (multilingual E5 puts unrelated sentences near 0.8, MiniLM near 0.06). A threshold keeps its meaning
 -- when the same share of pairs passes it: bench/calibrate_similarity.py matches E5's to MiniLM's by
@@ -152,42 +170,3 @@ SET search_path = pg_catalog, pg_temp
 RETURN (cogmem._similarity_defaults(p_model) ->> p_name)::real;
 COMMENT ON FUNCTION cogmem._model_similarity(text, text) IS
 'One cosine threshold of an embedding model (cogmem._similarity_defaults).';
-
--- A tenant's cosine settings follow its model: each takes the new model's value, unless a person set it
--- to another than the old model's (p_from NULL: a new tenant, every one). The change is audited as every
--- change of a tenant is (sql/100-audit-chain.sql).
-CREATE OR REPLACE FUNCTION cogmem._adopt_model_similarities(p_tenant text, p_from text, p_to text)
-RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-DECLARE
-    o jsonb := CASE WHEN p_from IS NOT NULL THEN cogmem._similarity_defaults(p_from) END;
-    n jsonb := cogmem._similarity_defaults(p_to);
-BEGIN
-    IF o IS NOT DISTINCT FROM n THEN
-        RETURN;
-    END IF;
-    UPDATE cogmem.tenants AS t SET
-        duplicate_similarity = CASE WHEN o IS NULL OR t.duplicate_similarity = (o ->> 'duplicate_similarity')::real
-                                    THEN (n ->> 'duplicate_similarity')::real ELSE t.duplicate_similarity END,
-        merge_similarity = CASE WHEN o IS NULL OR t.merge_similarity = (o ->> 'merge_similarity')::real
-                                THEN (n ->> 'merge_similarity')::real ELSE t.merge_similarity END,
-        sibling_similarity = CASE WHEN o IS NULL OR t.sibling_similarity = (o ->> 'sibling_similarity')::real
-                                  THEN (n ->> 'sibling_similarity')::real ELSE t.sibling_similarity END,
-        candidate_restated_similarity
-            = CASE WHEN o IS NULL OR t.candidate_restated_similarity = (o ->> 'candidate_restated_similarity')::real
-                   THEN (n ->> 'candidate_restated_similarity')::real ELSE t.candidate_restated_similarity END,
-        dissonance_similarity = CASE WHEN o IS NULL OR t.dissonance_similarity = (o ->> 'dissonance_similarity')::real
-                                     THEN (n ->> 'dissonance_similarity')::real ELSE t.dissonance_similarity END,
-        topic_bypass_similarity
-            = CASE WHEN o IS NULL OR t.topic_bypass_similarity = (o ->> 'topic_bypass_similarity')::real
-                   THEN (n ->> 'topic_bypass_similarity')::real ELSE t.topic_bypass_similarity END,
-        guard_similarity = CASE WHEN o IS NULL OR t.guard_similarity = (o ->> 'guard_similarity')::real
-                                THEN (n ->> 'guard_similarity')::real ELSE t.guard_similarity END
-    WHERE t.tenant = p_tenant;
-END;
-$$;
-COMMENT ON FUNCTION cogmem._adopt_model_similarities(text, text, text) IS
-'Sets a tenant''s cosine settings to an embedding model''s values (cogmem._similarity_defaults), keeping '
-'those a person changed from the previous model''s.';

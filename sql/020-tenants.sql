@@ -43,12 +43,7 @@ BEGIN
                   HINT = 'Use an installed configuration: SELECT cfgname FROM pg_ts_config;';
     END;
 
-    IF v_model !~ '^[[:graph:]]{1,100}$' THEN
-        RAISE EXCEPTION 'embedding model name % is empty, longer than 100 characters or holds spaces',
-                        to_jsonb(left(v_model, 40))
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Name the model that makes the vectors, e.g. ''multilingual-e5-small-q4''.';
-    END IF;
+    PERFORM cogmem._check_model_name(v_model);
 
     INSERT INTO cogmem.tenants (tenant, language, embedding_model) VALUES (v_tenant, v_language, v_model)
     ON CONFLICT (tenant) DO NOTHING;
@@ -68,10 +63,8 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Cosine settings on the scale of the tenant's model (sql/007-embed.sql); MiniLM's are the columns' defaults.
-    IF v_model <> 'all-MiniLM-L6-v2-onnx-int8' THEN
-        PERFORM cogmem._adopt_model_similarities(v_tenant, NULL, v_model);
-    END IF;
+    -- Cosine settings on the scale of the tenant's model (sql/007-embed.sql; MiniLM's are the defaults).
+    PERFORM cogmem._adopt_model_similarities(v_tenant, NULL, v_model);
     -- Default budget split (3,200 tokens) in priority order; unused allocation flows to later layers.
     INSERT INTO cogmem.tenant_layers (tenant, layer, priority, token_allocation, half_life, never_cut)
     VALUES
@@ -142,3 +135,31 @@ $$;
 COMMENT ON FUNCTION cogmem.configure_tenant(text, jsonb, text) IS
 'Administrators: changes a tenant''s settings (columns of cogmem.tenants) or, with layer, one recall '
 'layer''s (cogmem.tenant_layers: priority, token_allocation, half_life, never_cut). Audited. Returns the row.';
+
+-- A tenant's cosine settings follow its model: each takes the new model's value, unless a person set it
+-- to another than the old model's (p_from NULL: a new tenant, every one). Through configure_tenant, as a
+-- person's change goes (its callers are administrators): checked, and audited by the governance trigger;
+-- nothing to change, nothing written.
+CREATE OR REPLACE FUNCTION cogmem._adopt_model_similarities(p_tenant text, p_from text, p_to text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    o jsonb := CASE WHEN p_from IS NOT NULL THEN cogmem._similarity_defaults(p_from) END;
+    t jsonb := (SELECT to_jsonb(x) FROM cogmem.tenants AS x WHERE x.tenant = p_tenant);
+    v_changes jsonb;
+BEGIN
+    SELECT jsonb_object_agg(k.key, k.value) INTO v_changes
+    FROM jsonb_each(cogmem._similarity_defaults(p_to)) AS k
+    WHERE t ? k.key  -- a setting of the tenant's (the others are gates in the SQL)
+      AND (o IS NULL OR (t ->> k.key)::real = (o ->> k.key)::real)
+      AND (t ->> k.key)::real <> (k.value #>> '{}')::real;
+    IF v_changes IS NOT NULL THEN
+        PERFORM cogmem.configure_tenant(p_tenant, v_changes);
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._adopt_model_similarities(text, text, text) IS
+'Sets a tenant''s cosine settings to an embedding model''s values (cogmem._similarity_defaults), keeping '
+'those a person changed from the previous model''s.';

@@ -37,7 +37,7 @@ BEGIN
       AND EXISTS (SELECT FROM unnest(r.item_reasons) AS i (reason) WHERE i.reason ~ v_quoted);
     UPDATE cogmem.sensory_turns AS s SET memory_id = NULL
     WHERE s.tenant = p_tenant AND s.memory_id = ANY (v_erased);
-    PERFORM cogmem._forget_reembedded(p_tenant);  -- a re-embedding's new vectors of them (sql/008-reembed.sql)
+    PERFORM cogmem._forget_reembedded(p_tenant);  -- a re-embedding's new vectors of them (sql/022-reembed.sql)
     INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
     SELECT p_tenant, 'write', e.id, 'erased', jsonb_build_object('reason', p_reason)
     FROM unnest(v_erased) AS e (id);

@@ -198,6 +198,7 @@ DECLARE
     v_lesson     text;
     v_embedding  public.vector;
     v_lexemes    text[];
+    v_lesson_gate real;
     v_learning   bigint;
     v_after      integer;
     v_row        cogmem.learnings;
@@ -230,9 +231,10 @@ BEGIN
                       HINT = 'Pass the learning_id that report_error returned for this mistake, or NULL to match it.';
         END IF;
     ELSE
-        -- The same mistake again: a learning of the area close in meaning (cosine 0.8 for MiniLM, sql/007-embed.sql) or in wording
-        -- (half of the words in common, or the same text).
+        -- The same mistake again: a learning of the area close in meaning (cosine 0.8 for MiniLM: the model's
+        -- lesson_similarity, sql/007-embed.sql) or in wording (half of the words in common, or the same text).
         v_embedding := cogmem._embedding(v_tenant, report_error.embedding, v_lesson);
+        v_lesson_gate := cogmem._model_similarity(cogmem._embedding_model_of(v_tenant), 'lesson_similarity');
         v_lexemes := coalesce(tsvector_to_array(to_tsvector(v_language, v_lesson)), '{}');
         SELECT c.memory_id INTO v_learning
         FROM (
@@ -243,7 +245,7 @@ BEGIN
             JOIN cogmem.memories AS m ON m.tenant = l.tenant AND m.memory_id = l.memory_id
             WHERE l.tenant = v_tenant AND l.area = v_area AND cogmem._same_scope(m.person, m.agent, v_person, v_agent)
         ) AS c
-        WHERE c.similarity >= cogmem._model_similarity(cogmem._embedding_model_of(v_tenant), 'lesson_similarity')
+        WHERE c.similarity >= v_lesson_gate
            OR c.overlap >= 0.5
         ORDER BY coalesce(c.similarity, 0) + c.overlap DESC, c.memory_id
         LIMIT 1;

@@ -1,4 +1,4 @@
-"""sql/008-reembed.sql and cogmem_pg.reembed: a tenant re-embedded with another model, online, resumably, swapped
+"""sql/022-reembed.sql and cogmem_pg.reembed: a tenant re-embedded with another model, online, resumably, swapped
 in one transaction (issue 47)."""
 
 import psycopg

@@ -58,7 +58,7 @@ COMMENT ON TABLE cogmem.reembedded_vectors IS
 
 
 def downgrade() -> None:
-    # sql/008-reembed.sql's helper returns the table's row type, and sql/068-gut.sql's export (BEGIN ATOMIC)
+    # sql/022-reembed.sql's helper returns the table's row type, and sql/068-gut.sql's export (BEGIN ATOMIC)
     # names the new column; the others only name them in their bodies. The sql files make them again.
     execute("""
 DROP FUNCTION IF EXISTS cogmem._reembedding(text);

@@ -105,11 +105,7 @@ DECLARE
     v_under  text;
 BEGIN
     PERFORM cogmem._require_admin(v_tenant);
-    IF reembed_begin.model IS NULL OR reembed_begin.model !~ '^[[:graph:]]{1,100}$' THEN
-        RAISE EXCEPTION 'embedding model name % is empty, longer than 100 characters or holds spaces',
-                        coalesce(to_jsonb(left(reembed_begin.model, 40))::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'e.g. ''multilingual-e5-small-q4''.';
-    END IF;
+    PERFORM cogmem._check_model_name(reembed_begin.model);
     SELECT t.embedding_model INTO v_from FROM cogmem.tenants AS t WHERE t.tenant = v_tenant;
     SELECT r.to_model INTO v_under FROM cogmem.reembeddings AS r WHERE r.tenant = v_tenant;
     IF v_under IS NOT NULL AND v_under <> reembed_begin.model THEN
