@@ -11,7 +11,7 @@ from tests.cli_helpers import run
 def test_cli_against_a_server(dsn):
     assert "operations       Operations baseline: shipped v2.0, not loaded" in run("--dsn", dsn, "bios", "list")
     assert run("--dsn", dsn, "bios", "diff", "operations").startswith("operations 2.0: 24 to add, 0 to retire")
-    assert run("--dsn", dsn, "tenant", "acme") == "tenant acme (english) ready\n"
+    assert run("--dsn", dsn, "tenant", "acme") == "tenant acme (english, vectors of all-MiniLM-L6-v2-onnx-int8) ready\n"
     out = run("--dsn", dsn, "bios", "load", "operations", "--subscribe", "acme")
     assert out.startswith("Operations baseline (operations 2.0): 24 new of 24 rules, 0 retired, 0 reinstated")
     listed = run("--dsn", dsn, "bios", "list")
