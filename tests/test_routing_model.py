@@ -109,7 +109,7 @@ def test_a_new_model_replaces_the_old_and_the_same_one_is_not_loaded_again(fresh
             "SELECT bias FROM cogmem._routing_model() WHERE model = 'embedding' AND head = 'ring'"
             " AND label = 'dos_and_donts'",
         ) == pytest.approx(0.5)
-        assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == 28 + 8
+        assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == 6 * 6 + 3 * 2 + 3 * 4
         assert one(conn, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])
 
 
