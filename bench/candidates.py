@@ -1,8 +1,9 @@
 """No stated rule is lost: candidate rules and incidents, measured on the test split of bench/corpus.
 
 Every statement of the split is remembered through `remember(tenant, text)` in a tenant of its own (so
-that no statement is a duplicate or a conflict of another), with its MiniLM embedding (the default path:
-the client embeds) and without (plain SQL on a server that cannot embed). For each labelled rule and
+that no statement is a duplicate or a conflict of another), with its embedding (MiniLM's, or E5's with
+COGMEM_BENCH_EMBEDDER=e5: the default path, the client embeds) and without (plain SQL on a server that
+cannot embed). For each labelled rule and
 incident: does it end in its ring (or, for a long turn, the sentence taken from it), as a candidate, or
 neither (lost)? For casual talk: how much became a candidate (a question to a person) or entered a
 never-cut ring? After one round of confirmation, a simulated person confirms the true rules among the
@@ -28,7 +29,7 @@ from pgvector.psycopg import register_vector
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import NEVER_CUT, Statement, statements
 from bench.harness import given_or_private
-from bench.inbound import LANGUAGES, create_tenant, declare, embed
+from bench.inbound import LANGUAGES, bench_model, create_tenant, declare, embed
 from bench.results import replace_section
 
 SECTION = "Candidate rules and incidents"
@@ -55,20 +56,26 @@ class Outcome:
 
 
 def remember_each(
-    conn: psycopg.Connection, rows: Sequence[Statement], vectors: Sequence[np.ndarray | None]
+    conn: psycopg.Connection,
+    rows: Sequence[Statement],
+    vectors: Sequence[np.ndarray | None],
+    model: str | None = None,
 ) -> list[Outcome]:
-    """Each statement remembered in a tenant of its own; where it went."""
+    """Each statement remembered in a tenant of its own (of MODEL's vectors, default bench_model()); where it
+    went."""
     out = []
     for s, v in zip(rows, vectors, strict=True):
         tenant = f"c-{uuid.uuid4().hex[:12]}"
-        create_tenant(conn, tenant, LANGUAGES[s.lang])
+        create_tenant(conn, tenant, LANGUAGES[s.lang], model)
         ring, candidate, excerpt = conn.execute(
             "SELECT r.ring, r.candidate, (SELECT m.ring::text FROM cogmem.memories AS m"
             " WHERE m.tenant = %s AND m.memory_id = r.excerpt_id)"
             " FROM cogmem.remember(%s, %s, embedding => %s) AS r",
             (tenant, tenant, s.text, v),
         ).fetchone()  # type: ignore[misc]
-        probabilities = conn.execute("SELECT probabilities FROM cogmem.classify(%s, %s)", (s.text, v)).fetchone()[0]  # type: ignore[index]
+        probabilities = conn.execute(
+            "SELECT probabilities FROM cogmem.classify(%s, %s, %s)", (s.text, v, model or bench_model())
+        ).fetchone()[0]  # type: ignore[index]
         out.append(Outcome(s, excerpt if excerpt in NEVER_CUT else ring, candidate, probabilities))
     return out
 
@@ -119,7 +126,8 @@ def curve(outcomes: Sequence[Outcome], lang: str) -> list[tuple[float, float, fl
 def section(with_embedding: Figures, without: Figures, outcomes: Sequence[Outcome], n: int) -> list[str]:
     lines = [
         f"`bench/candidates.py`: the {n} statements of the test split of bench/corpus, each remembered through "
-        "`remember(tenant, text)` in a tenant of its own, with the MiniLM embedding (the default path) and "
+        "`remember(tenant, text)` in a tenant of its own, with the embedding of "
+        f"{bench_model()} (the default path) and "
         "without (plain SQL on a server that cannot embed). A long turn counts where its sentence went.",
         "",
         "| | with embedding | without |",

@@ -11,7 +11,8 @@ Data:
   Categories 1-4: multi-hop, temporal, open, single-hop.
 - Our own conversations, English and Turkish (bench/corpus/conversations/, see its README).
 
-Methods over the same turns: recency, BM25, dense (MiniLM, or `--embedder e5`), RRF hybrid of the two
+Methods over the same turns: recency, BM25, dense (the default model of the conversations' language:
+MiniLM for English, E5 for Turkish; or `--embedder`), RRF hybrid of the two
 (the baselines an application would write itself), the same three over "[date] speaker: text" (as an
 application that keeps who said what indexes a turn), and `cogmem.recall` with default routing and with every turn in
 `fresh`. `python bench/conversation.py --results bench/RESULTS.md` writes the section.
@@ -424,7 +425,9 @@ def main() -> None:
         default="recency,BM25,dense,RRF hybrid,BM25 labelled,dense labelled,RRF hybrid labelled,"
         "recall default,recall all fresh",
     )
-    parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm", help="whose vectors")
+    parser.add_argument(
+        "--embedder", choices=sorted(EMBEDDERS), help="whose vectors (default: a tenant's default by language)"
+    )
     parser.add_argument("--results", type=Path, help="write the section into this RESULTS.md")
     args = parser.parse_args()
     data = args.data or ["locomo", "ours-en", "ours-tr"]
@@ -446,7 +449,9 @@ def main() -> None:
     with given_or_private(args.dsn, 5460, database="postgres") as dsn:
         for name in data:
             conversations = sets[name]()[: args.limit]
-            table = run(conversations, dsn, methods, BUDGETS, args.embedder)
+            # The default model of a tenant of the conversations' language (sql/020-tenants.sql).
+            embedder = args.embedder or ("e5" if name == "ours-tr" else "minilm")
+            table = run(conversations, dsn, methods, BUDGETS, embedder)
             tables.append(render(table, titles[name], BUDGETS))
             print(tables[-1])
     if args.results:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,9 @@ class Statement:
     split: str
     # In a long turn (*-long.jsonl): the verbatim span that makes it a rule, an incident or steps.
     sentence: str | None = None
+    # voices/*.jsonl: who wrote it (a persona of its own) and how the message is built.
+    writer: str | None = None
+    shape: str | None = None
 
     @property
     def instruction(self) -> bool:
@@ -57,6 +61,43 @@ def _records(path: Path) -> list[dict]:
 def statements(split: str | None = None) -> list[Statement]:
     rows = [Statement(**r) for path in sorted((CORPUS / "inbound").glob("*.jsonl")) for r in _records(path)]
     return [s for s in rows if split is None or s.split == split]
+
+
+# Writers of voices/ that no model may learn from: what the shipped models score on them is what a stranger
+# gets (bench/understanding.py). No model learns from voices/ yet: today every writer is a stranger.
+HELD_OUT_WRITERS = ("en-w3", "en-w6", "tr-w3", "tr-w5")
+
+
+def voices(writers: Sequence[str] | None = None) -> list[Statement]:
+    """Messages of voices/*.jsonl (issue 48), each writer a persona of its own, as statements: a rule's or
+    an incident's clause is its sentence; every record is in the split named after its writer."""
+    rows = []
+    for path in sorted((CORPUS / "voices").glob("*.jsonl")):
+        for r in _records(path):
+            if writers is None or r["writer"] in writers:
+                rows.append(
+                    Statement(
+                        text=r["text"],
+                        ring=r["ring"],
+                        lang=r["lang"],
+                        kind=r["kind"],
+                        context=r["domain"],
+                        split=r["writer"],
+                        sentence=r["clause"],
+                        writer=r["writer"],
+                        shape=r["shape"],
+                    )
+                )
+    return rows
+
+
+def voice_writers() -> list[str]:
+    return sorted({s.writer for s in voices() if s.writer})
+
+
+def updates() -> list[dict]:
+    """Pairs of updates/*.jsonl: a fact, and a later statement that replaces it or is compatible with it."""
+    return [r for path in sorted((CORPUS / "updates").glob("*.jsonl")) for r in _records(path)]
 
 
 def pairs(name: str, split: str | None = None) -> list[dict]:

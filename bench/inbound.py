@@ -1,8 +1,9 @@
 """Inbound attention measured on the labelled corpus (bench/corpus): routing, false conflicts, dissonance,
 near-duplicates. Everything runs through the SQL API, as an application calls it.
 
-- routing: cogmem.classify() on each statement, with its MiniLM embedding (the default path: the client
-  embeds) and without (a server that cannot embed): per-ring precision and recall, the confusion matrix;
+- routing: cogmem.classify() on each statement, with its embedding (MiniLM's, or E5's with
+  COGMEM_BENCH_EMBEDDER=e5: the default path, the client embeds) and without (a server that cannot
+  embed): per-ring precision and recall, the confusion matrix;
 - false conflicts: every casual statement of a split remembered, in order, into one tenant through
   remember(tenant, text) with no ring: the share held as conflicts, and the share that entered a never-cut
   ring;
@@ -36,8 +37,8 @@ LANGUAGES = {"en": "english", "tr": "turkish"}
 
 
 def bench_model() -> str:
-    """The embedding model the inbound benches read: MiniLM, or multilingual E5 with COGMEM_BENCH_EMBEDDER=e5
-    (each model's routing heads are measured alike)."""
+    """The embedding model the inbound benches read: MiniLM (English tenants' default), or multilingual E5
+    (every other language's) with COGMEM_BENCH_EMBEDDER=e5; each model's routing heads are measured alike."""
     return E5_MODEL_ID if os.environ.get("COGMEM_BENCH_EMBEDDER") == "e5" else MODEL_ID
 
 
@@ -121,14 +122,14 @@ def routing(conn: psycopg.Connection, rows: Sequence[Statement], vectors: Sequen
     )
 
 
-def declare(conn: psycopg.Connection) -> None:
-    """The session's vectors are of bench_model(): classify and the judge read them by its heads, and
-    tenants made by create_tenant(conn, ...) take its cosine thresholds."""
-    conn.execute("SELECT set_config('cogmem.embedding_model', %s, false)", (bench_model(),))
+def declare(conn: psycopg.Connection, model: str | None = None) -> None:
+    """The session's vectors are of MODEL (default bench_model()): classify and the judge read them by its
+    heads, and tenants made by create_tenant(conn, ...) take its cosine thresholds."""
+    conn.execute("SELECT set_config('cogmem.embedding_model', %s, false)", (model or bench_model(),))
 
 
-def create_tenant(conn: psycopg.Connection, name: str, language: str = "english") -> None:
-    conn.execute("SELECT cogmem.create_tenant(%s, %s, %s)", (name, language, bench_model()))
+def create_tenant(conn: psycopg.Connection, name: str, language: str = "english", model: str | None = None) -> None:
+    conn.execute("SELECT cogmem.create_tenant(%s, %s, %s)", (name, language, model or bench_model()))
 
 
 def _tenant(conn: psycopg.Connection, lang: str) -> str:

@@ -174,6 +174,8 @@ def default_embedder() -> MiniLMEmbedder | None:
 
 
 _e5: E5Embedder | None = None
+# The models whose weights ship with the [embed] extra (docs/models.md); a tenant's vectors are of one.
+BUILT_IN_MODELS = (MODEL_ID, E5_MODEL_ID)
 
 
 def builtin_embedder(model: str) -> Embedder | None:

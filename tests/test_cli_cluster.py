@@ -124,4 +124,7 @@ def test_doctor_says_what_to_fix(dsn):
     assert "ok   audit" in out and "warn never-cut  acme dos_and_donts +" in out
     # Which model made each tenant's vectors, and which this client embeds with (issue 47).
     assert "ok   vectors    1 tenant of all-MiniLM-L6-v2-onnx-int8" in out
-    assert "this client embeds with all-MiniLM-L6-v2-onnx-int8" in out or "this client has no embedder" in out
+    assert (
+        "this client embeds each tenant by its model (all-MiniLM-L6-v2-onnx-int8, multilingual-e5-small-q4" in out
+        or ("this client has no embedder" in out)
+    )

@@ -41,7 +41,7 @@ def test_reembed_command(dsn, db):
     assert "vectors of multilingual-e5-small-q4" in run(
         "--dsn", dsn, "tenant", "globex", "--embedding-model", E5_MODEL_ID
     )
-    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "tenant", "acme", "--embedding-model", "all-MiniLM-L6-v2-onnx-int8")
     run("--dsn", dsn, "remember", "acme", "Invoices go out on the first of the month")
     result = CliRunner().invoke(main, ["--dsn", dsn, "reembed", "acme", "--model", "no-such-model"])
     assert result.exit_code == 1 and "no built-in embedder for 'no-such-model'" in result.output

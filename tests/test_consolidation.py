@@ -161,7 +161,7 @@ def test_near_duplicates_merge_with_summed_statistics(db, tenant):
     db.execute("UPDATE cogmem.memory_stats SET confidence = 0.7 WHERE memory_id = %s", (b,))
     base = unit_vector(21)
     backfill(db, tenant, a, base)  # embeddings arrive later, e.g. from a backfill job
-    backfill(db, tenant, b, blend(base, unit_vector(22), 0.2))
+    backfill(db, tenant, b, blend(base, unit_vector(22), 0.12))  # cosine 0.99: a near-duplicate for either model
     db.execute("SELECT cogmem.apply_rehearsals()")  # the night would apply them first
     before = db.execute(
         "SELECT sum(recall_count), sum(outcome_count), sum(outcome_sum) FROM cogmem.memory_stats"

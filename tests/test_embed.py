@@ -182,10 +182,19 @@ def test_remember_and_recall_embed_in_the_server(db, tenant):
 MINILM, E5 = "all-MiniLM-L6-v2-onnx-int8", "multilingual-e5-small-q4"
 
 
+@pytest.fixture
+def minilm_tenant(db):
+    """acme, of MiniLM's vectors, beside tenants of other models."""
+    db.execute("SELECT cogmem.create_tenant('acme', 'english', %s)", (MINILM,))
+    return "acme"
+
+
 def test_a_tenant_records_the_model_of_its_vectors(db, tenant):
-    db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
+    db.execute("SELECT cogmem.create_tenant('globex', 'turkish')")
+    db.execute("SELECT cogmem.create_tenant('initech', 'turkish', %s)", (MINILM,))
     models = dict(db.execute("SELECT tenant, embedding_model FROM cogmem.tenants").fetchall())
-    assert models == {"acme": MINILM, "globex": E5}
+    # The default by language (issue 47): MiniLM for English, multilingual E5 for every other language.
+    assert models == {"acme": MINILM, "globex": E5, "initech": MINILM}
     db.execute("SELECT cogmem.create_tenant('globex', 'turkish')")  # idempotent without a model
     with pytest.raises(psycopg.errors.UniqueViolation, match="another model") as exc:
         db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (MINILM,))
@@ -195,6 +204,19 @@ def test_a_tenant_records_the_model_of_its_vectors(db, tenant):
         db.execute("""SELECT cogmem.configure_tenant('globex', '{"embedding_model": "x"}')""")
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="embedding model name"):
         db.execute("SELECT cogmem.create_tenant('initech', 'english', 'two words')")
+
+
+def test_a_database_may_pin_another_default_model(db, dsn):
+    """The setting cogmem.default_embedding_model names the model of new tenants that name none."""
+    db.execute(f"ALTER DATABASE {db.info.dbname} SET cogmem.default_embedding_model = '{E5}'")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT cogmem.create_tenant('initech')")
+        conn.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (MINILM,))
+        conn.execute("SET cogmem.default_embedding_model = ''")  # empty: the built-in default
+        conn.execute("SELECT cogmem.create_tenant('hooli'), cogmem.create_tenant('wayne', 'turkish')")
+    models = dict(db.execute("SELECT tenant, embedding_model FROM cogmem.tenants").fetchall())
+    assert models == {"initech": E5, "globex": MINILM, "hooli": MINILM, "wayne": E5}
+    db.execute(f"ALTER DATABASE {db.info.dbname} RESET cogmem.default_embedding_model")
 
 
 def test_a_vector_of_another_model_is_refused_and_nothing_is_kept(db):
@@ -225,7 +247,7 @@ def test_a_vector_of_another_model_is_refused_and_nothing_is_kept(db):
 
 
 @server_embeds
-def test_the_server_embeds_each_tenant_with_its_model(db, tenant):
+def test_the_server_embeds_each_tenant_with_its_model(db, minilm_tenant):
     db.execute("SET cogmem.embed = 'on'")
     db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
     db.execute("SELECT cogmem.create_tenant('initech', 'english', 'text-embedding-3-small')")
@@ -247,7 +269,7 @@ def test_the_server_embeds_each_tenant_with_its_model(db, tenant):
 
 
 @needs_model
-def test_the_client_embeds_each_tenant_with_its_model(dsn, db, tenant):
+def test_the_client_embeds_each_tenant_with_its_model(dsn, db, minilm_tenant):
     from cogmem_pg.client import Client
 
     db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (E5,))
@@ -276,7 +298,7 @@ def test_the_client_embeds_each_tenant_with_its_model(dsn, db, tenant):
 
 
 @needs_model
-def test_the_router_reads_a_vector_only_by_a_head_trained_on_its_model(db, tenant):
+def test_the_router_reads_a_vector_only_by_a_head_trained_on_its_model(db, minilm_tenant):
     """Each dense head was trained on one model's vectors: another model's vector must not be read as its."""
     db.execute("SELECT cogmem.create_tenant('initech', 'english', 'text-embedding-3-small')")
     casual = "ok noted"

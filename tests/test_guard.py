@@ -114,8 +114,9 @@ def at_cosine(a, seed, cosine):
 
 def test_trust_tunes_how_much_the_guard_returns(db, tenant):
     action = unit_vector(1)
-    # Six rules about another area, at cosine ~0.3 with the action: below the threshold (0.35) unless
-    # trust is low (0.25), so they show only then.
+    # Six rules about another area, 0.05 below the threshold of the tenant's model (MiniLM's 0.35, E5's 0.82)
+    # in cosine with the action: out unless trust is low (the threshold drops by 0.1), so they show only then.
+    below = one(db, "SELECT guard_similarity FROM cogmem.tenants WHERE tenant = %s", (tenant,)) - 0.05
     for n in range(6):
         remember(
             db,
@@ -123,7 +124,7 @@ def test_trust_tunes_how_much_the_guard_returns(db, tenant):
             f"Rule number {n} about the cdn.",
             "dos_and_donts",
             ["cdn"],
-            at_cosine(action, 10 + n, 0.3),
+            at_cosine(action, 10 + n, below),
         )
     assert guard(db, tenant, embedding=action) == []
     for _ in range(3):

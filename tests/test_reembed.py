@@ -11,6 +11,13 @@ OTHER = "test-model-v2"
 MINILM, E5 = "all-MiniLM-L6-v2-onnx-int8", "multilingual-e5-small-q4"
 
 
+@pytest.fixture
+def tenant(db):
+    """acme, of MiniLM's vectors (every tenant's before E5 became the default): what a re-embedding moves from."""
+    db.execute("SELECT cogmem.create_tenant('acme', 'english', %s)", (MINILM,))
+    return "acme"
+
+
 def _stored(db, tenant="acme"):
     """Every text of the tenant with a vector, and the vector's first component (which model made it)."""
     return db.execute(
@@ -165,7 +172,7 @@ def test_the_client_re_embeds_resumes_and_its_cache_follows(dsn, db):
     from cogmem_pg.client import Client
 
     e5 = _e5()
-    db.execute("SELECT cogmem.create_tenant('globex', 'turkish')")
+    db.execute("SELECT cogmem.create_tenant('globex', 'turkish', %s)", (MINILM,))
     texts = ["Annem geçen ay İzmir'e taşındı.", "Faturalar ayın ilk günü kesilir.", "Yedekler gece ikide alınır."]
     with Client(dsn) as writer, Client(dsn) as admin:
         for text in texts:

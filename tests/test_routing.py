@@ -149,9 +149,14 @@ def test_chats_between_people_put_at_most_one_turn_in_a_thousand_into_a_never_cu
 
     chats = [c for c in load_ours() if "assistant" not in c.id and "asistan" not in c.id]
     turns = [(c, t) for c in chats for t in c.turns]
-    vectors = inbound.embed([t.text for _, t in turns])
-    for lang in ("en", "tr"):
+    for lang in ("en", "tr"):  # each language's default model (MiniLM for English, E5 for Turkish)
         db.execute("SELECT cogmem.create_tenant(%s, %s)", (f"chat-{lang}", inbound.LANGUAGES[lang]))
+    models = dict(db.execute("SELECT tenant, embedding_model FROM cogmem.tenants").fetchall())
+    by_lang = {
+        lang: inbound.embed([t.text for c, t in turns if c.lang == lang], models[f"chat-{lang}"])
+        for lang in ("en", "tr")
+    }
+    vectors = [by_lang[c.lang].pop(0) for c, _ in turns]
     never_cut = 0
     for (c, t), v in zip(turns, vectors, strict=True):
         ring, excerpt = db.execute(
@@ -162,3 +167,18 @@ def test_chats_between_people_put_at_most_one_turn_in_a_thousand_into_a_never_cu
         never_cut += ring in NEVER_CUT or excerpt in NEVER_CUT
     assert len(turns) > 2000
     assert never_cut / len(turns) <= 0.001, never_cut
+
+
+# -- what people say (issue 48) -----------------------------------------------------------------------
+
+
+def test_the_voices_corpus_holds_whole_writers_out():
+    from bench.corpus import HELD_OUT_WRITERS, updates, voice_writers, voices
+
+    rows = voices()
+    assert len(voice_writers()) >= 12 and set(HELD_OUT_WRITERS) <= set(voice_writers())
+    assert all(s.ring in RINGS for s in rows)
+    assert all((s.sentence is None) == (s.ring == "fresh") and (s.sentence or "") in s.text for s in rows)
+    pairs = updates()
+    assert sum(p["relation"] == "compatible" for p in pairs) >= 100 and len(pairs) >= 300
+    assert {p["lang"] for p in pairs} == {"en", "tr"}

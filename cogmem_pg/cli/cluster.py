@@ -13,7 +13,7 @@ import psycopg
 
 from cogmem_pg.cli.common import Context, emit, json_option, pass_context, sql_errors, start_embedded
 from cogmem_pg.cluster import Cluster, ClusterError, pg_bindir
-from cogmem_pg.embed import default_embedder
+from cogmem_pg.embed import BUILT_IN_MODELS, default_embedder
 from cogmem_pg.migrate import current_revision, head_revision, install, installed_revision
 
 
@@ -154,8 +154,12 @@ def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
     yield (
         "ok" if embeds else "warn",
         "embedding",
-        ("in the database (all-MiniLM-L6-v2-onnx-int8)" if embeds else "not in the database")
-        + (f"; this client embeds with {client}" if client else "; this client has no embedder ([embed] extra)"),
+        ("in the database, each tenant by its model" if embeds else "not in the database")
+        + (
+            f"; this client embeds each tenant by its model ({', '.join(BUILT_IN_MODELS)} built in)"
+            if client
+            else "; this client has no embedder ([embed] extra)"
+        ),
         "" if embeds else "install cogmem-pg[embed] for the server's Python, or embed on the client",
     )
     models = conn.execute(

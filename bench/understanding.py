@@ -1,0 +1,183 @@
+"""Understanding what people say (issue 48), on text written in voices no model was shaped on.
+
+- Rules and incidents: bench/corpus/voices/, twelve writers, each a persona of their own (a baker, a
+  non-native DevOps engineer, a night-shift nurse, a German-born builder, a student, a compliance officer;
+  a Turkish SRE, shop owner, student, dentist, grandmother and sales manager), rules and incidents among
+  pleasantries, with their reasons, conditional, polite, and as many look-alikes that are none. Every message
+  is remembered through `remember(tenant, text)` in a tenant of its own, with the embedding (the client
+  embeds) and without (plain SQL on a server that cannot embed). Per writer: rules and incidents in their
+  ring, kept (in their ring or a candidate, asked about), and the other messages flagged (put in a
+  never-cut ring, or asked about). Writers in HELD_OUT_WRITERS never train a model: their rows are what a
+  stranger gets.
+- Updates: bench/corpus/updates/, pairs of a fact and a later statement that replaces it (an update) or
+  that holds beside it (compatible), English and Turkish. Each pair in a tenant of its own, the new one
+  said 30 days after the old; then the pair's question is recalled. New first: the new memory comes before
+  the old one (or the old one is out); old kept: a compatible pair's old memory is still recalled.
+
+    PYTHONPATH=. .venv/bin/python bench/understanding.py [--results bench/RESULTS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+from pgvector.psycopg import register_vector
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.candidates import Outcome, remember_each
+from bench.corpus import HELD_OUT_WRITERS, NEVER_CUT, updates, voice_writers, voices
+from bench.harness import given_or_private
+from bench.inbound import LANGUAGES, create_tenant, declare, embed
+from bench.results import replace_section
+from cogmem_pg.embed import E5_MODEL_ID, MODEL_ID
+
+SECTION = "Understanding what people say"
+
+
+@dataclass(frozen=True)
+class WriterFigures:
+    in_ring: float
+    kept: float
+    flagged: float  # other messages put in a never-cut ring or asked about
+    precision: float  # of what entered a never-cut ring, the share that belongs there
+
+
+def writer_figures(outcomes: Sequence[Outcome]) -> WriterFigures:
+    rules = [o for o in outcomes if o.truth in NEVER_CUT]
+    others = [o for o in outcomes if o.truth not in NEVER_CUT]
+    entered = [o for o in outcomes if o.ring in NEVER_CUT]
+    return WriterFigures(
+        in_ring=sum(o.ring == o.truth for o in rules) / max(len(rules), 1),
+        kept=sum(o.kept for o in rules) / max(len(rules), 1),
+        flagged=sum(o.ring in NEVER_CUT or o.candidate is not None for o in others) / max(len(others), 1),
+        precision=sum(o.ring == o.truth for o in entered) / max(len(entered), 1),
+    )
+
+
+def rules_table(with_embedding: list[Outcome], without: list[Outcome]) -> list[str]:
+    lines = [
+        "| writer | messages | rules and incidents | in ring | kept | others flagged | never-cut precision "
+        "| no embedding: in ring | kept | flagged |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    groups = [(w, [w]) for w in voice_writers()]
+    groups += [(f"all held out ({lang})", [w for w in HELD_OUT_WRITERS if w.startswith(lang)]) for lang in LANGUAGES]
+    groups += [("all", voice_writers())]
+    for name, writers in groups:
+        a = [o for o in with_embedding if o.statement.writer in writers]
+        b = [o for o in without if o.statement.writer in writers]
+        fa, fb = writer_figures(a), writer_figures(b)
+        label = f"{name} (held out)" if name in HELD_OUT_WRITERS else name
+        lines.append(
+            f"| {label} | {len(a)} | {sum(o.truth in NEVER_CUT for o in a)} | {fa.in_ring:.3f} | {fa.kept:.3f} | "
+            f"{fa.flagged:.3f} | {fa.precision:.3f} | {fb.in_ring:.3f} | {fb.kept:.3f} | {fb.flagged:.3f} |"
+        )
+    return lines
+
+
+@dataclass(frozen=True)
+class UpdateOutcome:
+    pair: dict
+    new_first: bool
+    old_recalled: bool
+    new_recalled: bool
+
+
+def recall_pair(conn: psycopg.Connection, pair: dict, vectors: dict[str, object], model: str) -> UpdateOutcome:
+    tenant = f"u-{uuid.uuid4().hex[:12]}"
+    create_tenant(conn, tenant, LANGUAGES[pair["lang"]], model)
+    said = datetime(2026, 3, 1, 10, tzinfo=UTC)
+    ids = []
+    for text, at in ((pair["old"], said), (pair["new"], said + timedelta(days=30))):
+        row = conn.execute(
+            "SELECT memory_id FROM cogmem.remember(%s, %s, embedding => %s, said_at => %s)",
+            (tenant, text, vectors[text], at),
+        ).fetchone()
+        ids.append(row[0] if row else None)
+    recalled = [
+        r[0]
+        for r in conn.execute(
+            "SELECT memory_id FROM cogmem.recall(%s, %s, embedding => %s)",
+            (tenant, pair["question"], vectors["query: " + pair["question"]]),
+        )
+    ]
+    old, new = ids
+    first = next((m for m in recalled if m in (old, new)), None)
+    return UpdateOutcome(pair, first == new and new is not None, old in recalled, new in recalled)
+
+
+def updates_table(outcomes: Sequence[UpdateOutcome]) -> list[str]:
+    lines = [
+        "| pairs | language | n | new first | new recalled | old still recalled |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for relation in ("update", "compatible"):
+        for lang in (*LANGUAGES, "all"):
+            rows = [o for o in outcomes if o.pair["relation"] == relation and lang in (o.pair["lang"], "all")]
+            n = max(len(rows), 1)
+            lines.append(
+                f"| {relation} | {lang} | {len(rows)} | {sum(o.new_first for o in rows) / n:.3f} | "
+                f"{sum(o.new_recalled for o in rows) / n:.3f} | {sum(o.old_recalled for o in rows) / n:.3f} |"
+            )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dsn")
+    parser.add_argument("--results", type=Path)
+    args = parser.parse_args()
+    messages = voices()
+    # Each language by its tenants' default model (sql/020-tenants.sql): MiniLM for English, E5 for Turkish.
+    models = {"en": MODEL_ID, "tr": E5_MODEL_ID}
+    vectors = {lang: embed([s.text for s in messages if s.lang == lang], models[lang]) for lang in models}
+    pairs = updates()
+    pair_vectors = {}
+    for lang, model in models.items():
+        texts = sorted({t for p in pairs if p["lang"] == lang for t in (p["old"], p["new"])})
+        questions = sorted({p["question"] for p in pairs if p["lang"] == lang})
+        pair_vectors[lang] = dict(zip(texts, embed(texts, model), strict=True))
+        pair_vectors[lang] |= {
+            "query: " + q: v for q, v in zip(questions, embed(questions, model, query=True), strict=True)
+        }
+    with given_or_private(args.dsn, 5466, database="postgres") as dsn, psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET cogmem.embed = 'off'")  # the server does not embed: the caller's vector or none
+        with_embedding, without, updated = [], [], []
+        for lang, model in models.items():
+            declare(conn, model)
+            mine = [s for s in messages if s.lang == lang]
+            with_embedding += remember_each(conn, mine, vectors[lang], model)
+            without += remember_each(conn, mine, [None] * len(mine), model)
+            updated += [recall_pair(conn, p, pair_vectors[lang], model) for p in pairs if p["lang"] == lang]
+    lines = [
+        "`bench/understanding.py` (issue 48), each language by its default model (MiniLM for English, E5 for "
+        "Turkish). **Rules and incidents** in people's own "
+        "words: bench/corpus/voices/, twelve writers with personas of their own, each message remembered through "
+        "`remember(tenant, text)` in a tenant of its own. In ring: rules and incidents routed to their ring; kept: "
+        "in their ring or asked about (a candidate); others flagged: the other messages (most written to look like "
+        "rules or incidents) put in a never-cut ring or asked about. Held-out writers never train a model.",
+        "",
+        *rules_table(with_embedding, without),
+        "",
+        "**Updates** (bench/corpus/updates/): a fact, then, 30 days later, one that replaces it (update) or holds "
+        "beside it (compatible); the pair's question recalled at 3,200 tokens. New first: the new memory comes "
+        "before the old one, or the old one is out.",
+        "",
+        *updates_table(updated),
+        "",
+    ]
+    print("\n".join(lines))
+    if args.results:
+        replace_section(args.results, lines, SECTION)
+
+
+if __name__ == "__main__":
+    main()
