@@ -82,6 +82,19 @@ def rules_table(with_embedding: list[Outcome], without: list[Outcome]) -> list[s
     return lines
 
 
+def shapes_table(with_embedding: list[Outcome]) -> list[str]:
+    """Rules and incidents by how they were said, every writer: where the speech act gets lost."""
+    lines = ["| shape | rules and incidents | in ring | kept |", "|---|---:|---:|---:|"]
+    rules = [o for o in with_embedding if o.truth in NEVER_CUT]
+    for shape in sorted({o.statement.shape for o in rules}, key=str):
+        mine = [o for o in rules if o.statement.shape == shape]
+        lines.append(
+            f"| {shape} | {len(mine)} | {sum(o.ring == o.truth for o in mine) / len(mine):.3f} | "
+            f"{sum(o.kept for o in mine) / len(mine):.3f} |"
+        )
+    return lines
+
+
 @dataclass(frozen=True)
 class UpdateOutcome:
     pair: dict
@@ -163,9 +176,14 @@ def main() -> None:
         "words: bench/corpus/voices/, twelve writers with personas of their own, each message remembered through "
         "`remember(tenant, text)` in a tenant of its own. In ring: rules and incidents routed to their ring; kept: "
         "in their ring or asked about (a candidate); others flagged: the other messages (most written to look like "
-        "rules or incidents) put in a never-cut ring or asked about. Held-out writers never train a model.",
+        "rules or incidents) put in a never-cut ring or asked about. No shipped model has learned from any of these "
+        "writers; the held-out ones never will.",
         "",
         *rules_table(with_embedding, without),
+        "",
+        "By the shape of the message (every writer, with the embedding):",
+        "",
+        *shapes_table(with_embedding),
         "",
         "**Updates** (bench/corpus/updates/): a fact, then, 30 days later, one that replaces it (update) or holds "
         "beside it (compatible); the pair's question recalled at 3,200 tokens. New first: the new memory comes "

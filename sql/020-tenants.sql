@@ -43,15 +43,7 @@ BEGIN
                   HINT = 'Use an installed configuration: SELECT cfgname FROM pg_ts_config;';
     END;
 
-    -- The default is chosen by measurement (issue 47, docs/models.md): multilingual E5 for every language
-    -- but English (Turkish evidence recall 0.813 against MiniLM's 0.623 at 1,000 tokens); MiniLM for
-    -- English, where recall over conversations keeps more with it (0.950 against 0.919 at 3,200) at half
-    -- the cost per text. A database may pin one for all (ALTER DATABASE ... SET
-    -- cogmem.default_embedding_model = 'multilingual-e5-small-q4').
-    v_model := coalesce(create_tenant.embedding_model,
-                        nullif(current_setting('cogmem.default_embedding_model', true), ''),
-                        CASE WHEN v_language = 'english'::regconfig THEN 'all-MiniLM-L6-v2-onnx-int8'
-                             ELSE 'multilingual-e5-small-q4' END);
+    v_model := coalesce(create_tenant.embedding_model, cogmem._default_embedding_model(v_language));
     PERFORM cogmem._check_model_name(v_model);
 
     -- Cosine settings on the scale of the tenant's model (sql/007-embed.sql), in the row it is created with:
