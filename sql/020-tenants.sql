@@ -145,24 +145,24 @@ COMMENT ON FUNCTION cogmem.configure_tenant(text, jsonb, text) IS
 'Administrators: changes a tenant''s settings (columns of cogmem.tenants) or, with layer, one recall '
 'layer''s (cogmem.tenant_layers: priority, token_allocation, half_life, never_cut). Audited. Returns the row.';
 
--- A tenant's cosine settings follow its model: each takes the new model's value, unless a person set it
--- to another than the old model's (p_from NULL: a new tenant, every one). Through configure_tenant, as a
--- person's change goes (its callers are administrators): checked, and audited by the governance trigger;
--- nothing to change, nothing written.
+-- A re-embedded tenant's cosine settings follow its model: each takes the new model's value, unless a
+-- person set it to another than the old model's (a new tenant is created with its model's values).
+-- Through configure_tenant, as a person's change goes (its callers are administrators): checked, and
+-- audited by the governance trigger; nothing to change, nothing written.
 CREATE OR REPLACE FUNCTION cogmem._adopt_model_similarities(p_tenant text, p_from text, p_to text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    o jsonb := CASE WHEN p_from IS NOT NULL THEN cogmem._similarity_defaults(p_from) END;
+    o jsonb := cogmem._similarity_defaults(p_from);
     t jsonb := (SELECT to_jsonb(x) FROM cogmem.tenants AS x WHERE x.tenant = p_tenant);
     v_changes jsonb;
 BEGIN
     SELECT jsonb_object_agg(k.key, k.value) INTO v_changes
     FROM jsonb_each(cogmem._similarity_defaults(p_to)) AS k
     WHERE t ? k.key  -- a setting of the tenant's (the others are gates in the SQL)
-      AND (o IS NULL OR (t ->> k.key)::real = (o ->> k.key)::real)
+      AND (t ->> k.key)::real = (o ->> k.key)::real
       AND (t ->> k.key)::real <> (k.value #>> '{}')::real;
     IF v_changes IS NOT NULL THEN
         PERFORM cogmem.configure_tenant(p_tenant, v_changes);

@@ -73,6 +73,13 @@ def tenant(db: psycopg.Connection) -> str:
 
 
 @pytest.fixture
+def minilm_tenant(db: psycopg.Connection) -> str:
+    """acme, of MiniLM's vectors whatever the default of its language (what a re-embedding moves from)."""
+    db.execute("SELECT cogmem.create_tenant('acme', 'english', 'all-MiniLM-L6-v2-onnx-int8')")
+    return "acme"
+
+
+@pytest.fixture
 def login(db) -> Iterator:
     """Creates LOGIN roles for this test and drops them afterwards (roles are cluster-wide)."""
     created: list[str] = []

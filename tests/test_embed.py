@@ -182,13 +182,6 @@ def test_remember_and_recall_embed_in_the_server(db, tenant):
 MINILM, E5 = "all-MiniLM-L6-v2-onnx-int8", "multilingual-e5-small-q4"
 
 
-@pytest.fixture
-def minilm_tenant(db):
-    """acme, of MiniLM's vectors, beside tenants of other models."""
-    db.execute("SELECT cogmem.create_tenant('acme', 'english', %s)", (MINILM,))
-    return "acme"
-
-
 def test_a_tenant_records_the_model_of_its_vectors(db, tenant):
     db.execute("SELECT cogmem.create_tenant('globex', 'turkish')")
     db.execute("SELECT cogmem.create_tenant('initech', 'turkish', %s)", (MINILM,))

@@ -12,10 +12,9 @@ MINILM, E5 = "all-MiniLM-L6-v2-onnx-int8", "multilingual-e5-small-q4"
 
 
 @pytest.fixture
-def tenant(db):
-    """acme, of MiniLM's vectors (every tenant's before E5 became the default): what a re-embedding moves from."""
-    db.execute("SELECT cogmem.create_tenant('acme', 'english', %s)", (MINILM,))
-    return "acme"
+def tenant(minilm_tenant):
+    """Every tenant here is re-embedded from MiniLM's vectors (tests/conftest.py)."""
+    return minilm_tenant
 
 
 def _stored(db, tenant="acme"):
