@@ -95,6 +95,10 @@ def voice_writers() -> list[str]:
     return sorted({s.writer for s in voices() if s.writer})
 
 
+# Writers of updates/ the supersession test (sql/036-supersession.sql) was never tuned on.
+HELD_OUT_UPDATE_WRITERS = ("upd-en-2", "upd-tr-2")
+
+
 def updates() -> list[dict]:
     """Pairs of updates/*.jsonl: a fact, and a later statement that replaces it or is compatible with it."""
     return [r for path in sorted((CORPUS / "updates").glob("*.jsonl")) for r in _records(path)]

@@ -567,12 +567,16 @@ class Client:
         said_at: datetime | None = None,
         person: str | None = None,
         agent: str | None = None,
+        supersedes: Sequence[int] | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Memory:
         """contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
         None lets cogmem detect them (or the client's classifier, when it has one). conversation, speaker
         and said_at say where it was said: a turn of a conversation is recalled with its neighbours, its
-        speaker and its date. person and agent scope it: who it is about or from, and who heard it."""
+        speaker and its date. person and agent scope it: who it is about or from, and who heard it.
+        supersedes: the memories the text replaces (a correction, a changed fact: they stay for the audit
+        and questions about the past, out of recall), [] for none; None lets cogmem (or the client's
+        classifier) find the one it replaces."""
         vector = self._vector(content, embedding, tenant, conn)
         self._judge_turn(tenant, conversation, speaker, content, conn)
         if self._classifier is not None and (ring is None or topics is None or contradicts is None):
@@ -580,14 +584,16 @@ class Client:
             (verdict,) = self._classifier([content], [shown])
             ring = ring or verdict.ring
             topics = topics if topics is not None else verdict.topics
+            known = {e.memory_id for e in shown}
             if contradicts is None:
-                known = {e.memory_id for e in shown}
                 contradicts = [i for i in verdict.contradicts if i in known]
+            if supersedes is None and verdict.supersedes is not None:
+                supersedes = [i for i in verdict.supersedes if i in known]
         (memory,) = self._rows(
             conn,
             Memory,
             # Vectors travel binary (%b): as text, formatting and parsing 384 floats costs more than the call.
-            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[], %s, %s, %s, %s, %s)",
+            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[], %s, %s, %s, %s, %s, %s::bigint[])",
             (
                 tenant,
                 content,
@@ -601,6 +607,7 @@ class Client:
                 said_at,
                 person,
                 agent,
+                list(supersedes) if supersedes is not None else None,
             ),
         )
         return memory

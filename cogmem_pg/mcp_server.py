@@ -170,12 +170,15 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         speaker: str | None = None,
         said_at: str | None = None,
         person: str | None = None,
+        supersedes: list[int] | None = None,
     ) -> dict[str, Any]:
         """Store what was said. Leave ring empty to let attention route it (rules and incidents only reach
         the never-cut rings when they clearly are ones); a contradiction is held as a conflict, not stored.
         For a turn of a conversation, pass its CONVERSATION (thread or session id), SPEAKER and SAID_AT (ISO
         8601): recall then brings its neighbouring turns, who said it and when. PERSON: who it is about or
-        from (it is then recalled for them only); leave it empty for what holds for everyone."""
+        from (it is then recalled for them only); leave it empty for what holds for everyone. When the text
+        corrects or changes a fact you recalled (a new address, number, time, tool), pass that memory's id in
+        SUPERSEDES: the old one leaves recall (kept for history); leave it empty to let cogmem find it."""
         return _plain(
             call(
                 lambda: client.remember(
@@ -188,6 +191,7 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
                     speaker=speaker,
                     person=person,
                     agent=agent,
+                    supersedes=supersedes,
                 )
             )
         )

@@ -25,12 +25,14 @@ class Established:
 
 @dataclass(frozen=True)
 class Classification:
-    """A caller-side verdict on one text: its ring, its topics (None: let cogmem detect them) and the ids
-    of the established memories it contradicts (among those it was shown; empty: none)."""
+    """A caller-side verdict on one text: its ring, its topics (None: let cogmem detect them), the ids
+    of the established memories it contradicts (among those it was shown; empty: none), and of those it
+    replaces, a correction or a changed fact (None: let cogmem find it; empty: none)."""
 
     ring: Ring
     topics: Sequence[str] | None = None
     contradicts: Sequence[int] = ()
+    supersedes: Sequence[int] | None = None
 
 
 class Classifier(Protocol):

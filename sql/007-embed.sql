@@ -173,11 +173,11 @@ RETURN CASE
         THEN '{"duplicate_similarity": 0.97, "merge_similarity": 0.97, "sibling_similarity": 0.955,
                "candidate_restated_similarity": 0.89, "dissonance_similarity": 0.84, "lesson_similarity": 0.92,
                "topic_bypass_similarity": 0.84, "guard_similarity": 0.82, "conversation_similarity": 0.815,
-               "untopical_similarity": 0.82, "same_message_similarity": 0.95}'::jsonb
+               "untopical_similarity": 0.82, "same_message_similarity": 0.95, "supersede_similarity": 0.86}'::jsonb
     ELSE '{"duplicate_similarity": 0.92, "merge_similarity": 0.92, "sibling_similarity": 0.85,
            "candidate_restated_similarity": 0.7, "dissonance_similarity": 0.4, "lesson_similarity": 0.8,
            "topic_bypass_similarity": 0.6, "guard_similarity": 0.35, "conversation_similarity": 0.2,
-           "untopical_similarity": 0.35, "same_message_similarity": 0.98}'::jsonb
+           "untopical_similarity": 0.35, "same_message_similarity": 0.98, "supersede_similarity": 0.4}'::jsonb
 END;
 COMMENT ON FUNCTION cogmem._similarity_defaults(text) IS
 'The cosine thresholds of an embedding model, by name (MiniLM''s for a model not calibrated): the tenant '

@@ -205,14 +205,16 @@ SELECT
     m.speaker,
     m.said_at,
     m.person,
-    m.agent
+    m.agent,
+    m.superseded_by,
+    m.valid_until
 FROM cogmem.memories AS m
 INNER JOIN cogmem.memory_stats AS s ON m.tenant = s.tenant AND m.memory_id = s.memory_id
 INNER JOIN cogmem.tenant_layers AS l ON m.tenant = l.tenant AND m.ring::text = l.layer::text
 LEFT JOIN cogmem.pending_stats AS p ON m.tenant = p.tenant AND m.memory_id = p.memory_id;
 COMMENT ON VIEW cogmem.memory_overview IS
 'Each memory with its usage statistics (what is still pending included) and current Ebbinghaus strength, '
-'for people and BI tools.';
+'for people and BI tools; superseded_by and valid_until say what replaced it and since when.';
 
 CREATE OR REPLACE FUNCTION cogmem._rehearse(
     p_tenant text, p_memory_id bigint, p_redactions text[], p_detail jsonb

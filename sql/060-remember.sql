@@ -402,12 +402,14 @@ COMMENT ON FUNCTION cogmem._store_memory(
 'Inserts a checked, redacted, routed memory (or rehearses the same text stored before, p_fingerprint being '
 'cogmem._fingerprint of the content); audited.';
 
--- The one store. Longer than a screen only as the list of its stages, each one call: checks, redaction,
--- the same text, routing, topics, conflicts, near-duplicates, storing.
 DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]);
+DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean);
+-- The one store. Longer than a screen only as the list of its stages, each one call: checks, redaction,
+-- the same text, routing, topics, conflicts, near-duplicates, storing, what it supersedes.
 CREATE OR REPLACE FUNCTION cogmem._remember(
     p_tenant text, p_content text, p_ring text, p_topics text[], p_embedding public.vector, p_source jsonb,
-    p_contradicts bigint[], p_unlike bigint[] DEFAULT '{}', p_near_duplicates boolean DEFAULT TRUE
+    p_contradicts bigint[], p_unlike bigint[] DEFAULT '{}', p_near_duplicates boolean DEFAULT TRUE,
+    p_supersedes bigint[] DEFAULT NULL
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -446,6 +448,7 @@ DECLARE
     v_probabilities jsonb;
     v_person     text;  -- the scope (sql/015-scopes.sql): every check below stays within it
     v_agent      text;
+    v_supersedes bigint[];  -- what the caller says the text replaces (sql/036-supersession.sql)
 BEGIN
     -- Its callers (remember, remember_many, observe, report_error, resolve_conflict, end_session) checked
     -- reach first.
@@ -464,6 +467,8 @@ BEGIN
     v_fingerprint := cogmem._fingerprint(v_content);
     v_person := cogmem._person(p_source);
     v_agent := cogmem._agent(p_source);
+    v_supersedes := cogmem._checked_supersedes(t, p_supersedes, v_person, v_agent);
+    p_unlike := coalesce(p_unlike, '{}') || coalesce(v_supersedes, '{}');  -- a replacement is no duplicate
     SELECT m.memory_id INTO v_near FROM cogmem.memories AS m
     WHERE m.tenant = v_tenant AND m.fingerprint = v_fingerprint AND cogmem._same_scope(m.person, m.agent, v_person, v_agent);
     IF v_near.memory_id IS NOT NULL THEN
@@ -504,6 +509,9 @@ BEGIN
     FROM cogmem._detect_conflicts(v_tenant, v_language, v_content, v_ring, v_instruction, v_embedding, t.dissonance_similarity,
                                   v_named, p_near_duplicates, v_person, v_agent);
 
+    -- What the caller says the text replaces is not in conflict with it.
+    v_found.conflict_ids := nullif(ARRAY(SELECT c FROM unnest(v_found.conflict_ids) AS c
+                                         WHERE c <> ALL (coalesce(v_supersedes, '{}'))), '{}');
     -- Only an instruction is held: a statement of fact that contradicts an older memory is stored, and
     -- the older one linked and weakened. Nothing a person said is lost to a heuristic.
     IF v_found.conflict_ids IS NOT NULL AND NOT v_instruction THEN
@@ -538,14 +546,23 @@ BEGIN
                                       (v_probabilities ->> coalesce(v_rule_candidate, v_candidate))::real);
         PERFORM cogmem._restated_sibling_candidates(t, v_stored.memory_id, v_candidate, v_embedding,
                                                     v_found.close_ids, v_probabilities);
+        -- A correction replaces what it corrects: the caller's verdict, else the test (not for a rule or
+        -- an incident: those change through conflicts).
+        IF cardinality(v_supersedes) > 0 THEN
+            PERFORM cogmem._supersede(v_tenant, v_stored.memory_id, v_supersedes, 'caller');
+        ELSIF v_supersedes IS NULL AND v_ring NOT IN ('shocks', 'dos_and_donts') THEN
+            PERFORM cogmem._detect_superseded(t, v_stored.memory_id, v_content, v_embedding, v_found.close_ids,
+                                              v_person, v_agent);
+        END IF;
     END IF;
     RETURN QUERY SELECT v_stored.memory_id, v_stored.ring, v_stored.topics, v_stored.action, v_stored.redactions,
                         v_stored.conflict_id, v_stored.conflicts_with;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean) IS
+COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean, bigint[]) IS
 'The one store: cogmem.remember() and each item of remember_many() (PL/pgSQL cannot name an input and an '
-'output column alike). p_near_duplicates = false: a batch that skips that check on purpose.';
+'output column alike). p_near_duplicates = false: a batch that skips that check on purpose. p_supersedes: '
+'the memories the caller says the text replaces (''{}'': none; NULL: detect them).';
 
 -- A very long text is more likely a document than something said: remember keeps it all the same (nothing a
 -- person said is dropped) and says that add_resource (sql/069-resources.sql) would keep it whole, chunked by
@@ -595,6 +612,9 @@ COMMENT ON FUNCTION cogmem._remembered_as(text, bigint[]) IS
 -- Before 0028 remember took no conversation, speaker or time.
 DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[]);
 DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz);
+DROP FUNCTION IF EXISTS cogmem.remember(
+    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text
+);  -- before 0041: nothing superseded
 CREATE OR REPLACE FUNCTION cogmem.remember(
     tenant text,
     content text,
@@ -607,7 +627,8 @@ CREATE OR REPLACE FUNCTION cogmem.remember(
     speaker text DEFAULT NULL,
     said_at timestamptz DEFAULT NULL,
     person text DEFAULT NULL,
-    agent text DEFAULT NULL
+    agent text DEFAULT NULL,
+    supersedes bigint[] DEFAULT NULL
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -624,7 +645,8 @@ AS $$
     -- once the turn is stored, with the stored turn's embedding.
     SELECT r.*, a.candidate, a.excerpt_id, cogmem._resource_suggestion(tenant, content)
     FROM cogmem._remember(tenant, content, ring, topics, embedding,
-                          cogmem._with_said(source, conversation, speaker, said_at, person, agent), contradicts) AS r
+                          cogmem._with_said(source, conversation, speaker, said_at, person, agent), contradicts,
+                          '{}', true, supersedes) AS r
     LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id
     CROSS JOIN LATERAL (SELECT cogmem._judge_turn(tenant, coalesce(conversation, source ->> 'conversation'),
                                                   coalesce(speaker, source ->> 'speaker'), content, embedding,
@@ -632,7 +654,7 @@ AS $$
                                                   coalesce(agent, cogmem._agent(source)))) AS j;
 $$;
 COMMENT ON FUNCTION cogmem.remember(
-    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text
+    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text, bigint[]
 ) IS
 'Stores a memory: redacts secrets, routes it to a ring (when ring is NULL), detects topics (when NULL), '
 'embeds it (when NULL and the server can). A near-duplicate rehearses the existing memory instead '
@@ -646,7 +668,9 @@ COMMENT ON FUNCTION cogmem.remember(
 'for a long turn whose one sentence is a rule or an incident, the memory keeping that sentence. person and '
 'agent scope it (sql/015-scopes.sql): who it is about or from, and who heard it. suggestion: for a text '
 'longer than the tenant''s resource_suggest_chars, stored all the same, that add_resource() would keep it '
-'as a document.';
+'as a document. supersedes: the memories the text replaces (a correction, a changed fact), by the '
+'caller''s judgement: they stay for the audit and history, out of recall; NULL lets cogmem detect the one '
+'it replaces (sql/036-supersession.sql), ''{}'' says none.';
 
 -- The batch path: many memories in one call (a loader, an import, a backfill). By default every item
 -- gets all the checks of the one store, _remember(): those no check relates to anything are stored

@@ -210,6 +210,10 @@ DROP FUNCTION IF EXISTS cogmem._recall_candidates(
 DROP FUNCTION IF EXISTS cogmem._recall_candidates(
     cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange
 );  -- before 0035 it knew nothing of scopes
+DROP FUNCTION IF EXISTS cogmem._recall_candidates(
+    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange,
+    text, text
+);  -- before 0041 nothing was superseded
 -- recall's candidates: every memory that qualifies and every BIOS rule that applies, scored, with its
 -- layer's cumulative share of the budget, as one array per field in injection order (layer priority,
 -- then score). A turn of a conversation is ranked twice: alone, and as its window (itself plus
@@ -220,7 +224,7 @@ DROP FUNCTION IF EXISTS cogmem._recall_candidates(
 CREATE OR REPLACE FUNCTION cogmem._recall_candidates(
     t cogmem.tenants, p_budget integer, p_total_alloc bigint, p_protected cogmem.ring[], p_topics text[],
     p_embedding public.vector, p_lexemes text[], p_query tsquery, p_names text[], p_span daterange,
-    p_person text, p_agent text
+    p_person text, p_agent text, p_history boolean
 )
 RETURNS TABLE (
     layers cogmem.layer[], memory_ids bigint[], rule_ids bigint[], tokens integer[], cumulative integer[],
@@ -258,7 +262,7 @@ BEGIN
     -- (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
     signals AS MATERIALIZED (
         SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content, m.conversation,
-               m.said_at, m.speaker, m.candidate_ring,
+               m.said_at, m.speaker, m.candidate_ring, m.superseded_by, m.valid_until,
                -- The message's words the memory holds: tsvector deletions, not an unnest per row.
                CASE WHEN m.search @@ p_query THEN tsvector_to_array(ts_delete(m.search, tsvector_to_array(
                    ts_delete(m.search, p_lexemes)))) END AS words,
@@ -269,6 +273,8 @@ BEGIN
         FROM cogmem.memories AS m
         -- Only what the scope sees (sql/015-scopes.sql): never another person's memory, never-cut or not.
         WHERE m.tenant = t.tenant AND cogmem.in_scope(m.person, m.agent, m.ring, p_person, p_agent, t)
+          -- A superseded memory (sql/036-supersession.sql) only for a question about the past.
+          AND (m.valid_until IS NULL OR p_history)
     ),
     -- How rare each of the message's words is among the tenant's memories: ln(memories / holding it).
     rarity AS (
@@ -285,7 +291,8 @@ BEGIN
     -- the memory alone.
     windowed AS MATERIALIZED (
         SELECT s.memory_id, s.ring, s.topics, s.created_at, s.token_estimate, s.content, s.conversation,
-               s.said_at, s.speaker, s.candidate_ring, s.distance, s.shared, x.score AS lexical_score,
+               s.said_at, s.speaker, s.candidate_ring, s.superseded_by, s.valid_until, s.distance, s.shared,
+               x.score AS lexical_score,
                cardinality(s.words) AS shared_words,
                CASE WHEN s.conversation IS NULL THEN x.score
                     ELSE nullif(coalesce(x.score, 0) + t.neighbour_weight
@@ -358,7 +365,7 @@ BEGIN
                CASE WHEN x.conversation IS NOT NULL AND NOT l.never_cut THEN f.cumulative ELSE l.cumulative END
                    AS cumulative,
                x.token_estimate, x.content, x.topics,
-               x.conversation, x.said_at, x.speaker, x.candidate_ring,
+               x.conversation, x.said_at, x.speaker, x.candidate_ring, x.superseded_by, x.valid_until,
                x.lexical_rank, x.shared_words, x.semantic_rank, x.window_lexical_rank, x.shared IS NOT NULL AS on_topic,
                CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
                cardinality(x.topics) = 0 OR cardinality(p_topics) = 0 AS untopical,
@@ -376,7 +383,9 @@ BEGIN
                -- The people the message names, by what they said; the span of time it asks about.
                CASE WHEN x.speaker IS NOT NULL AND split_part(cogmem._fold(x.speaker), ' ', 1) = ANY (p_names)
                     THEN t.speaker_boost ELSE 1 END
-               * CASE WHEN p_span @> coalesce(x.said_at, x.created_at)::date THEN 1.5 ELSE 1 END AS boost,
+               * CASE WHEN p_span @> coalesce(x.said_at, x.created_at)::date THEN 1.5 ELSE 1 END
+               -- Superseded, or possibly: after what replaced it.
+               * CASE WHEN x.superseded_by IS NOT NULL OR x.valid_until IS NOT NULL THEN 0.3 ELSE 1 END AS boost,
                s.confidence
         FROM pooled AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
@@ -416,13 +425,21 @@ BEGIN
                                 'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')',
                                 CASE WHEN q.boost > 1 THEN 'boost ' || round(q.boost::numeric, 1) END,
                                 'unconfirmed ' || q.candidate_ring || ' candidate',
+                                CASE WHEN q.valid_until IS NOT NULL
+                                     THEN 'superseded' || coalesce(' by #' || q.superseded_by, '') || ' on '
+                                          || to_char(q.valid_until, 'YYYY-MM-DD')
+                                     WHEN q.superseded_by IS NOT NULL
+                                     THEN 'possibly superseded by #' || q.superseded_by END,
                                 CASE WHEN q.excerpt IS NOT NULL THEN 'excerpt' END), '')
                    AS details,
                'strength ' || round(q.strength::numeric, 2) AS tail
         FROM qualified AS q
         -- A turn is shown with when and by whom it was said.
-        CROSS JOIN LATERAL (SELECT CASE WHEN q.conversation IS NULL THEN coalesce(q.excerpt, q.content)
-                                        ELSE '[' || cogmem._when_said(q.content, q.said_at) || '] '
+        -- A superseded memory, shown for a question about the past, says until when it held.
+        CROSS JOIN LATERAL (SELECT CASE WHEN q.valid_until IS NOT NULL
+                                        THEN '[until ' || to_char(q.valid_until, 'YYYY-MM-DD') || '] ' END AS until) AS u
+        CROSS JOIN LATERAL (SELECT CASE WHEN q.conversation IS NULL THEN coalesce(u.until, '') || coalesce(q.excerpt, q.content)
+                                        ELSE '[' || cogmem._when_said(q.content, q.said_at) || '] ' || coalesce(u.until, '')
                                              || coalesce(q.speaker || ': ', '') || coalesce(q.excerpt, q.content)
                                    END AS shown) AS w
         -- A memory faded below the floor is out of attention (never-cut rings do not decay).
@@ -481,12 +498,14 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._recall_candidates(
-    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange, text, text
+    cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange, text, text,
+    boolean
 ) IS
 'The memories and BIOS rules a recall may inject, scored and explained, with their layer''s budget share: '
 'one array per field, in injection order. Turns of a conversation rank with their neighbours, are boosted '
 'for the people and the span of time the message names, and are shown with when and by whom they were said. '
-'Only memories the scope (p_person, p_agent) sees are candidates.';
+'Only memories the scope (p_person, p_agent) sees are candidates; superseded ones only when p_history (a '
+'question about the past), after the rest.';
 
 -- Longer than a screen for its declarations: a cycle is carried as arrays, one per field, from the
 -- candidates (_recall_candidates) through the fill (_fill_budget) and the notes to the log (_log_recall).
@@ -608,7 +627,8 @@ BEGIN
     SELECT * INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents,
                   c_heads, c_tails
     FROM cogmem._recall_candidates(t, v_budget, v_total_alloc, v_protected, v_topics, v_embedding, v_lexemes,
-                                   v_query, v_names, cogmem._asked_span(recall.message, now()), v_person, v_agent);
+                                   v_query, v_names, cogmem._asked_span(recall.message, now()), v_person, v_agent,
+                                   cogmem._asks_history(recall.message));
 
     SELECT f.picked, f.over, f.beyond, f.used INTO v_picked, v_over, v_beyond, v_used
     FROM cogmem._fill_budget(c_tokens, c_cumulative, c_never_cut, v_budget, v_used) AS f;

@@ -116,7 +116,7 @@ TO cogmem_app, cogmem_auditor, cogmem_bi;
 GRANT EXECUTE ON FUNCTION cogmem.in_scope(text, text, cogmem.ring, text, text, cogmem.tenants) TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
-cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text),
+cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text, bigint[]),
 cogmem.remember_many(text, jsonb, public.vector[], text[], text, text),
 cogmem.recall(text, text, public.vector, text[], bigint, text, text, text),
 cogmem.add_resource(text, text, text, text, jsonb, public.vector[], text, text),

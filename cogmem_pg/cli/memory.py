@@ -25,6 +25,13 @@ from cogmem_pg.cli.common import Context, emit, json_option, pass_context, scope
 @click.option("--conversation", default=None, help="The conversation (thread, session) it was said in.")
 @click.option("--speaker", default=None, help="Who said it.")
 @click.option("--said-at", "said_at", type=click.DateTime(), default=None, help="When it was said (ISO 8601).")
+@click.option(
+    "--supersedes",
+    "supersedes",
+    type=int,
+    multiple=True,
+    help="A memory it replaces (a correction, a changed fact); repeat for more (default: detected).",
+)
 @scope_options
 @json_option
 @pass_context
@@ -38,6 +45,7 @@ def remember(
     conversation: str | None,
     speaker: str | None,
     said_at: datetime | None,
+    supersedes: tuple[int, ...],
     person: str | None,
     agent: str | None,
     as_json: bool,
@@ -56,6 +64,7 @@ def remember(
             said_at=said_at,
             person=person,
             agent=agent,
+            supersedes=list(supersedes) or None,
         )
     if as_json:
         emit([memory], True, str)

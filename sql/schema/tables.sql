@@ -299,6 +299,8 @@ CREATE TABLE cogmem.memories (
     candidate_p real,
     person text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'person'::text)), ''::text)) STORED,
     agent text GENERATED ALWAYS AS (NULLIF(btrim((source ->> 'agent'::text)), ''::text)) STORED,
+    superseded_by bigint,
+    valid_until timestamp with time zone,
     CONSTRAINT memories_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
     CONSTRAINT memories_candidate_p_check CHECK (((candidate_p >= (0)::double precision) AND (candidate_p <= (1)::double precision))),
     CONSTRAINT memories_candidate_ring_check CHECK ((candidate_ring = ANY (ARRAY['dos_and_donts'::cogmem.ring, 'shocks'::cogmem.ring]))),
@@ -307,7 +309,8 @@ CREATE TABLE cogmem.memories (
     CONSTRAINT memories_embedding_comparable CHECK (((embedding IS NULL) OR ((embedding OPERATOR(public.<=>) embedding) < (0.001)::double precision))),
     CONSTRAINT memories_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
     CONSTRAINT memories_source_check CHECK ((jsonb_typeof(source) = 'object'::text)),
-    CONSTRAINT memories_speaker_check CHECK (((length(speaker) >= 1) AND (length(speaker) <= 200)))
+    CONSTRAINT memories_speaker_check CHECK (((length(speaker) >= 1) AND (length(speaker) <= 200))),
+    CONSTRAINT memories_superseded_by_other CHECK ((superseded_by <> memory_id))
 )
 WITH (toast_tuple_target='8160');
 
@@ -330,6 +333,10 @@ COMMENT ON COLUMN cogmem.memories.candidate_p IS 'How likely the routing model f
 COMMENT ON COLUMN cogmem.memories.person IS 'Who it is about or from (source ->> ''person''); NULL: shared by the tenant. Recall for another person never injects it.';
 
 COMMENT ON COLUMN cogmem.memories.agent IS 'The agent that heard it (source ->> ''agent''); NULL: every agent''s. See the tenant''s scope policy.';
+
+COMMENT ON COLUMN cogmem.memories.superseded_by IS 'The newer memory that replaces this one (a correction, a changed fact): set with valid_until when it is superseded, alone when it only possibly is (recalled after the newer, marked).';
+
+COMMENT ON COLUMN cogmem.memories.valid_until IS 'When it stopped holding (the newer memory''s said_at): a superseded memory is out of recall unless the question asks about the past; NULL while it holds.';
 
 CREATE TABLE cogmem.reembeddings (
     tenant text NOT NULL,
@@ -1478,6 +1485,8 @@ CREATE INDEX memories_person_idx ON cogmem.memories USING btree (tenant, person)
 
 CREATE UNIQUE INDEX memories_scope_fingerprint_key ON cogmem.memories USING btree (tenant, fingerprint, person, agent) NULLS NOT DISTINCT;
 
+CREATE INDEX memories_superseded_by_idx ON cogmem.memories USING btree (tenant, superseded_by) WHERE (superseded_by IS NOT NULL);
+
 CREATE INDEX memories_tenant_bits_idx ON cogmem.memories USING btree (tenant, memory_id) INCLUDE (embedding_bits, ring, created_at, updated_at, person, agent);
 
 CREATE INDEX memories_tenant_ring_idx ON cogmem.memories USING btree (tenant, ring);
@@ -1629,6 +1638,9 @@ ALTER TABLE ONLY cogmem.gut_patterns
 
 ALTER TABLE ONLY cogmem.gut_runs
     ADD CONSTRAINT gut_runs_release_id_fkey FOREIGN KEY (release_id) REFERENCES cogmem.gut_releases(release_id);
+
+ALTER TABLE ONLY cogmem.memories
+    ADD CONSTRAINT memories_superseded_by_fkey FOREIGN KEY (tenant, superseded_by) REFERENCES cogmem.memories(tenant, memory_id) ON DELETE SET NULL (superseded_by);
 
 ALTER TABLE ONLY cogmem.memories
     ADD CONSTRAINT memories_tenant_fkey FOREIGN KEY (tenant) REFERENCES cogmem.tenants(tenant) ON DELETE CASCADE;

@@ -1,0 +1,276 @@
+-- Supersession: a statement that changes an earlier fact about the same thing ("Actually I moved, ship
+-- to 9 Harrow Street") replaces it. The older memory is not deleted: it is marked superseded_by the
+-- newer one and valid_until the newer one's said_at, kept for the audit, explain_recall and questions
+-- about the past, and left out of every other recall (sql/070-recall.sql). Graphiti invalidates an edge
+-- the same way (bi-temporal), Mem0 calls it UPDATE.
+--
+-- Two paths, one mark (cogmem._supersede): the caller's judgement (remember(..., supersedes => ids),
+-- sql/060-remember.sql), and, without it, the test below, which looks at a new fact and the older facts
+-- of the same scope close to it in meaning. It needs all of:
+--   (a) the same thing: a cosine in the tenant model's supersede band, with a word of the subject in
+--       common (fewer when the text says it corrects something);
+--   (b) a value that differs: a number, a time, a day, an address, a name or a host the older fact does
+--       not have, while the older has one the newer lacks (or the newer says it corrects);
+--   (c) nothing that says both hold: another holder or purpose ("my wife's number", "the work address",
+--       "staging"), a one-off ("just this Friday", "bu seferlik"), an addition ("also", "ayrıca") or the
+--       old fact told as history ("I used to").
+-- Tuned on bench/corpus/updates/upd-en and upd-tr, measured on writers it never saw (bench/understanding.py).
+-- A pair it is unsure of keeps both: the older is marked possibly superseded and recalled after the
+-- newer, nothing is hidden.
+
+-- Lower-cased, without a Turkish suffix after an apostrophe (Kadıköy'de) or trailing punctuation.
+CREATE OR REPLACE FUNCTION cogmem._value_word(p_word text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN lower(regexp_replace(p_word, '[''’][[:alpha:]]+$|[.,:;!?)-]+$', ''));
+COMMENT ON FUNCTION cogmem._value_word(text) IS
+'A value as cogmem._values compares it: lower-cased, without a suffix after an apostrophe or trailing punctuation.';
+
+-- Days and months are values in both languages (lower-case in Turkish, so no capital marks them).
+CREATE OR REPLACE FUNCTION cogmem._values(p_content text)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN (
+    SELECT coalesce(array_agg(DISTINCT s.v ORDER BY s.v), '{}')
+    FROM (
+        -- A word with a digit, an @ or a dotted name; a day or a month (any case).
+        SELECT cogmem._value_word(m[1]) AS v
+        FROM
+            regexp_matches(
+                p_content,
+                '([[:alnum:]_./:+@-]*[0-9@][[:alnum:]_./:+@-]*'
+                || '|\m(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|'
+                || 'may|june|july|august|september|october|november|december|pazartesi|salı|çarşamba|perşembe|'
+                || 'cuma|cumartesi|pazar|ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|'
+                || 'aralık)[[:alpha:]]*)',
+                'gi'
+            ) AS m
+        UNION ALL
+        -- A capitalised word not opening a sentence (case matters here).
+        SELECT cogmem._value_word(m[1])
+        FROM regexp_matches(p_content, '(?<=[^.!?:[:space:]][[:space:]])([[:upper:]][[:alnum:]''’-]*)', 'g') AS m
+    ) AS s
+    WHERE length(s.v) > 1 OR s.v ~ '[0-9]'
+);
+COMMENT ON FUNCTION cogmem._values(text) IS
+'The values a fact states: words with a digit or an @ (numbers, times, addresses, hosts, e-mails), names '
+'(capitalised, not opening a sentence), days and months, lower-cased, a Turkish suffix after an apostrophe cut.';
+
+-- Who or what a fact is for: a holder or a purpose the other fact of a pair does not name makes two facts
+-- that both hold ("my wife's number", "the work address", "staging", "eşimin numarası", "iş adresim").
+CREATE OR REPLACE FUNCTION cogmem._qualifiers(p_content text)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+RETURN (
+    SELECT coalesce(array_agg(DISTINCT lower(m[1]) ORDER BY lower(m[1])), '{}')
+    FROM regexp_matches(
+        p_content,
+        '\m(work|office|home|personal|private|business|billing|shipping|delivery|mailing|postal|staging|stage|prod|'
+        || 'production|dev|development|test|qa|sandbox|backup|secondary|primary|replica|mobile|cell|landline|desk|'
+        || 'wife|husband|partner|son|daughter|kids?|mom|mother|dad|father|brother|sister|boss|manager|assistant|'
+        || 'colleague|friend|neighbou?r|summer|winter|weekends?|weekdays?|holidays?|'
+        || 'iş|işyeri|ofis|ev|fatura|teslimat|kargo|yedek|replika|cep|sabit|eş|koca|karı|oğl|kız|anne|baba|kardeş|'
+        || 'abi|abla|patron|müdür|arkadaş|komşu|yazın|kışın|hafta\s+sonu|hafta\s+içi|bayram|tatil)'
+        || '(?:s|es|''s|’s|im|ım|um|üm|imin|ımın|umun|ümün|in|ın|un|ün|i|ı|u|ü|de|da|te|ta|deki|daki|teki|taki|'
+        || 'yeri|yerim|ler|lar|leri|ları|lerin|ların)?\M',
+        'gi'
+    ) AS m
+);
+COMMENT ON FUNCTION cogmem._qualifiers(text) IS
+'The holders and purposes a fact names (work, home, billing, staging, wife, son; iş, ev, fatura, eşim, '
+'oğlum), by their stem: a pair of facts about different ones both hold.';
+
+-- What the newer text of a pair says of the older: that it corrects it (correction), that both hold
+-- (a one-off, an addition, another period, the old told as history: compatible).
+CREATE OR REPLACE FUNCTION cogmem._supersession_cues(p_content text, OUT correction boolean, OUT compatible boolean)
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    correction := p_content ~* ('\m(actually|correction|corrected|not\s+anymore|no\s+longer|any\s?more|changed?|'
+                                || 'moved|switch(ed)?|replaced?|instead|now|new|from\s+now\s+on|going\s+forward|'
+                                || 'scratch\s+that|i\s+meant|mistake|typo|wrong|updated?|rescheduled|pushed|renamed|'
+                                || 'migrated|retired|decommissioned|upgraded|no\s+more|not\s+[[:alnum:]]+\s+but)\M')
+               OR p_content ~* ('(^|[^[:alpha:]])(artık|aslında|düzeltme|değişti|değiştir|değişik|taşındı|taşındık|'
+                                || 'taşındım|taşıdık|yanlış|pardon|bundan\s+sonra|yerine|yeni|güncel|oldu|kaydı|'
+                                || 'ertelendi|geçtik|geçti|kapandı|iptal|degisti|tasindi|artik|aslinda|yanlis)');
+    compatible := p_content ~* ('\m(just\s+(this|today|tomorrow|for)|only\s+(this|today|tomorrow|for\s+this)|'
+                                || 'this\s+(time|once)|for\s+this\s+(week|weekend|month|time)|one[\s-]off|one\s+time|'
+                                || 'exception|temporar(y|ily)|also|too|as\s+well|another|additionally|'
+                                || 'in\s+addition|second|extra|alternate|used\s+to|back\s+(when|then)|years\s+ago|'
+                                || 'in\s+the\s+past|during|on\s+weekends)\M')
+               OR p_content ~* ('(^|[^[:alpha:]])(bu\s+seferlik|sadece\s+bu|yalnızca\s+bu|bugünlük|mahsus|istisna|'
+                                || 'geçici|bir\s+kereliğine|ayrıca|bir\s+de|ek\s+olarak|ikinci|başka\s+bir|'
+                                || 'eskiden|yıllar\s+önce|zamanında|sadece\s+bugün|bu\s+seferlik)');
+END;
+$$;
+COMMENT ON FUNCTION cogmem._supersession_cues(text) IS
+'Whether a newer fact says it corrects an older one (actually, moved, no longer; artık, değişti, yanlış) and '
+'whether it says both hold (just this Friday, also, used to; bu seferlik, ayrıca, eskiden).';
+
+-- The test of the heading, for one pair: NULL when the newer does not replace the older, else how surely
+-- they are about the same thing (the subject's words in common, plus the cosine), to choose the one
+-- older fact replaced among several. p_similarity: their cosine (NULL without embeddings: then the words
+-- in common alone say whether they are about the same thing).
+CREATE OR REPLACE FUNCTION cogmem._supersession(
+    p_older text, p_newer text, p_similarity real, p_language regconfig, p_model text
+)
+RETURNS real
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_old    text[] := cogmem._values(p_older);
+    v_new    text[] := cogmem._values(p_newer);
+    v_cues   record := cogmem._supersession_cues(p_newer);
+    v_band   real := cogmem._model_similarity(p_model, 'supersede_similarity');
+    v_shared integer;
+BEGIN
+    -- (c) both hold, or another holder or purpose.
+    IF v_cues.compatible OR NOT (cogmem._qualifiers(p_newer) <@ cogmem._qualifiers(p_older)) THEN
+        RETURN NULL;
+    END IF;
+    -- (b) a value of the newer that the older lacks, and one of the older gone (or a correction said).
+    IF v_new <@ v_old OR (v_old <@ v_new AND NOT v_cues.correction) THEN
+        RETURN NULL;
+    END IF;
+    -- (a) the same thing: the subject's words (not the values) in common, and close in meaning.
+    SELECT count(*) INTO v_shared
+    FROM (SELECT unnest(tsvector_to_array(to_tsvector(p_language, p_older)))
+          INTERSECT
+          SELECT unnest(tsvector_to_array(to_tsvector(p_language, p_newer)))) AS w (word)
+    -- Not a value, not a stem too short to mean a subject (Turkish stems cut to "ba", "ö"), not a
+    -- function word the dictionary keeps (değil, göre; "lar" of backup'lar).
+    WHERE w.word !~ '[0-9]' AND NOT w.word = ANY (v_old) AND char_length(w.word) >= 3
+      AND w.word NOT IN ('değil', 'gör', 'göre', 'lar', 'ler', 'için', 'olarak', 'yaz', 'get', 'use', 'now', 'new');
+    RETURN CASE WHEN p_similarity IS NULL AND v_shared >= 2 THEN v_shared
+                WHEN v_shared >= 1 AND p_similarity >= v_band THEN v_shared + p_similarity END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._supersession(text, text, real, regconfig, text) IS
+'Whether a newer fact replaces an older one (NULL: no; else the words of its subject in common plus the cosine): about the same thing (close in meaning, a word of the subject '
+'in common), a value changed, and nothing saying both hold (sql/036-supersession.sql).';
+
+-- The mark, for both paths: older memories superseded by a newer one ('caller' or 'detected': out of
+-- recall from the newer one's said_at) or possibly superseded ('possible': recalled after it, marked).
+-- A memory already superseded keeps what replaced it first. Rows locked in memory_id order (as
+-- cogmem._lock_stats does), so that two calls cannot deadlock. Audited, one row per older memory.
+CREATE OR REPLACE FUNCTION cogmem._supersede(p_tenant text, p_newer bigint, p_older bigint[], p_how text)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_until  timestamptz;
+    v_marked bigint[];
+BEGIN
+    SELECT coalesce(n.said_at, n.created_at) INTO v_until
+    FROM cogmem.memories AS n WHERE n.tenant = p_tenant AND n.memory_id = p_newer;
+    PERFORM FROM cogmem.memories AS m
+    WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_older) ORDER BY m.memory_id FOR UPDATE;
+    WITH marked AS (
+        UPDATE cogmem.memories AS m
+        SET superseded_by = p_newer, valid_until = CASE WHEN p_how <> 'possible' THEN v_until END
+        WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_older) AND m.memory_id <> p_newer
+          AND m.valid_until IS NULL AND (p_how <> 'possible' OR m.superseded_by IS NULL)
+        RETURNING m.memory_id
+    )
+    SELECT coalesce(array_agg(k.memory_id ORDER BY k.memory_id), '{}') INTO v_marked FROM marked AS k;
+    INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
+    SELECT p_tenant, 'lifecycle', k.id, CASE WHEN p_how = 'possible' THEN 'possibly_superseded' ELSE 'superseded' END,
+           jsonb_build_object('by', p_newer, 'how', p_how, 'valid_until', CASE WHEN p_how <> 'possible' THEN v_until END)
+    FROM unnest(v_marked) AS k (id);
+    RETURN v_marked;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._supersede(text, bigint, bigint[], text) IS
+'Marks older memories superseded by a newer one (how: caller, detected) or possibly superseded (possible); '
+'returns those marked; audited.';
+
+-- The caller's ids: only memories of the same scope, as for contradicts (sql/060-remember.sql).
+CREATE OR REPLACE FUNCTION cogmem._checked_supersedes(t cogmem.tenants, p_ids bigint[], p_person text, p_agent text)
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_named bigint[] := ARRAY(SELECT DISTINCT s.id FROM unnest(p_ids) AS s (id) ORDER BY s.id);
+BEGIN
+    IF cardinality(v_named) > 0 AND (
+        SELECT count(*) FROM cogmem.memories AS m
+        WHERE m.tenant = t.tenant AND m.memory_id = ANY (v_named)
+          AND cogmem._same_scope(m.person, m.agent, p_person, p_agent)) < cardinality(v_named) THEN
+        RAISE EXCEPTION 'supersedes names memories tenant "%" does not have in this scope', t.tenant
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'Pass ids of the tenant''s memories of the same person and agent that the text replaces, '
+                         || '''{}'' for none, or NULL to detect.';
+    END IF;
+    RETURN CASE WHEN p_ids IS NOT NULL THEN v_named END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._checked_supersedes(cogmem.tenants, bigint[], text, text) IS
+'The memories a caller says a text replaces, de-duplicated, each checked to be of the tenant and the scope '
+'(no_data_found with a HINT otherwise); NULL to detect them.';
+
+-- The path without the caller's judgement: of the older facts of the same scope close to a new fact in
+-- meaning (p_close, found for duplicates and conflicts already; without an embedding, those with a word of
+-- it), the one it replaces, if any. Never a rule or an incident (never-cut rings change through
+-- conflicts, a person deciding), never one already superseded. A correction said ("actually", "artık")
+-- makes it superseded; without one, possibly.
+CREATE OR REPLACE FUNCTION cogmem._detect_superseded(
+    t cogmem.tenants, p_newer bigint, p_content text, p_embedding public.vector, p_close bigint[],
+    p_person text, p_agent text
+)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+SET enable_seqscan = off
+AS $$
+DECLARE
+    v_older bigint;
+    v_words text[] := CASE WHEN p_embedding IS NULL
+                           THEN coalesce(tsvector_to_array(to_tsvector(t.language, p_content)), '{}') END;
+BEGIN
+    SELECT m.memory_id INTO v_older
+    FROM cogmem.memories AS m
+    CROSS JOIN LATERAL (SELECT cogmem._supersession(m.content, p_content,
+                                                    (1 - (m.embedding OPERATOR(public.<=>) p_embedding))::real,
+                                                    t.language, t.embedding_model) AS score) AS s
+    WHERE m.tenant = t.tenant AND m.memory_id <> p_newer
+      AND (m.memory_id = ANY (p_close)
+           OR (p_embedding IS NULL AND m.search @@ cogmem._or_query(v_words)
+               AND cogmem._same_scope(m.person, m.agent, p_person, p_agent)))
+      AND m.ring NOT IN ('shocks', 'dos_and_donts') AND m.valid_until IS NULL AND s.score IS NOT NULL
+    ORDER BY s.score DESC, m.memory_id DESC
+    LIMIT 1;
+    IF v_older IS NULL THEN
+        RETURN '{}';
+    END IF;
+    RETURN cogmem._supersede(t.tenant, p_newer, ARRAY[v_older],
+                             CASE WHEN (cogmem._supersession_cues(p_content)).correction THEN 'detected' ELSE 'possible' END);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._detect_superseded(cogmem.tenants, bigint, text, public.vector, bigint[], text, text) IS
+'Finds and marks the older fact of the same scope that a new one replaces (superseded with a correction said, '
+'else possibly superseded), among the close memories given (by words without an embedding); never a '
+'never-cut memory.';
+
+-- A question about the past brings superseded memories back, after what replaced them (sql/070-recall.sql).
+CREATE OR REPLACE FUNCTION cogmem._asks_history(p_message text)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN p_message ~* ('\m(used\s+to|before|previous(ly)?|earlier|old|former(ly)?|originally|history|'
+                         || 'changed\s+from|in\s+the\s+past|at\s+first|last\s+(one|time))\M')
+        OR p_message ~* ('(^|[^[:alpha:]])(eskiden|önceki|önceden|eski|daha\s+önce|değişmeden\s+önce|geçmişte|'
+                         || 'ilk\s+başta|eskisi)');
+END;
+$$;
+COMMENT ON FUNCTION cogmem._asks_history(text) IS
+'Whether a message asks about the past (used to, before, previous; eskiden, önceki): recall then shows '
+'superseded memories too, after what replaced them, marked.';
