@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
@@ -101,6 +102,7 @@ class UpdateOutcome:
     new_first: bool
     old_recalled: bool
     new_recalled: bool
+    old_superseded: bool  # out of recall (sql/036-supersession.sql), not only possibly superseded
 
 
 def recall_pair(conn: psycopg.Connection, pair: dict, vectors: dict[str, object], model: str) -> UpdateOutcome:
@@ -123,13 +125,18 @@ def recall_pair(conn: psycopg.Connection, pair: dict, vectors: dict[str, object]
     ]
     old, new = ids
     first = next((m for m in recalled if m in (old, new)), None)
-    return UpdateOutcome(pair, first == new and new is not None, old in recalled, new in recalled)
+    superseded = conn.execute(
+        "SELECT valid_until IS NOT NULL FROM cogmem.memories WHERE tenant = %s AND memory_id = %s", (tenant, old)
+    ).fetchone()
+    return UpdateOutcome(
+        pair, first == new and new is not None, old in recalled, new in recalled, bool(superseded and superseded[0])
+    )
 
 
 def updates_table(outcomes: Sequence[UpdateOutcome]) -> list[str]:
     lines = [
-        "| pairs | writers | language | n | new first | new recalled | old still recalled |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| pairs | writers | language | n | new first | new recalled | old still recalled | old superseded |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
     ]
     for relation in ("update", "compatible"):
         for held_out in (True, False):
@@ -145,8 +152,52 @@ def updates_table(outcomes: Sequence[UpdateOutcome]) -> list[str]:
                 lines.append(
                     f"| {relation} | {'held out' if held_out else 'tuned on'} | {lang} | {len(rows)} | "
                     f"{sum(o.new_first for o in rows) / n:.3f} | {sum(o.new_recalled for o in rows) / n:.3f} | "
-                    f"{sum(o.old_recalled for o in rows) / n:.3f} |"
+                    f"{sum(o.old_recalled for o in rows) / n:.3f} | {sum(o.old_superseded for o in rows) / n:.3f} |"
                 )
+    return lines
+
+
+@dataclass(frozen=True)
+class CandidateCost:
+    writer: str
+    candidates: int  # unconfirmed candidates the writer's tenant holds
+    tokens: list[int]  # per recall, the tokens of the candidates layer
+
+
+def candidate_cost(
+    conn: psycopg.Connection, writer: str, messages: Sequence, vectors: Sequence, model: str
+) -> CandidateCost:
+    """What the unconfirmed candidates cost every recall (sql/070-recall.sql, the candidates layer): a writer's
+    messages remembered in order in one tenant, then asked about with its ordinary messages (those that are
+    neither rules nor incidents, at most 20) at 3,200 tokens."""
+    tenant = f"w-{uuid.uuid4().hex[:12]}"
+    create_tenant(conn, tenant, LANGUAGES[messages[0].lang], model)
+    for m, v in zip(messages, vectors, strict=True):
+        conn.execute("SELECT FROM cogmem.remember(%s, %s, embedding => %s)", (tenant, m.text, v))
+    held = conn.execute(
+        "SELECT count(*) FROM cogmem.memories WHERE tenant = %s AND candidate_ring IS NOT NULL", (tenant,)
+    ).fetchone()[0]  # type: ignore[index]
+    asked = [(m, v) for m, v in zip(messages, vectors, strict=True) if m.ring not in NEVER_CUT][:20]
+    tokens = [
+        conn.execute(
+            "SELECT coalesce(sum(tokens) FILTER (WHERE layer = 'candidates'), 0)"
+            " FROM cogmem.recall(%s, %s, embedding => %s)",
+            (tenant, m.text, v),
+        ).fetchone()[0]  # type: ignore[index]
+        for m, v in asked
+    ]
+    return CandidateCost(writer, held, tokens)
+
+
+def candidates_table(costs: Sequence[CandidateCost]) -> list[str]:
+    lines = [
+        "| writer | candidates held | tokens per recall, mean | max |",
+        "|---|---:|---:|---:|",
+    ]
+    for c in costs:
+        lines.append(f"| {c.writer} | {c.candidates} | {np.mean(c.tokens):.1f} | {max(c.tokens)} |")
+    everyone = [t for c in costs for t in c.tokens]
+    lines.append(f"| all | {sum(c.candidates for c in costs)} | {np.mean(everyone):.1f} | {max(everyone)} |")
     return lines
 
 
@@ -171,13 +222,16 @@ def main() -> None:
     with given_or_private(args.dsn, 5466, database="postgres") as dsn, psycopg.connect(dsn, autocommit=True) as conn:
         register_vector(conn)
         conn.execute("SET cogmem.embed = 'off'")  # the server does not embed: the caller's vector or none
-        with_embedding, without, updated = [], [], []
+        with_embedding, without, updated, costs = [], [], [], []
         for lang, model in models.items():
             declare(conn, model)
             mine = [s for s in messages if s.lang == lang]
             with_embedding += remember_each(conn, mine, vectors[lang], model)
             without += remember_each(conn, mine, [None] * len(mine), model)
             updated += [recall_pair(conn, p, pair_vectors[lang], model) for p in pairs if p["lang"] == lang]
+            for writer in sorted({s.writer for s in mine}):
+                theirs = [(s, v) for s, v in zip(mine, vectors[lang], strict=True) if s.writer == writer]
+                costs.append(candidate_cost(conn, writer, [s for s, _ in theirs], [v for _, v in theirs], model))
     lines = [
         "`bench/understanding.py` (issue 48), each language by its default model (MiniLM for English, E5 for "
         "Turkish). **Rules and incidents** in people's own "
@@ -200,6 +254,12 @@ def main() -> None:
         "(both hold).",
         "",
         *updates_table(updated),
+        "",
+        "**What candidates cost** (the candidates layer, sql/070-recall.sql): each writer's messages remembered in "
+        "order in one tenant, then 20 of its ordinary messages asked at 3,200 tokens; the tokens the layer took "
+        "(its allocation: 100 of 3,200).",
+        "",
+        *candidates_table(costs),
         "",
     ]
     print("\n".join(lines))

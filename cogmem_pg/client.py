@@ -61,6 +61,7 @@ from cogmem_pg.types import (
     GutSwitches,
     Judge,
     Judgement,
+    Kind,
     Memory,
     Observation,
     PendingRule,
@@ -81,7 +82,7 @@ from cogmem_pg.types import (
 __all__ = ["PLAIN_TEXT_FIELDS", "ArmReport", "AuditCheck", "BatchMemory", "BriefingLine", "Classification",
            "Classifier", "Client", "Conflict", "Decision", "Episode", "ErrorReport", "Established",
            "Experiment", "ExperimentArm", "ExplainedItem", "Finding", "FollowupVerdict", "Found", "GuardItem",
-           "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge", "Judgement", "Memory",
+           "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge", "Judgement", "Kind", "Memory",
            "Observation", "PendingRule", "Recall", "RecallItem", "Resolution", "ResourceAdded", "ResourceChunk",
            "Ring", "Sibling", "StorePut", "StoredItem", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
 
@@ -556,7 +557,7 @@ class Client:
         self,
         tenant: str,
         content: str,
-        ring: Ring | None = None,
+        ring: Ring | Kind | None = None,
         topics: Sequence[str] | None = None,
         embedding: Sequence[float] | None = None,
         source: dict[str, Any] | None = None,
@@ -570,7 +571,8 @@ class Client:
         supersedes: Sequence[int] | None = None,
         conn: psycopg.Connection | None = None,
     ) -> Memory:
-        """contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
+        """ring: a ring, or a kind (rule, preference, incident, procedure, habit, fact, chat) filed in its
+        ring; None routes it. contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
         None lets cogmem detect them (or the client's classifier, when it has one). conversation, speaker
         and said_at say where it was said: a turn of a conversation is recalled with its neighbours, its
         speaker and its date. person and agent scope it: who it is about or from, and who heard it.

@@ -80,7 +80,17 @@ def run_demo(dsn: str, echo: Callable[[str], None] = print) -> int:
                 "a BIOS rule asks for a config test before restart",
                 any(i.layer == "bios" and "config check" in i.content for i in result.items),
             ),
-            ("no billing memory is injected", not any("Invoices" in c or "Refunds" in c for c in contents)),
+            (
+                "no billing memory is injected by relevance",
+                not any(
+                    "Invoices" in i.content or "Refunds" in i.content for i in result.items if i.layer != "candidates"
+                ),
+            ),
+            # A rule the router was not sure of waits for a person, shown in every recall until then.
+            (
+                "the unconfirmed refund rule is shown as a candidate",
+                any(i.layer == "candidates" and "Refunds" in i.content for i in result.items),
+            ),
             ("the budget holds", result.tokens <= 3200),
         ]
         echo("")

@@ -24,7 +24,10 @@ recalled, reinforced and decayed like any other; it never holds what the value's
 
 Search with a query ranks with cogmem's recall signals (full text, vector, topics, fused, times the
 memory's confidence and strength); ``filter`` works on the value's fields with LangGraph's operators.
-A time to live (minutes) files the memory in the decaying ``fresh`` ring; expired items read as absent.
+A value's ``kind`` field naming a kind (``rule``, ``preference``, ``incident``, ``procedure``, ``habit``,
+``fact``, ``chat``) or a ring files its memory there, the caller's judgement; any other ``kind`` is the
+application's own field, and the memory is routed. A time to live (minutes) files the memory in the
+decaying ``fresh`` ring; expired items read as absent.
 Reads of one batch see the store as it was before the batch's writes, as in ``InMemoryStore``; a batch
 is one transaction. ``abatch`` runs ``batch`` in a worker thread (the client's pool is synchronous).
 """

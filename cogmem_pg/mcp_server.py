@@ -172,8 +172,11 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         person: str | None = None,
         supersedes: list[int] | None = None,
     ) -> dict[str, Any]:
-        """Store what was said. Leave ring empty to let attention route it (rules and incidents only reach
-        the never-cut rings when they clearly are ones); a contradiction is held as a conflict, not stored.
+        """Store what was said. RING: when you know what it is, say so and it is filed exactly there: a
+        kind (rule: a standing instruction; preference: how the user wants things, "always email me", "no
+        meat"; incident: something that went wrong, never to forget; procedure: steps; habit; fact; chat) or
+        a ring's name. Leave it empty to let attention route it (rules and incidents only reach the never-cut
+        rings when they clearly are ones); a contradiction is held as a conflict, not stored.
         For a turn of a conversation, pass its CONVERSATION (thread or session id), SPEAKER and SAID_AT (ISO
         8601): recall then brings its neighbouring turns, who said it and when. PERSON: who it is about or
         from (it is then recalled for them only); leave it empty for what holds for everyone. When the text

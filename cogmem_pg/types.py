@@ -11,6 +11,8 @@ from typing import Any, Literal, Protocol
 from uuid import UUID
 
 Ring = Literal["shocks", "dos_and_donts", "long_term", "habits", "procedures", "fresh"]
+# What an agent can say a text is without knowing the rings; remember files each in its ring (sql/004-text.sql).
+Kind = Literal["rule", "preference", "incident", "procedure", "habit", "fact", "chat"]
 
 
 @dataclass(frozen=True)

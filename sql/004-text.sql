@@ -88,3 +88,21 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._or_query(text[]) IS
 'A tsquery matching any of the given (already stemmed) lexemes; NULL when there are none.';
+
+-- The caller's judgement of what a text is, as a ring: a ring's own name, or a kind an agent can name
+-- without knowing the rings (MCP, LangGraph, an LLM's classifier). A preference is a rule about the person
+-- ("always email me", "no meat"): kept like one, in that person's scope when one is given.
+CREATE OR REPLACE FUNCTION cogmem._ring_of(p_kind text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN CASE lower(btrim(p_kind))
+    WHEN 'shocks' THEN 'shocks' WHEN 'dos_and_donts' THEN 'dos_and_donts' WHEN 'long_term' THEN 'long_term'
+    WHEN 'habits' THEN 'habits' WHEN 'procedures' THEN 'procedures' WHEN 'fresh' THEN 'fresh'
+    WHEN 'rule' THEN 'dos_and_donts' WHEN 'preference' THEN 'dos_and_donts' WHEN 'incident' THEN 'shocks'
+    WHEN 'procedure' THEN 'procedures' WHEN 'habit' THEN 'habits' WHEN 'fact' THEN 'long_term'
+    WHEN 'chat' THEN 'fresh'
+END;
+COMMENT ON FUNCTION cogmem._ring_of(text) IS
+'The ring a ring name or a kind names (rule and preference: dos_and_donts, incident: shocks, procedure, '
+'habit, fact: long_term, chat: fresh); NULL for anything else.';

@@ -112,6 +112,25 @@ FOR EACH ROW EXECUTE FUNCTION cogmem._set_said();
 -- Candidate rules and incidents (migration 0029): a statement the routing model finds likely of a never-cut
 -- ring, but not sure enough for it, is kept in fresh, marked, and never fades while it waits for a person
 -- (cogmem.pending_rules, confirm_ring) or the night (said again, or successful when recalled).
+-- A tenant's recall gets its candidates layer with its first candidate (migration 0042 says why not
+-- sooner): 150 tokens, at the priority of the last never-cut ring of memories, after which recall injects
+-- it (sql/070-recall.sql: never-cut first within a priority). Not cut from the never-cut rings' share.
+CREATE OR REPLACE FUNCTION cogmem._candidate_layer(p_tenant text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    INSERT INTO cogmem.tenant_layers AS l (tenant, layer, priority, token_allocation, half_life, never_cut)
+    SELECT p_tenant, 'candidates', max(x.priority), 100, NULL, false
+    FROM cogmem.tenant_layers AS x WHERE x.tenant = p_tenant AND x.layer IN ('shocks', 'dos_and_donts')
+    HAVING count(*) > 0
+    ON CONFLICT DO NOTHING;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._candidate_layer(text) IS
+'Gives a tenant its candidates recall layer (150 tokens, right after the never-cut rings), once.';
+
 CREATE OR REPLACE FUNCTION cogmem._mark_candidate(p_tenant text, p_memory_id bigint, p_ring text, p_p real)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -124,6 +143,7 @@ BEGIN
         INSERT INTO cogmem.audit_log (tenant, level, memory_id, event, detail)
         VALUES (p_tenant, 'write', p_memory_id, 'candidate',
                 jsonb_build_object('ring', p_ring, 'probability', round(p_p::numeric, 4)));
+        PERFORM cogmem._candidate_layer(p_tenant);
     END IF;
 END;
 $$;
@@ -260,12 +280,11 @@ BEGIN
                   HINT = 'Split it into smaller memories (a memory must fit a recall budget), '
                          || 'or raise cogmem.tenants.max_content_chars.';
     END IF;
-    IF p_ring IS NOT NULL
-       AND NOT p_ring = ANY (enum_range(NULL::cogmem.ring)::text[]) THEN
+    IF p_ring IS NOT NULL AND cogmem._ring_of(p_ring) IS NULL THEN
         RAISE EXCEPTION 'unknown ring "%"', p_ring
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use one of: shocks, dos_and_donts, long_term, habits, procedures, fresh; '
-                         || 'or NULL to route automatically.';
+                  HINT = 'Use one of: shocks, dos_and_donts, long_term, habits, procedures, fresh; a kind: rule, '
+                         || 'preference, incident, procedure, habit, fact, chat; or NULL to route automatically.';
     END IF;
     IF jsonb_typeof(coalesce(p_source, '{}')) <> 'object' THEN
         RAISE EXCEPTION 'source must be a JSON object, got %', jsonb_typeof(coalesce(p_source, '{}'))
@@ -456,6 +475,7 @@ BEGIN
     t := cogmem._tenant_settings(v_tenant);
     v_language := t.language;
     v_named := cogmem._checked_input(t, p_content, p_ring, p_topics, p_source, p_embedding, p_contradicts);
+    p_ring := cogmem._ring_of(p_ring);  -- a kind (rule, incident, preference, ...) as its ring
     v_verdict := CASE WHEN cardinality(v_named) > 0 THEN 'caller' END;
 
     -- Redact first: nothing below, including the duplicate check, sees a secret; nor is one kept in where
@@ -552,7 +572,7 @@ BEGIN
             PERFORM cogmem._supersede(v_tenant, v_stored.memory_id, v_supersedes, 'caller');
         ELSIF v_supersedes IS NULL AND v_ring NOT IN ('shocks', 'dos_and_donts') THEN
             PERFORM cogmem._detect_superseded(t, v_stored.memory_id, v_content, v_embedding, v_found.close_ids,
-                                              v_person, v_agent);
+                                              v_person, v_agent, coalesce(p_source ? 'conversation', false));
         END IF;
     END IF;
     RETURN QUERY SELECT v_stored.memory_id, v_stored.ring, v_stored.topics, v_stored.action, v_stored.redactions,

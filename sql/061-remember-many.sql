@@ -80,7 +80,7 @@ AS $$
                     THEN format('has %s characters, the limit is %s',
                                 length(coalesce(i.value ->> 'content', i.value #>> '{}')), t.max_content_chars)
                 WHEN jsonb_typeof(i.value -> 'ring') NOT IN ('string', 'null')
-                  OR NOT (i.value ->> 'ring') = ANY (enum_range(NULL::cogmem.ring)::text[])
+                  OR (i.value ->> 'ring' IS NOT NULL AND cogmem._ring_of(i.value ->> 'ring') IS NULL)
                     THEN format('has unknown ring %s', i.value -> 'ring')
                 WHEN jsonb_typeof(i.value -> 'topics') NOT IN ('array', 'null')
                   OR EXISTS (SELECT FROM jsonb_array_elements(CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
@@ -142,7 +142,7 @@ BEGIN
     INTO v_items
     FROM (
         SELECT i.n::integer AS n, coalesce(i.value ->> 'content', i.value #>> '{}') AS content,
-               i.value ->> 'ring' AS ring,
+               cogmem._ring_of(i.value ->> 'ring') AS ring,  -- a kind as its ring
                CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
                     THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
                i.embedding,

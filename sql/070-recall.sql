@@ -244,6 +244,10 @@ DECLARE
     -- The cosines from which a turn or an untopical memory is related, on the scale of the tenant's model.
     v_related_turn real := cogmem._model_similarity(t.embedding_model, 'conversation_similarity');
     v_related      real := cogmem._model_similarity(t.embedding_model, 'untopical_similarity');
+    -- Unconfirmed candidates of the never-cut rings are injected in their own layer, when the tenant has it
+    -- (sql/060-remember.sql, _candidate_layer), most probable first.
+    v_candidates   boolean := EXISTS (SELECT FROM cogmem.tenant_layers AS l
+                                      WHERE l.tenant = t.tenant AND l.layer::text = 'candidates');
 BEGIN
     RETURN QUERY
     WITH scaled AS (
@@ -254,15 +258,17 @@ BEGIN
     layers AS (
         -- Cumulative allocation up to each layer. What no layer is allocated (the default split
         -- allocates 2,700 of 3,200 tokens) is a reserve open to every layer in priority order.
+        -- The candidates' layer is not open to it: its allocation is all a candidate may take.
         SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
-                     + p_budget - sum(s.allocation) OVER ())::integer AS cumulative
+                     + CASE WHEN s.layer::text = 'candidates' THEN 0
+                            ELSE p_budget - sum(s.allocation) OVER () END)::integer AS cumulative
         FROM scaled AS s
     ),
     -- One pass over the tenant's memories yields every signal. Vector search is exact within a tenant
     -- (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
     signals AS MATERIALIZED (
         SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content, m.conversation,
-               m.said_at, m.speaker, m.candidate_ring, m.superseded_by, m.valid_until,
+               m.said_at, m.speaker, m.candidate_ring, m.candidate_p, m.superseded_by, m.valid_until,
                -- The message's words the memory holds: tsvector deletions, not an unnest per row.
                CASE WHEN m.search @@ p_query THEN tsvector_to_array(ts_delete(m.search, tsvector_to_array(
                    ts_delete(m.search, p_lexemes)))) END AS words,
@@ -291,7 +297,8 @@ BEGIN
     -- the memory alone.
     windowed AS MATERIALIZED (
         SELECT s.memory_id, s.ring, s.topics, s.created_at, s.token_estimate, s.content, s.conversation,
-               s.said_at, s.speaker, s.candidate_ring, s.superseded_by, s.valid_until, s.distance, s.shared,
+               s.said_at, s.speaker, s.candidate_ring, s.candidate_p, s.superseded_by, s.valid_until, s.distance,
+               s.shared,
                x.score AS lexical_score,
                cardinality(s.words) AS shared_words,
                CASE WHEN s.conversation IS NULL THEN x.score
@@ -337,7 +344,8 @@ BEGIN
             FROM (SELECT y.memory_id, y.shared, y.created_at FROM windowed AS y WHERE y.shared IS NOT NULL
                   ORDER BY y.shared DESC, y.created_at DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, NULL, NULL, NULL, NULL FROM windowed AS x WHERE x.ring = ANY (p_protected)
+            SELECT x.memory_id, NULL, NULL, NULL, NULL, NULL FROM windowed AS x
+            WHERE x.ring = ANY (p_protected) OR (v_candidates AND x.candidate_ring IS NOT NULL)
         ) AS c
         GROUP BY c.memory_id
     ),
@@ -350,7 +358,14 @@ BEGIN
     ),
     pooled AS MATERIALIZED (
         SELECT x.*, p.lexical_rank, p.semantic_rank, p.window_lexical_rank, p.window_semantic_rank, p.topic_rank,
-               r.last_recalled_at AS pending_recalled_at
+               r.last_recalled_at AS pending_recalled_at,
+               -- The most probable candidates that fit the candidates' allocation are injected there (a turn
+               -- shown with its date and speaker: ~10 tokens more); the others compete in their ring.
+               x.candidate_ring IS NOT NULL AND v_candidates
+               AND sum(x.token_estimate + CASE WHEN x.conversation IS NOT NULL THEN 10 ELSE 0 END)
+                       FILTER (WHERE x.candidate_ring IS NOT NULL)
+                       OVER (ORDER BY x.candidate_p DESC NULLS LAST, x.memory_id)
+                   <= (SELECT c.allocation FROM scaled AS c WHERE c.layer::text = 'candidates') AS injected
         FROM pool AS p JOIN windowed AS x ON x.memory_id = p.memory_id
         LEFT JOIN pending AS r ON r.memory_id = p.memory_id
     ),
@@ -359,13 +374,13 @@ BEGIN
         -- classifier, not a person, chose its ring, so its ring's priority would put a chat's stray
         -- "procedure" ahead of the evidence on every recall.
         SELECT x.memory_id, l.layer,
-               CASE WHEN x.conversation IS NOT NULL AND NOT l.never_cut THEN f.priority ELSE l.priority END
-                   AS priority,
+               CASE WHEN x.conversation IS NOT NULL AND l.layer::text <> 'candidates' AND NOT l.never_cut
+                    THEN f.priority ELSE l.priority END AS priority,
                l.never_cut,
-               CASE WHEN x.conversation IS NOT NULL AND NOT l.never_cut THEN f.cumulative ELSE l.cumulative END
-                   AS cumulative,
+               CASE WHEN x.conversation IS NOT NULL AND l.layer::text <> 'candidates' AND NOT l.never_cut
+                    THEN f.cumulative ELSE l.cumulative END AS cumulative,
                x.token_estimate, x.content, x.topics,
-               x.conversation, x.said_at, x.speaker, x.candidate_ring, x.superseded_by, x.valid_until,
+               x.conversation, x.said_at, x.speaker, x.candidate_ring, x.candidate_p, x.superseded_by, x.valid_until,
                x.lexical_rank, x.shared_words, x.semantic_rank, x.window_lexical_rank, x.shared IS NOT NULL AS on_topic,
                CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
                cardinality(x.topics) = 0 OR cardinality(p_topics) = 0 AS untopical,
@@ -389,13 +404,15 @@ BEGIN
                s.confidence
         FROM pooled AS x
         JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
-        JOIN layers AS l ON l.layer::text = x.ring::text
+        -- A candidate waiting for a person is in its own layer, where the tenant has one.
+        JOIN layers AS l ON l.layer::text = CASE WHEN x.injected THEN 'candidates' ELSE x.ring::text END
         JOIN layers AS f ON f.layer = 'fresh'
     ),
     qualified AS (
         SELECT sc.*,
                CASE
                    WHEN sc.never_cut THEN 'never cut'
+                   WHEN sc.layer::text = 'candidates' THEN 'shown until a person confirms or dismisses it'
                    WHEN sc.on_topic THEN 'topic'  -- the topics are named below, for those kept only
                    -- A turn of a conversation is judged by its ranks: the budget keeps the best.
                    WHEN sc.conversation IS NOT NULL AND (sc.lexical_rank IS NOT NULL OR sc.similarity >= v_related_turn)
@@ -417,7 +434,10 @@ BEGIN
     ),
     candidates AS (
         SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
-               w.shown, greatest(1, ceil(length(w.shown) / 4.0))::integer AS tokens, (q.fused * q.boost * q.confidence * q.strength)::real AS score,
+               w.shown, greatest(1, ceil(length(w.shown) / 4.0))::integer AS tokens,
+               -- A candidate by how likely it is a rule or an incident; the others by relevance.
+               CASE WHEN q.layer::text = 'candidates' THEN coalesce(q.candidate_p, 0)
+                    ELSE (q.fused * q.boost * q.confidence * q.strength)::real END AS score,
                CASE WHEN q.why = 'topic' THEN 'topic ' || array_to_string(ARRAY(
                    SELECT DISTINCT t FROM unnest(q.topics) AS t WHERE t = ANY (p_topics) ORDER BY t), ',')
                     ELSE q.why END AS why,
@@ -494,7 +514,8 @@ BEGIN
            array_agg(c.tokens::integer), array_agg(c.cumulative),
            array_agg(c.never_cut), array_agg(c.score),
            array_agg(c.shown), array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail)
-    FROM (SELECT * FROM candidates AS x ORDER BY x.priority, x.score DESC, x.memory_id, x.rule_id) AS c;
+    -- Within a priority the never-cut layers first: the candidates share the last never-cut ring's.
+    FROM (SELECT * FROM candidates AS x ORDER BY x.priority, x.never_cut DESC, x.score DESC, x.memory_id, x.rule_id) AS c;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._recall_candidates(

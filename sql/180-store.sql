@@ -277,8 +277,11 @@ BEGIN
     END IF;
     IF v_mem.memory_id IS NULL AND nullif(btrim(v_text), '') IS NOT NULL THEN
         SELECT r.memory_id, r.action, r.redactions, r.conflict_id INTO v_mem
+        -- A value that says what it is ({"kind": "rule"}, "preference", "incident", a ring's name) is filed
+        -- there: the caller's judgement (another "kind" is the application's own field, and is routed).
         FROM cogmem._remember(store_put.tenant, v_text,
-                              CASE WHEN store_put.ttl_minutes IS NOT NULL THEN 'fresh' END, NULL, store_put.embedding,
+                              CASE WHEN store_put.ttl_minutes IS NOT NULL THEN 'fresh'
+                                   ELSE cogmem._ring_of(v_safe.value ->> 'kind') END, NULL, store_put.embedding,
                               cogmem._with_said(jsonb_build_object('store', jsonb_build_object('namespace', v_path.namespace,
                                                                                                'key', v_path.key))
                                                 || cogmem._store_said(v_safe.value),
@@ -303,7 +306,8 @@ COMMENT ON FUNCTION cogmem.store_put(text, text[], text, jsonb, text, double pre
 'Puts a value (a JSON object, redacted: keys, strings, numbers, secret-named fields) under a namespace and '
 'key (redacted too). index_text, when given, is remembered as the item''s memory (ring fresh when '
 'ttl_minutes is set, else routed), without what the value''s redaction removed; it replaces the memory the '
-'key had. person and agent scope the item and its memory (sql/015-scopes.sql); the person is part of the '
+'key had; a value''s "kind" naming a ring or a kind (rule, preference, incident, procedure, habit, fact, chat) '
+'files it there. person and agent scope the item and its memory (sql/015-scopes.sql); the person is part of the '
 'key (each person has its own keys, none: the tenant''s shared ones). Returns the memory, '
 'remember''s action (''stored'' for a value without text) and what was redacted.';
 

@@ -66,6 +66,49 @@ def test_recall_injects_a_candidate_and_says_it_is_unconfirmed(db, tenant):
     assert rows[0][0] == memory and "unconfirmed dos_and_donts candidate" in rows[0][1]
 
 
+def test_a_candidate_is_injected_in_every_recall_after_the_never_cut_rings(db, tenant):
+    """Its own layer, after the confirmed never-cut rings and before the ranked ones, on any topic, most
+    probable first, within its allocation; gone once a person decides."""
+    rule = one(
+        db, "SELECT memory_id FROM cogmem.remember(%s, 'Never call Dana after 6pm.', 'dos_and_donts')", (tenant,)
+    )
+    memory, _ = candidate(db, tenant)
+    fact = one(db, "SELECT memory_id FROM cogmem.remember(%s, 'The motor for order 5512 ships next week.')", (tenant,))
+    assert db.execute(
+        "SELECT priority, token_allocation, never_cut FROM cogmem.tenant_layers"
+        " WHERE tenant = %s AND layer = 'candidates'",
+        (tenant,),
+    ).fetchone() == (3, 100, False)
+    rows = db.execute("SELECT layer, memory_id, reason FROM cogmem.recall(%s, 'When does the motor ship?')", (tenant,))
+    got = [(r[0], r[1]) for r in rows.fetchall() if r[1] is not None]
+    assert got == [("dos_and_donts", rule), ("candidates", memory), ("fresh", fact)]
+    db.execute("SELECT * FROM cogmem.dismiss_candidate(%s, %s)", (tenant, memory))
+    rows = db.execute("SELECT layer, memory_id FROM cogmem.recall(%s, 'When does the motor ship?')", (tenant,))
+    assert [r[1] for r in rows.fetchall() if r[1] is not None] == [rule, fact]
+
+
+def test_candidates_beyond_their_allocation_compete_in_their_ring(db, tenant):
+    ids = []
+    for text in LIKELY_RULES:
+        row = db.execute("SELECT memory_id, candidate FROM cogmem.remember(%s, %s)", (tenant, text)).fetchone()
+        if row[1] is not None:
+            ids.append(row[0])
+    db.execute("SELECT cogmem.configure_tenant(%s, '{\"token_allocation\": 12}', 'candidates')", (tenant,))
+    probable = db.execute(
+        "SELECT memory_id FROM cogmem.memories WHERE tenant = %s AND candidate_ring IS NOT NULL"
+        " ORDER BY candidate_p DESC, memory_id",
+        (tenant,),
+    ).fetchall()
+    rows = db.execute("SELECT layer, memory_id FROM cogmem.recall(%s, 'weather tomorrow')", (tenant,)).fetchall()
+    injected = [r[1] for r in rows if r[0] == "candidates"]
+    assert (
+        len(ids) >= 2
+        and injected
+        and injected == [p[0] for p in probable][: len(injected)]
+        and len(injected) < len(ids)
+    )
+
+
 def test_a_person_confirms_a_candidate_into_its_ring(db, tenant):
     memory, _ = candidate(db, tenant)
     assert one(db, "SELECT cogmem.confirm_ring(%s, %s, 'dos_and_donts')", (tenant, memory)) == "dos_and_donts"

@@ -181,8 +181,10 @@ def test_resolve_with_the_tenant_named_checks_the_conflict_is_the_tenants(db, te
 def test_a_fact_that_contradicts_an_older_one_is_stored_linked_and_weakens_it(db, tenant):
     old, *_ = remember(db, tenant, "db-1 runs PostgreSQL 15.", ring="long_term")
     rule, *_ = remember(db, tenant, "Never upgrade db-1 during business hours.", ring="dos_and_donts", contradicts=[])
+    # supersedes => '{}': the upgrade also replaces the version (sql/036-supersession.sql, which would take
+    # the old fact out of recall); here the contradiction's own marks are the subject.
     new, action, conflict_id, conflicts_with = remember(
-        db, tenant, "db-1 was upgraded to PostgreSQL 17 last night.", contradicts=[old, rule]
+        db, tenant, "db-1 was upgraded to PostgreSQL 17 last night.", contradicts=[old, rule], supersedes=[]
     )
     # Stored, never held: only an instruction can be held.
     assert (action, conflict_id, conflicts_with) == ("created", None, [old, rule])

@@ -10,7 +10,8 @@ def test_demo_story(db, dsn):
     output = "\n".join(lines)
     assert "✓ the Monday rule is recalled" in output
     assert "✓ a BIOS rule asks for a config test before restart" in output
-    assert "✓ no billing memory is injected" in output
+    assert "✓ no billing memory is injected by relevance" in output
+    assert "✓ the unconfirmed refund rule is shown as a candidate" in output
     assert "✗" not in output
     assert "conflict" not in output.split("Wednesday")[0]  # a runbook step is no answer to a rule
     assert "[dos_and_donts]" in output and "[bios]" in output

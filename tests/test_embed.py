@@ -173,7 +173,9 @@ def test_remember_and_recall_embed_in_the_server(db, tenant):
     rows = db.execute(
         "SELECT layer, reason FROM cogmem.recall(%s, 'Can I restart the servers tonight?')", (tenant,)
     ).fetchall()
-    assert [r[0] for r in rows] == ["dos_and_donts"]
+    # "Invoices go out monthly" reads like a rule to the router: an unconfirmed candidate, shown in every
+    # recall in its own layer (sql/070-recall.sql), never by relevance here.
+    assert [r[0] for r in rows if r[0] != "candidates"] == ["dos_and_donts"]
     assert "vector #1" in rows[0][1]
 
 

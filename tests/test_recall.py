@@ -494,7 +494,8 @@ def test_recall_over_our_conversations_keeps_its_figures(dsn):
     """Two of our conversations between people (bench/corpus/conversations, English and Turkish), loaded
     and asked as bench/conversation.py does: the default path keeps its evidence recall, stays ahead of
     the RRF hybrid over the same turns by the issue's margin, and close to storing every turn in `fresh`
-    (the target is 0.02 over a whole corpus; two conversations are noisier)."""
+    (the target is 0.02 over a whole corpus; two conversations are noisier; the unconfirmed candidates a
+    chat leaves, injected in every recall, take 0.004 more at 1,000 tokens)."""
     from bench.conversation import BUDGETS, load_ours, run
 
     chats = [c for c in load_ours() if c.id in ("en-hannah-zoe", "tr-selin-emre")]
@@ -505,4 +506,4 @@ def test_recall_over_our_conversations_keeps_its_figures(dsn):
         default = score[("recall default", budget)]
         assert default >= floors[budget], score
         assert default >= score[("RRF hybrid", budget)] + 0.05, score
-        assert default >= score[("recall all fresh", budget)] - 0.03, score
+        assert default >= score[("recall all fresh", budget)] - 0.035, score

@@ -72,6 +72,25 @@ def test_turkish_is_tagged_and_a_rule_the_model_is_unsure_of_stays_fresh(db):
     assert row[1:4] == ("dos_and_donts" if probability >= threshold else "fresh", ["server"], "created")
 
 
+def test_the_callers_kind_files_it_exactly_there(db, tenant):
+    """An agent that knows what a text is says so by kind (sql/004-text.sql, _ring_of), as the ring."""
+    rows = [
+        db.execute("SELECT ring FROM cogmem.remember(%s, %s, %s, person => 'dana')", (tenant, text, kind)).fetchone()[0]
+        for text, kind in [
+            ("Please always email me, never call.", "preference"),
+            ("The VPN went down for an hour after the cert expired.", "incident"),
+            ("I had pasta for lunch.", "chat"),
+            ("Dana works from Leeds.", "fact"),
+        ]
+    ]
+    assert rows == ["dos_and_donts", "shocks", "fresh", "long_term"]
+    stored = db.execute(
+        "SELECT ring, count(*) FROM cogmem.remember_many(%s, %s::jsonb) GROUP BY ring",
+        (tenant, json.dumps([{"content": "Never deploy on a Friday.", "ring": "rule"}])),
+    ).fetchall()
+    assert stored == [("dos_and_donts", 1)]
+
+
 def test_same_text_is_rehearsed_not_inserted(db, tenant):
     first = remember(db, tenant, RULE)
     again = remember(db, tenant, "  never restart PRODUCTION servers -- during business hours ")

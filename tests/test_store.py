@@ -827,3 +827,16 @@ def test_concurrent_puts_and_deletes_of_the_same_keys_never_deadlock(db, tenant,
     # What is left is consistent: every item's memory exists, and no memory an item owned outlived it.
     assert one(db, "SELECT count(*) FROM cogmem.store_items AS i LEFT JOIN cogmem.memories AS m"
                    " USING (tenant, memory_id) WHERE i.memory_id IS NOT NULL AND m.memory_id IS NULL") == 0  # fmt: skip
+
+
+def test_a_value_that_says_its_kind_is_filed_there(store, db, tenant):
+    """{"kind": "rule"} is the caller's judgement (sql/180-store.sql); another kind is the app's own field."""
+    store.put(("prefs",), "contact", {"content": "Email Dana, never phone her.", "kind": "preference"})
+    store.put(("notes",), "lunch", {"content": "Dana had pasta for lunch today.", "kind": "note"})
+    rings = db.execute(
+        "SELECT i.key, m.ring::text FROM cogmem.store_items AS i JOIN cogmem.memories AS m USING (tenant, memory_id)"
+        " WHERE i.tenant = %s ORDER BY i.key",
+        (tenant,),
+    ).fetchall()
+    assert rings == [("contact", "dos_and_donts"), ("lunch", "fresh")]
+    assert store.get(("notes",), "lunch").value["kind"] == "note"

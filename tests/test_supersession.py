@@ -92,6 +92,9 @@ def test_a_correction_leaves_recall_and_comes_back_for_the_past(db, tenant):
         ("The team meeting is on Fridays at 10.", "Just this Friday the team meeting is at 3."),
         ("My phone number is 0161 496 0732.", "My wife's phone number is 07911 123884."),
         ("I have a dog named Rex.", "I also have a cat named Miso."),
+        # Two holders named: a correction cue ("upgraded") does not make them one.
+        ("The staging cluster runs Kubernetes 1.28.", "The prod cluster runs Kubernetes 1.26, not upgraded yet."),
+        ("Abonelik ücreti aylık 149 TL.", "Bu ay kampanya var, yeni üyeler için ilk ay 99 TL."),
     ],
 )
 def test_facts_that_both_hold_both_stay(db, tenant, older, newer):
@@ -108,6 +111,21 @@ def test_an_unsure_change_keeps_the_older_fact_after_the_newer(db, tenant):
     got = recalled(db, tenant, "When is standup?")
     assert [r[0] for r in got] == [new, old]
     assert f"possibly superseded by #{new}" in got[1][2]
+
+
+def test_a_correction_with_no_value_read_is_only_possibly_one(db, tenant):
+    old = remember(db, tenant, "My coffee order is a large oat latte.", "2026-03-01")
+    new = remember(db, tenant, "Switching it up: from now on my coffee order is a flat white.", "2026-04-01")
+    row = db.execute("SELECT superseded_by, valid_until FROM cogmem.memories WHERE memory_id = %s", (old,)).fetchone()
+    assert row == (new, None)
+
+
+def test_a_named_holder_yields_to_a_correction(db, tenant):
+    old = remember(db, tenant, "Pay my credit card from the joint account.", "2026-03-01")
+    new = remember(
+        db, tenant, "Actually pay the credit card from my personal account 4471, not the joint one.", "2026-04-01"
+    )
+    assert one(db, "SELECT superseded_by FROM cogmem.memories WHERE memory_id = %s", (old,)) == new
 
 
 def test_a_rule_is_never_superseded_by_the_test(db, tenant):
@@ -182,7 +200,8 @@ def test_the_client_the_cli_and_mcp_pass_the_verdict(dsn, db, tenant):
 
 
 # Writers the test was never tuned on, each pair in a tenant of its own, each language by its default
-# model; floors under what bench/understanding.py measures (0.667 en, 0.653 tr; compatible 0.98, 0.96).
+# model; floors under what bench/understanding.py measures (new first 0.733 en, 0.720 tr; compatible facts
+# still recalled 0.982, 0.927).
 
 
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
@@ -199,5 +218,6 @@ def test_held_out_writers_updates_come_first_and_compatible_facts_stay(db, lang)
     outcomes = [recall_pair(db, p, vectors, model) for p in pairs]
     updated = [o for o in outcomes if o.pair["relation"] == "update"]
     compatible = [o for o in outcomes if o.pair["relation"] == "compatible"]
-    assert sum(o.new_first for o in updated) / len(updated) >= 0.55
-    assert sum(o.old_recalled for o in compatible) / len(compatible) >= 0.9
+    assert sum(o.new_first for o in updated) / len(updated) >= 0.65
+    assert sum(o.old_recalled for o in compatible) / len(compatible) >= 0.88
+    assert sum(o.old_superseded for o in compatible) / len(compatible) <= 0.1

@@ -43,3 +43,22 @@ def test_shared_words_counts_lexemes_in_common(db, text, words, shared):
         )
         == shared
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "ring"),
+    [
+        ("rule", "dos_and_donts"),
+        ("Preference", "dos_and_donts"),
+        ("incident", "shocks"),
+        ("procedure", "procedures"),
+        ("habit", "habits"),
+        ("fact", "long_term"),
+        ("chat", "fresh"),
+        ("long_term", "long_term"),
+        ("note", None),
+        ("bios", None),
+    ],
+)
+def test_a_kind_names_its_ring(db, kind, ring):
+    assert one(db, "SELECT cogmem._ring_of(%s)", (kind,)) == ring

@@ -19,7 +19,11 @@ from cogmem_pg.cli.common import Context, emit, json_option, pass_context, scope
 @click.command()
 @click.argument("tenant")
 @click.argument("content")
-@click.option("--ring", default=None, help="Ring (default: routed automatically).")
+@click.option(
+    "--ring",
+    default=None,
+    help="Ring, or a kind: rule, preference, incident, procedure, habit, fact, chat (default: routed automatically).",
+)
 @click.option("--topic", "topics", multiple=True, help="Topic (default: detected).")
 @click.option("--source", default="{}", help='Provenance as JSON, e.g. \'{"who": "ayse"}\'.')
 @click.option("--conversation", default=None, help="The conversation (thread, session) it was said in.")

@@ -42,10 +42,11 @@ CREATE TYPE cogmem.layer AS ENUM (
     'habits',
     'procedures',
     'fresh',
-    'resources'
+    'resources',
+    'candidates'
 );
 
-COMMENT ON TYPE cogmem.layer IS 'A slot of the recall budget: the six rings plus bios and gut.';
+COMMENT ON TYPE cogmem.layer IS 'A slot of the recall budget: the six rings plus bios, gut, resources and the unconfirmed candidates of the never-cut rings.';
 
 CREATE TYPE cogmem.severity AS ENUM (
     'must',
