@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import uuid
 from collections.abc import Sequence
@@ -157,6 +158,75 @@ def updates_table(outcomes: Sequence[UpdateOutcome]) -> list[str]:
     return lines
 
 
+CHATS = Path(__file__).resolve().parent / "corpus" / "chats"
+
+
+@dataclass(frozen=True)
+class ChatAnswer:
+    chat: str
+    lang: str
+    kind: str
+    found: dict[int, bool]  # per budget: a turn that holds the answer (or the rule taken from it) recalled
+    before_old: dict[int, bool]  # per budget: and before the turn whose value it replaced
+
+
+def chat_check(conn: psycopg.Connection, chat: dict, model: str) -> list[ChatAnswer]:
+    """A scripted chat (bench/corpus/chats/) remembered turn by turn as an application does (conversation,
+    speaker, said_at), then each question recalled in a later session at 1,000 and 3,200 tokens."""
+    tenant = f"h-{uuid.uuid4().hex[:12]}"
+    create_tenant(conn, tenant, LANGUAGES[chat["lang"]], model)
+    texts = [t["text"] for t in chat["turns"]]
+    vectors = embed(texts, model)
+    held: dict[int, set[int]] = {}
+    start = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    for i, (turn, v) in enumerate(zip(chat["turns"], vectors, strict=True)):
+        memory, excerpt = conn.execute(
+            "SELECT memory_id, excerpt_id FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s,"
+            " speaker => %s, said_at => %s)",
+            (tenant, turn["text"], v, chat["id"], turn["speaker"], start + timedelta(minutes=2 * i)),
+        ).fetchone()  # type: ignore[misc]
+        held[i] = {m for m in (memory, excerpt) if m is not None}
+    questions = [q["question"] for q in chat["questions"]]
+    answers = []
+    for q, v in zip(chat["questions"], embed(questions, model, query=True), strict=True):
+        found, before_old = {}, {}
+        for budget in (1000, 3200):
+            order = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT memory_id FROM cogmem.recall(%s, %s, embedding => %s, budget => %s)"
+                    " WHERE memory_id IS NOT NULL",
+                    (tenant, q["question"], v, budget),
+                )
+            ]
+            need = {m for i in q["needs"] for m in held[i]}
+            old = {m for i in q.get("not", []) for m in held[i]} - need
+            first = next((n for n, m in enumerate(order) if m in need), None)
+            stale = next((n for n, m in enumerate(order) if m in old), None)
+            found[budget] = first is not None
+            before_old[budget] = first is not None and (stale is None or first < stale)
+        answers.append(ChatAnswer(chat["id"], chat["lang"], q["kind"], found, before_old))
+    return answers
+
+
+def chats_table(answers: Sequence[ChatAnswer]) -> list[str]:
+    lines = [
+        "| kind | language | questions | recalled @1,000 | @3,200 | before the old value @3,200 |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for kind in [*sorted({a.kind for a in answers}), "all"]:
+        for lang in (*LANGUAGES, "all"):
+            rows = [a for a in answers if kind in (a.kind, "all") and lang in (a.lang, "all")]
+            if not rows:
+                continue
+            n = len(rows)
+            lines.append(
+                f"| {kind} | {lang} | {n} | {sum(a.found[1000] for a in rows) / n:.3f} | "
+                f"{sum(a.found[3200] for a in rows) / n:.3f} | {sum(a.before_old[3200] for a in rows) / n:.3f} |"
+            )
+    return lines
+
+
 @dataclass(frozen=True)
 class CandidateCost:
     writer: str
@@ -222,13 +292,15 @@ def main() -> None:
     with given_or_private(args.dsn, 5466, database="postgres") as dsn, psycopg.connect(dsn, autocommit=True) as conn:
         register_vector(conn)
         conn.execute("SET cogmem.embed = 'off'")  # the server does not embed: the caller's vector or none
-        with_embedding, without, updated, costs = [], [], [], []
+        with_embedding, without, updated, costs, answers = [], [], [], [], []
         for lang, model in models.items():
             declare(conn, model)
             mine = [s for s in messages if s.lang == lang]
             with_embedding += remember_each(conn, mine, vectors[lang], model)
             without += remember_each(conn, mine, [None] * len(mine), model)
             updated += [recall_pair(conn, p, pair_vectors[lang], model) for p in pairs if p["lang"] == lang]
+            for path in sorted(CHATS.glob(f"{lang}-*.json")):
+                answers += chat_check(conn, json.loads(path.read_text(encoding="utf-8")), model)
             for writer in sorted({s.writer for s in mine}):
                 theirs = [(s, v) for s, v in zip(mine, vectors[lang], strict=True) if s.writer == writer]
                 costs.append(candidate_cost(conn, writer, [s for s, _ in theirs], [v for _, v in theirs], model))
@@ -254,6 +326,13 @@ def main() -> None:
         "(both hold).",
         "",
         *updates_table(updated),
+        "",
+        "**Scripted chats** (bench/corpus/chats/, written apart from every corpus the models learned from): a "
+        "user and an assistant, each turn remembered as an application does (conversation, speaker, time), then "
+        "questions a colleague asks later, each needing a fact, a preference, a rule or incident, or a corrected "
+        "value said in the chat. Recalled: a turn that holds the answer (or the rule taken from it) is injected.",
+        "",
+        *chats_table(answers),
         "",
         "**What candidates cost** (the candidates layer, sql/070-recall.sql): each writer's messages remembered in "
         "order in one tenant, then 20 of its ordinary messages asked at 3,200 tokens; the tokens the layer took "

@@ -248,6 +248,9 @@ DECLARE
     -- (sql/060-remember.sql, _candidate_layer), most probable first.
     v_candidates   boolean := EXISTS (SELECT FROM cogmem.tenant_layers AS l
                                       WHERE l.tenant = t.tenant AND l.layer::text = 'candidates');
+    v_allocation   integer := (SELECT floor(l.token_allocation::numeric * p_budget / greatest(p_total_alloc, 3200))
+                               FROM cogmem.tenant_layers AS l
+                               WHERE l.tenant = t.tenant AND l.layer::text = 'candidates');
 BEGIN
     RETURN QUERY
     WITH scaled AS (
@@ -258,10 +261,11 @@ BEGIN
     layers AS (
         -- Cumulative allocation up to each layer. What no layer is allocated (the default split
         -- allocates 2,700 of 3,200 tokens) is a reserve open to every layer in priority order.
-        -- The candidates' layer is not open to it: its allocation is all a candidate may take.
-        SELECT s.*, (sum(s.allocation) OVER (ORDER BY s.priority)
-                     + CASE WHEN s.layer::text = 'candidates' THEN 0
-                            ELSE p_budget - sum(s.allocation) OVER () END)::integer AS cumulative
+        -- The candidates' layer is bounded by its allocation instead (pooled.injected, below), so that the
+        -- never-cut rings, however full, never take it: it may use the whole budget.
+        SELECT s.*, CASE WHEN s.layer::text = 'candidates' THEN p_budget
+                         ELSE (sum(s.allocation) OVER (ORDER BY s.priority)
+                               + p_budget - sum(s.allocation) OVER ())::integer END AS cumulative
         FROM scaled AS s
     ),
     -- One pass over the tenant's memories yields every signal. Vector search is exact within a tenant
@@ -360,13 +364,15 @@ BEGIN
         SELECT x.*, p.lexical_rank, p.semantic_rank, p.window_lexical_rank, p.window_semantic_rank, p.topic_rank,
                r.last_recalled_at AS pending_recalled_at,
                -- The most probable candidates that fit the candidates' allocation are injected there (a turn
-               -- shown with its date and speaker: ~10 tokens more); the others compete in their ring.
-               x.candidate_ring IS NOT NULL AND v_candidates
-               AND sum(x.token_estimate + CASE WHEN x.conversation IS NOT NULL THEN 10 ELSE 0 END)
-                       FILTER (WHERE x.candidate_ring IS NOT NULL)
+               -- shown with its date and speaker: ~10 tokens more), one too long for it skipped; the others
+               -- compete in their ring.
+               x.candidate_ring IS NOT NULL AND v_candidates AND x.shown_tokens <= v_allocation
+               AND sum(x.shown_tokens) FILTER (WHERE x.candidate_ring IS NOT NULL AND x.shown_tokens <= v_allocation)
                        OVER (ORDER BY x.candidate_p DESC NULLS LAST, x.memory_id)
-                   <= (SELECT c.allocation FROM scaled AS c WHERE c.layer::text = 'candidates') AS injected
-        FROM pool AS p JOIN windowed AS x ON x.memory_id = p.memory_id
+                   <= v_allocation AS injected
+        FROM pool AS p
+        JOIN (SELECT y.*, y.token_estimate + CASE WHEN y.conversation IS NOT NULL THEN 10 ELSE 0 END AS shown_tokens
+              FROM windowed AS y) AS x ON x.memory_id = p.memory_id
         LEFT JOIN pending AS r ON r.memory_id = p.memory_id
     ),
     scored AS (
