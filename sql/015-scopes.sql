@@ -79,6 +79,34 @@ COMMENT ON FUNCTION cogmem._same_scope(text, text, text, text) IS
 'Two memories of one scope (person and agent alike, NULLs equal): only they may be the same text, merge, '
 'be siblings or contradict each other.';
 
+-- The memories a caller names for a text (remember's contradicts and supersedes): each once, and only of the
+-- text's scope, so that one person's statement never weakens or replaces another's memory.
+CREATE OR REPLACE FUNCTION cogmem._named_in_scope(
+    t cogmem.tenants, p_ids bigint[], p_person text, p_agent text, p_argument text, p_relation text
+)
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_named bigint[] := ARRAY(SELECT DISTINCT s.id FROM unnest(p_ids) AS s (id) ORDER BY s.id);
+BEGIN
+    IF cardinality(v_named) > 0 AND (
+        SELECT count(*) FROM cogmem.memories AS m
+        WHERE m.tenant = t.tenant AND m.memory_id = ANY (v_named)
+          AND cogmem._same_scope(m.person, m.agent, p_person, p_agent)) < cardinality(v_named) THEN
+        RAISE EXCEPTION '% names memories tenant "%" does not have in this scope', p_argument, t.tenant
+            USING ERRCODE = 'no_data_found',
+                  HINT = format('Pass ids of the tenant''s memories of the same person and agent %s, ''{}'' for '
+                                'none, or NULL to detect.', p_relation);
+    END IF;
+    RETURN CASE WHEN p_ids IS NOT NULL THEN v_named END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._named_in_scope(cogmem.tenants, bigint[], text, text, text, text) IS
+'The memories a caller names for a text (p_argument: contradicts, supersedes), de-duplicated, each checked to '
+'be of the tenant and the scope (no_data_found with a HINT otherwise); NULL for NULL (detect them).';
+
 -- The persons a caller's grants narrow each tenant to: {"tenant": ["person", ...]}, for the tenants it
 -- reaches only through narrowed grants. Empty for a role with a whole grant, '*', or cogmem_admin. The
 -- policies below run it once per statement (an init plan); it reads only the caller's own grants.

@@ -7,13 +7,14 @@
 -- Two paths, one mark (cogmem._supersede): the caller's judgement (remember(..., supersedes => ids),
 -- sql/060-remember.sql), and, without it, the test below, which looks at a new fact and the older facts
 -- of the same scope close to it in meaning. It needs all of:
---   (a) the same thing: a cosine in the tenant model's supersede band, with a word of the subject in
---       common (fewer when the text says it corrects something);
+--   (a) the same thing: a cosine in the tenant model's supersede band, with a word or a value of the
+--       subject in common;
 --   (b) a value that differs: a number, a time, a day, an address, a name or a host the older fact does
---       not have, while the older has one the newer lacks (or the newer says it corrects);
+--       not have, while the older has one the newer lacks (or the newer says it corrects); a correction
+--       said with no value read makes the older only possibly superseded;
 --   (c) nothing that says both hold: another holder or purpose ("my wife's number", "the work address",
---       "staging"), a one-off ("just this Friday", "bu seferlik"), an addition ("also", "ayrıca") or the
---       old fact told as history ("I used to").
+--       "staging"; a holder named by the newer alone yields to a correction), a one-off ("just this
+--       Friday", "bu seferlik"), an addition ("also", "ayrıca") or the old fact told as history ("I used to").
 -- Tuned on bench/corpus/updates/upd-en and upd-tr, measured on writers it never saw (bench/understanding.py).
 -- A pair it is unsure of keeps both: the older is marked possibly superseded and recalled after the
 -- newer, nothing is hidden.
@@ -207,30 +208,7 @@ COMMENT ON FUNCTION cogmem._supersede(text, bigint, bigint[], text) IS
 'Marks older memories superseded by a newer one (how: caller, detected) or possibly superseded (possible); '
 'returns those marked; audited.';
 
--- The caller's ids: only memories of the same scope, as for contradicts (sql/060-remember.sql).
-CREATE OR REPLACE FUNCTION cogmem._checked_supersedes(t cogmem.tenants, p_ids bigint[], p_person text, p_agent text)
-RETURNS bigint[]
-LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-DECLARE
-    v_named bigint[] := ARRAY(SELECT DISTINCT s.id FROM unnest(p_ids) AS s (id) ORDER BY s.id);
-BEGIN
-    IF cardinality(v_named) > 0 AND (
-        SELECT count(*) FROM cogmem.memories AS m
-        WHERE m.tenant = t.tenant AND m.memory_id = ANY (v_named)
-          AND cogmem._same_scope(m.person, m.agent, p_person, p_agent)) < cardinality(v_named) THEN
-        RAISE EXCEPTION 'supersedes names memories tenant "%" does not have in this scope', t.tenant
-            USING ERRCODE = 'no_data_found',
-                  HINT = 'Pass ids of the tenant''s memories of the same person and agent that the text replaces, '
-                         || '''{}'' for none, or NULL to detect.';
-    END IF;
-    RETURN CASE WHEN p_ids IS NOT NULL THEN v_named END;
-END;
-$$;
-COMMENT ON FUNCTION cogmem._checked_supersedes(cogmem.tenants, bigint[], text, text) IS
-'The memories a caller says a text replaces, de-duplicated, each checked to be of the tenant and the scope '
-'(no_data_found with a HINT otherwise); NULL to detect them.';
+DROP FUNCTION IF EXISTS cogmem._checked_supersedes(cogmem.tenants, bigint[], text, text);  -- _named_in_scope (015)
 
 -- The path without the caller's judgement: of the older facts of the same scope close to a new fact in
 -- meaning (p_close, found for duplicates and conflicts already; without an embedding, those with a word of

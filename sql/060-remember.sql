@@ -113,8 +113,8 @@ FOR EACH ROW EXECUTE FUNCTION cogmem._set_said();
 -- ring, but not sure enough for it, is kept in fresh, marked, and never fades while it waits for a person
 -- (cogmem.pending_rules, confirm_ring) or the night (said again, or successful when recalled).
 -- A tenant's recall gets its candidates layer with its first candidate (migration 0042 says why not
--- sooner): 150 tokens, at the priority of the last never-cut ring of memories, after which recall injects
--- it (sql/070-recall.sql: never-cut first within a priority). Not cut from the never-cut rings' share.
+-- sooner): 100 tokens, at the priority of the last never-cut ring of memories, after which recall injects
+-- it (sql/070-recall.sql: never-cut first within a priority), bounded by its allocation alone.
 CREATE OR REPLACE FUNCTION cogmem._candidate_layer(p_tenant text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -129,7 +129,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._candidate_layer(text) IS
-'Gives a tenant its candidates recall layer (150 tokens, right after the never-cut rings), once.';
+'Gives a tenant its candidates recall layer (100 tokens, right after the never-cut rings), once.';
 
 CREATE OR REPLACE FUNCTION cogmem._mark_candidate(p_tenant text, p_memory_id bigint, p_ring text, p_p real)
 RETURNS void
@@ -262,8 +262,6 @@ SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
-DECLARE
-    v_named bigint[];
 BEGIN
     IF p_content IS NULL THEN
         RAISE EXCEPTION 'content must not be NULL'
@@ -298,20 +296,8 @@ BEGIN
     END IF;
     PERFORM cogmem._check_limits(t, p_topics, p_source);
     PERFORM cogmem._check_embedding(p_embedding);
-    IF cardinality(p_contradicts) > 0 THEN
-        SELECT array_agg(DISTINCT c.id ORDER BY c.id) INTO v_named FROM unnest(p_contradicts) AS c (id);
-        -- Only a memory of the same scope: one person's statement never weakens another's memory.
-        IF (SELECT count(*) FROM cogmem.memories AS m
-            WHERE m.tenant = t.tenant AND m.memory_id = ANY (v_named)
-              AND cogmem._same_scope(m.person, m.agent, cogmem._person(p_source), cogmem._agent(p_source)))
-           < cardinality(v_named) THEN
-            RAISE EXCEPTION 'contradicts names memories tenant "%" does not have in this scope', t.tenant
-                USING ERRCODE = 'no_data_found',
-                      HINT = 'Pass ids of the tenant''s memories of the same person and agent the text contradicts, '
-                             || '''{}'' for none, or NULL to detect.';
-        END IF;
-    END IF;
-    RETURN coalesce(v_named, CASE WHEN p_contradicts IS NOT NULL THEN '{}'::bigint[] END);
+    RETURN cogmem._named_in_scope(t, p_contradicts, cogmem._person(p_source), cogmem._agent(p_source),
+                                  'contradicts', 'the text contradicts');
 END;
 $$;
 COMMENT ON FUNCTION cogmem._checked_input(cogmem.tenants, text, text, text[], jsonb, public.vector, bigint[]) IS
@@ -487,7 +473,7 @@ BEGIN
     v_fingerprint := cogmem._fingerprint(v_content);
     v_person := cogmem._person(p_source);
     v_agent := cogmem._agent(p_source);
-    v_supersedes := cogmem._checked_supersedes(t, p_supersedes, v_person, v_agent);
+    v_supersedes := cogmem._named_in_scope(t, p_supersedes, v_person, v_agent, 'supersedes', 'that the text replaces');
     p_unlike := coalesce(p_unlike, '{}') || coalesce(v_supersedes, '{}');  -- a replacement is no duplicate
     SELECT m.memory_id INTO v_near FROM cogmem.memories AS m
     WHERE m.tenant = v_tenant AND m.fingerprint = v_fingerprint AND cogmem._same_scope(m.person, m.agent, v_person, v_agent);

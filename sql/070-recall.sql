@@ -248,9 +248,6 @@ DECLARE
     -- (sql/060-remember.sql, _candidate_layer), most probable first.
     v_candidates   boolean := EXISTS (SELECT FROM cogmem.tenant_layers AS l
                                       WHERE l.tenant = t.tenant AND l.layer::text = 'candidates');
-    v_allocation   integer := (SELECT floor(l.token_allocation::numeric * p_budget / greatest(p_total_alloc, 3200))
-                               FROM cogmem.tenant_layers AS l
-                               WHERE l.tenant = t.tenant AND l.layer::text = 'candidates');
 BEGIN
     RETURN QUERY
     WITH scaled AS (
@@ -366,14 +363,16 @@ BEGIN
                -- The most probable candidates that fit the candidates' allocation are injected there (a turn
                -- shown with its date and speaker: ~10 tokens more), one too long for it skipped; the others
                -- compete in their ring.
-               x.candidate_ring IS NOT NULL AND v_candidates AND x.shown_tokens <= v_allocation
-               AND sum(x.shown_tokens) FILTER (WHERE x.candidate_ring IS NOT NULL AND x.shown_tokens <= v_allocation)
+               x.candidate_ring IS NOT NULL AND x.shown_tokens <= a.allocation
+               AND sum(x.shown_tokens) FILTER (WHERE x.candidate_ring IS NOT NULL AND x.shown_tokens <= a.allocation)
                        OVER (ORDER BY x.candidate_p DESC NULLS LAST, x.memory_id)
-                   <= v_allocation AS injected
+                   <= a.allocation AS injected
         FROM pool AS p
         JOIN (SELECT y.*, y.token_estimate + CASE WHEN y.conversation IS NOT NULL THEN 10 ELSE 0 END AS shown_tokens
               FROM windowed AS y) AS x ON x.memory_id = p.memory_id
         LEFT JOIN pending AS r ON r.memory_id = p.memory_id
+        -- The candidates' allocation on this budget; none (NULL) for a tenant without the layer.
+        LEFT JOIN scaled AS a ON a.layer::text = 'candidates'
     ),
     scored AS (
         -- A turn of a conversation in a learned ring competes with the other turns on relevance alone: a
