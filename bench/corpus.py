@@ -65,7 +65,7 @@ def statements(split: str | None = None) -> list[Statement]:
 
 # Writers of voices/ that no model may learn from: what the shipped models score on them is what a stranger
 # gets (bench/understanding.py). No model learns from voices/ yet: today every writer is a stranger.
-HELD_OUT_WRITERS = ("en-w3", "en-w6", "tr-w3", "tr-w5")
+HELD_OUT_WRITERS = ("en-w3", "en-w6", "en-w10", "tr-w3", "tr-w5", "tr-w10")
 
 
 def voices(writers: Sequence[str] | None = None) -> list[Statement]:
@@ -92,7 +92,8 @@ def voices(writers: Sequence[str] | None = None) -> list[Statement]:
 
 
 def voice_writers() -> list[str]:
-    return sorted({s.writer for s in voices() if s.writer})
+    """The writers of voices/, by language, then number (en-w2 before en-w10)."""
+    return sorted({s.writer for s in voices() if s.writer}, key=lambda w: (w.split("-w")[0], int(w.split("-w")[1])))
 
 
 # Writers of updates/ the supersession test (sql/036-supersession.sql) was never tuned on.

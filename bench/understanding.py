@@ -34,6 +34,7 @@ from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.candidates import Outcome, remember_each
+from bench.conversation import load_ours
 from bench.corpus import HELD_OUT_UPDATE_WRITERS, HELD_OUT_WRITERS, NEVER_CUT, updates, voice_writers, voices
 from bench.harness import given_or_private
 from bench.inbound import LANGUAGES, create_tenant, declare, embed
@@ -94,6 +95,31 @@ def shapes_table(with_embedding: list[Outcome]) -> list[str]:
             f"| {shape} | {len(mine)} | {sum(o.ring == o.truth for o in mine) / len(mine):.3f} | "
             f"{sum(o.kept for o in mine) / len(mine):.3f} |"
         )
+    return lines
+
+
+def casual_talk(conn: psycopg.Connection, models: dict[str, str]) -> list[str]:
+    """Every turn of our conversations between people (bench/corpus/conversations: long, emphatic, tips,
+    stories, rants), remembered as an application does with its language's default model's vector: the
+    share put in a never-cut ring (the turn, or a sentence taken from it) and the share made a candidate."""
+    lines = ["| language | turns | put in a never-cut ring | made a candidate | flagged |", "|---|---:|---:|---:|---:|"]
+    chats = [c for c in load_ours() if "assistant" not in c.id and "asistan" not in c.id]
+    for lang, model in models.items():
+        tenant = f"chat-{uuid.uuid4().hex[:12]}"
+        create_tenant(conn, tenant, LANGUAGES[lang], model)
+        turns = [(c, t) for c in chats if c.lang == lang for t in c.turns]
+        ring = candidate = 0
+        for (c, t), v in zip(turns, embed([t.text for _, t in turns], model), strict=True):
+            row = conn.execute(
+                "SELECT r.ring IN ('dos_and_donts', 'shocks') OR coalesce((SELECT m.ring::text IN"
+                " ('dos_and_donts', 'shocks') FROM cogmem.memories AS m WHERE m.memory_id = r.excerpt_id), false),"
+                " r.candidate IS NOT NULL"
+                " FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s, speaker => %s) AS r",
+                (tenant, t.text, v, c.id, t.speaker),
+            ).fetchone()
+            ring, candidate = ring + row[0], candidate + row[1]  # type: ignore[index]
+        n = len(turns)
+        lines.append(f"| {lang} | {n} | {ring / n:.4f} | {candidate / n:.4f} | {(ring + candidate) / n:.4f} |")
     return lines
 
 
@@ -293,6 +319,7 @@ def main() -> None:
         register_vector(conn)
         conn.execute("SET cogmem.embed = 'off'")  # the server does not embed: the caller's vector or none
         with_embedding, without, updated, costs, answers = [], [], [], [], []
+        casual = casual_talk(conn, models)
         for lang, model in models.items():
             declare(conn, model)
             mine = [s for s in messages if s.lang == lang]
@@ -301,7 +328,7 @@ def main() -> None:
             updated += [recall_pair(conn, p, pair_vectors[lang], model) for p in pairs if p["lang"] == lang]
             for path in sorted(CHATS.glob(f"{lang}-*.json")):
                 answers += chat_check(conn, json.loads(path.read_text(encoding="utf-8")), model)
-            for writer in sorted({s.writer for s in mine}):
+            for writer in [w for w in voice_writers() if w.startswith(lang)]:
                 theirs = [(s, v) for s, v in zip(mine, vectors[lang], strict=True) if s.writer == writer]
                 costs.append(candidate_cost(conn, writer, [s for s, _ in theirs], [v for _, v in theirs], model))
     lines = [
@@ -318,6 +345,11 @@ def main() -> None:
         "By the shape of the message (every writer, with the embedding):",
         "",
         *shapes_table(with_embedding),
+        "",
+        "**Casual talk** (our conversations between people, every turn remembered as an application does): what "
+        "the router puts in a never-cut ring or asks about. The never-cut rings must stay clean of it.",
+        "",
+        *casual,
         "",
         "**Updates** (bench/corpus/updates/): a fact, then, 30 days later, one that replaces it (update) or holds "
         "beside it (compatible); the pair's question recalled at 3,200 tokens. New first: the new memory comes "
