@@ -30,6 +30,7 @@ from uuid import UUID
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
@@ -134,6 +135,14 @@ def _agent_arg(agent: str | None) -> tuple[str, ...]:
     return (agent,) if agent is not None else ()
 
 
+def _check_login(dsn: str) -> None:
+    """Connects once before the pool does, so that a login the server refuses (a wrong password, an unknown
+    role or database) raises the server's own message at once: the pool retries it for 30 s and then says
+    only that it timed out (issue 49)."""
+    given = conninfo_to_dict(dsn)
+    psycopg.connect(make_conninfo(dsn, connect_timeout=given.get("connect_timeout", 10))).close()
+
+
 class Client:
     """cogmem-pg client. ``Client(dsn)``; use as a context manager or call :meth:`close`.
 
@@ -165,6 +174,7 @@ class Client:
         # Per (tenant, conversation): the last recall and the message it was for, while its next turn is
         # awaited (the judge's; bounded, oldest conversations dropped).
         self._awaiting: OrderedDict[tuple[str, str], tuple[UUID, str]] = OrderedDict()
+        _check_login(dsn)
         self.pool = ConnectionPool(
             dsn,
             min_size=min_size,

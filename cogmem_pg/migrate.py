@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, pool
 from cogmem_pg.paths import migrations_dir, routing_model_file, routing_model_hash_file, sql_dir
 
 # Serialises concurrent installs of the same database.
-_INSTALL_LOCK = 0x636F676D656D  # "cogmem"
+INSTALL_LOCK = 0x636F676D656D  # "cogmem"
 
 
 def alembic_config() -> Config:
@@ -56,7 +56,7 @@ class InstallError(RuntimeError):
 
 # The JSON's rows into the tables of revision 0031, the file parsed once; its numbers are read as the
 # columns' types, as the literals they replaced were.
-_LOAD_ROUTING_MODEL = (
+LOAD_ROUTING_MODEL = (
     "DELETE FROM cogmem.routing_terms",
     "DELETE FROM cogmem.routing_model",
     "DELETE FROM cogmem.routing_model_version",
@@ -98,8 +98,34 @@ def load_routing_model(conn: psycopg.Connection) -> None:
         )
     loaded = conn.execute("SELECT sha256 FROM cogmem.routing_model_version").fetchone()
     if loaded is None or loaded[0] != sha256:
-        for statement in _LOAD_ROUTING_MODEL:
+        for statement in LOAD_ROUTING_MODEL:
             conn.execute(statement, {"sha256": sha256, "model": data.decode("utf-8")})
+
+
+# The extensions the migrations create. A managed server's installing role may create a trusted one
+# where it has CREATE on the database; the others its platform (a superuser) creates first.
+REQUIRED_EXTENSIONS = ("vector", "pgcrypto")
+
+
+def _check_can_create(conn: psycopg.Connection, extension: str) -> None:
+    """An InstallError naming EXTENSION and who must create it, when it is missing here and this role may not
+    create it (not a superuser, and it is not trusted or the role lacks CREATE on the database)."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = %(e)s),"
+        " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+        " OR (coalesce((SELECT bool_or(trusted) FROM pg_available_extension_versions WHERE name = %(e)s), false)"
+        "     AND has_database_privilege(current_database(), 'CREATE')),"
+        " current_user, current_database()",
+        {"e": extension},
+    ).fetchone()
+    assert row is not None
+    created, may_create, role, database = row
+    if not created and not may_create:
+        raise InstallError(
+            f"extension {extension} is not created in database {database!r}, and role {role!r} may not create it: "
+            f"ask the server's administrator (a superuser; on a managed server, its console or admin role) to run "
+            f"CREATE EXTENSION {extension}; in {database!r}, then install again"
+        )
 
 
 def preflight(conn: psycopg.Connection) -> None:
@@ -112,6 +138,8 @@ def preflight(conn: psycopg.Connection) -> None:
             "the pgvector extension is not installed on this server: run scripts/setup.sh or "
             "install postgresql-<version>-pgvector"
         )
+    for extension in REQUIRED_EXTENSIONS:
+        _check_can_create(conn, extension)
     row = conn.execute(
         "SELECT n.nspname FROM pg_extension AS e JOIN pg_namespace AS n ON n.oid = e.extnamespace"
         " WHERE e.extname = 'vector'"
@@ -134,7 +162,7 @@ def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
         with engine.begin() as connection:
             raw = connection.connection.dbapi_connection
             assert raw is not None
-            raw.execute(f"SELECT pg_advisory_xact_lock({_INSTALL_LOCK})")
+            raw.execute(f"SELECT pg_advisory_xact_lock({INSTALL_LOCK})")
             raw.execute("SET LOCAL cogmem.installing = 'on'")
             preflight(raw)  # type: ignore[arg-type]
             context = MigrationContext.configure(connection, opts={"version_table_schema": "cogmem"})

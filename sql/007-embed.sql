@@ -32,6 +32,11 @@ $py$;
 BEGIN
     IF v_python THEN
         CREATE EXTENSION IF NOT EXISTS plpython3u;
+    ELSIF NOT EXISTS (SELECT FROM pg_catalog.pg_language WHERE lanname = 'plpython3u') THEN
+        -- The one word a managed install gets about what it lacks (cogmem doctor reports it too).
+        RAISE NOTICE '%', 'cogmem: no PL/Python (plpython3u) for this installer: the server does not embed '
+                          || '(the client does) and the Gut''s release is off; everything else works'
+            USING HINT = 'A superuser can CREATE EXTENSION plpython3u and run cogmem migrate again.';
     END IF;
     FOREACH v_function IN ARRAY ARRAY['embed(content text)', '_embed_as(content text, model text, query boolean)'] LOOP
         IF v_python THEN

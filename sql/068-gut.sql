@@ -400,11 +400,12 @@ COMMENT ON FUNCTION cogmem._gut_gathered(jsonb) IS
 -- role), and the active patterns it reads. Only opted-in tenants have contributions and feedback rows
 -- (_gut_collect removes them on opting out).
 DROP FUNCTION IF EXISTS cogmem._gut_draw(jsonb);  -- it takes the rows gathered from shards, too
-CREATE OR REPLACE FUNCTION cogmem._gut_draw(p_params jsonb, p_gathered jsonb)
-RETURNS jsonb
-LANGUAGE plpython3u VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
+-- Where the installer has no PL/Python (a managed server: trusted languages only), the release says why
+-- and everything else works (sql/007-embed.sql raised the one NOTICE). A PL/Python version an earlier
+-- install made stays.
+DO $install$
+DECLARE
+    v_body text := $py$
 import json
 try:
     from cogmem_pg import gut
@@ -441,7 +442,33 @@ out["patterns"] = [{"pattern_id": x.pattern_id, "content": x.content, "embedding
                     "topics": x.topics, "support": x.support, "success": x.success,
                     "success_low": x.success_low, "success_high": x.success_high} for x in out["patterns"]]
 return json.dumps(out)
-$$;
+$py$;
+BEGIN
+    -- Only a superuser may create a function in an untrusted language.
+    IF EXISTS (SELECT FROM pg_catalog.pg_language WHERE lanname = 'plpython3u')
+       AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+        EXECUTE format($sql$
+            CREATE OR REPLACE FUNCTION cogmem._gut_draw(p_params jsonb, p_gathered jsonb)
+            RETURNS jsonb
+            LANGUAGE plpython3u VOLATILE SECURITY INVOKER
+            SET search_path = pg_catalog, cogmem, public, pg_temp
+            AS %L $sql$, v_body);
+    ELSIF to_regprocedure('cogmem._gut_draw(jsonb, jsonb)') IS NULL THEN
+        CREATE FUNCTION cogmem._gut_draw(p_params jsonb, p_gathered jsonb)
+        RETURNS jsonb
+        LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+        SET search_path = pg_catalog, pg_temp
+        AS $fn$
+        BEGIN
+            RAISE EXCEPTION 'the Gut''s release needs PL/Python (plpython3u) in this database'
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'A superuser runs CREATE EXTENSION plpython3u and cogmem migrate again, with '
+                             || 'cogmem-pg[gut] in the Python that PL/Python runs; managed servers offer no PL/Python.';
+        END;
+        $fn$;
+    END IF;
+END;
+$install$;
 COMMENT ON FUNCTION cogmem._gut_draw(jsonb, jsonb) IS
 'The patterns a release would publish, drawn with OpenDP from the opted-in tenants'' contributions and '
 'feedback given as JSON (_gut_export_rows: this database''s, or every shard''s), and the epsilon and delta '

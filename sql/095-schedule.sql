@@ -2,9 +2,25 @@
 -- (cron.database_name); in that database cogmem installs it when it can, and these functions manage
 -- the job. From any other database, the HINT says how to schedule from the pg_cron database.
 
+-- pg_cron's database, or NULL where this role may not read the setting (it is a superuser's; a managed
+-- server's installing role often may not): the install and the HINTs must not fail on it.
+CREATE OR REPLACE FUNCTION cogmem._cron_database()
+RETURNS text
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN current_setting('cron.database_name', true);
+EXCEPTION WHEN insufficient_privilege THEN
+    RETURN NULL;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._cron_database() IS
+'pg_cron''s database (cron.database_name), or NULL when unset or when this role may not read it.';
+
 DO $install$
 BEGIN
-    IF current_database() = current_setting('cron.database_name', true)
+    IF current_database() = cogmem._cron_database()
        AND EXISTS (SELECT FROM pg_catalog.pg_available_extensions WHERE name = 'pg_cron')
        AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
         CREATE EXTENSION IF NOT EXISTS pg_cron;
@@ -18,7 +34,7 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_cron_database text := coalesce(current_setting('cron.database_name', true), 'postgres');
+    v_cron_database text := coalesce(cogmem._cron_database(), 'postgres');
 BEGIN
     IF p_cron IS NULL OR btrim(p_cron) = '' THEN
         RAISE EXCEPTION 'cron schedule must not be NULL or empty'

@@ -50,6 +50,14 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'cogmem_owner') THEN
         CREATE ROLE cogmem_owner NOLOGIN NOINHERIT;
     END IF;
+    -- An installer that is no superuser (a managed server's database owner, with CREATEROLE) may give its
+    -- functions to cogmem_owner only as a member of it. It owns every table already: nothing is widened.
+    IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)
+       AND NOT pg_catalog.pg_has_role(current_user, 'cogmem_owner', 'MEMBER') THEN
+        EXECUTE format('GRANT cogmem_owner TO %I', current_user);
+    END IF;
+    -- A new owner needs CREATE on the schema (a superuser skips the check): granted for the hand-over only.
+    GRANT CREATE ON SCHEMA cogmem TO cogmem_owner;
     FOR v_function IN
         SELECT p.oid FROM pg_catalog.pg_proc AS p
         WHERE p.pronamespace = 'cogmem'::regnamespace AND p.prosecdef
@@ -57,6 +65,7 @@ BEGIN
     LOOP
         EXECUTE format('ALTER FUNCTION %s OWNER TO cogmem_owner', v_function);
     END LOOP;
+    REVOKE CREATE ON SCHEMA cogmem FROM cogmem_owner;
     -- Definer functions resolve vector operators in public: nobody else may create objects there.
     IF has_schema_privilege('public', 'public', 'CREATE') THEN
         RAISE WARNING 'any role may create objects in schema public, where cogmem''s definer functions find pgvector'

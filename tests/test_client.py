@@ -215,3 +215,18 @@ def test_the_databases_judge_from_the_client(client):
     assert verdict.verdict == "confirmed" and verdict.model == "followup-cues"
     client.create_tenant("acme")
     assert client.outcome_stats("acme") is None  # no recall yet
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        ({"user": "nobody_here"}, 'role "nobody_here" does not exist'),
+        ({"dbname": "no_such_db"}, 'database "no_such_db"'),
+    ],
+)
+def test_a_login_the_server_refuses_fails_at_once_with_its_message(dsn, given, said):
+    """Not after the pool's 30 s of retries, and with what the server said (issue 49)."""
+    from psycopg.conninfo import make_conninfo
+
+    with pytest.raises(psycopg.OperationalError, match=said):
+        Client(make_conninfo(dsn, **given), embedder=False)

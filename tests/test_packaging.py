@@ -74,3 +74,26 @@ def test_pip_install_from_the_wheel_in_a_clean_venv_installs_and_runs_cogmem(whe
     )
     assert run.returncode == 0, run.stderr
     assert "The wheel installs cogmem from site-packages." in run.stdout
+
+
+def test_the_wheel_with_extras_runs_the_cli_and_writes_the_sql_script(wheel, tmp_path, fresh_database):
+    """With the [embed] and [mcp] extras (the client embeds; PyPI's wheels, pip's cache after a first run),
+    the CLI a user reads in the README, and the SQL script a DBA applies (issue 49)."""
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", f"{wheel}[embed,mcp]"]
+    done = subprocess.run(pip, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-2000:]
+    dsn = fresh_database()
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DATABASE_URL", "VIRTUAL_ENV")}
+    steps = [
+        (["migrate"], "cogmem schema at revision"),
+        (["tenant", "acme"], "tenant acme"),
+        (["remember", "acme", "Never deploy on Fridays.", "--ring", "rule"], "in dos_and_donts"),
+        (["recall", "acme", "Can we deploy on Friday?"], "Never deploy on Fridays."),
+        (["migrate", "--sql", "--from", "0041"], "-- revision 0042"),
+    ]
+    for args, said in steps:
+        cli = [str(env_dir / "bin" / "cogmem"), "--dsn", dsn, *args]
+        run = subprocess.run(cli, capture_output=True, text=True, cwd=tmp_path, env=clean)
+        assert run.returncode == 0 and said in run.stdout, (args, run.stdout[-1000:], run.stderr[-1000:])

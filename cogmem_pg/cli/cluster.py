@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 import click
 import psycopg
@@ -98,10 +99,30 @@ def psql(ctx: Context, psql_args: tuple[str, ...]) -> None:
 
 
 @click.command()
+@click.option("--sql", "as_sql", is_flag=True, help="Write the install as one SQL file for psql -f; apply nothing.")
+@click.option("--from", "from_revision", default=None, metavar="REVISION", help="With --sql: upgrade from REVISION.")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), default=None, help="With --sql: the file (else stdout)."
+)
 @pass_context
-def migrate(ctx: Context) -> None:
-    """Install or upgrade the cogmem schema (alembic revisions, then sql/)."""
-    click.echo(f"cogmem schema at revision {install(ctx.server_dsn())}")
+def migrate(ctx: Context, as_sql: bool, from_revision: str | None, output: str | None) -> None:
+    """Install or upgrade the cogmem schema (alembic revisions, then sql/), or write it as SQL (--sql)."""
+    if not as_sql:
+        if from_revision or output:
+            raise click.UsageError("--from and --output go with --sql")
+        click.echo(f"cogmem schema at revision {install(ctx.server_dsn())}")
+        return
+    from cogmem_pg.install_script import install_script
+
+    try:
+        script = install_script(from_revision)
+    except KeyError as exc:
+        raise click.BadParameter(f"no revision {from_revision!r}", param_hint="--from") from exc
+    if output is None:
+        click.echo(script, nl=False)
+    else:
+        Path(output).write_text(script, encoding="utf-8")
+        click.echo(f"wrote {output}: psql -v ON_ERROR_STOP=1 -f {output}", err=True)
 
 
 _ROLES = ("cogmem_app", "cogmem_admin", "cogmem_auditor", "cogmem_bi", "cogmem_gut", "cogmem_owner")
@@ -118,12 +139,22 @@ def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
         "" if version >= 150000 else "cogmem-pg needs PostgreSQL 15 or later",
     )
     extensions = {r[0]: r[1] for r in conn.execute("SELECT extname, extversion FROM pg_extension")}
-    for name in ("vector", "plpython3u"):
-        yield (
-            ("ok", "extension", f"{name} {extensions[name]}", "")
-            if name in extensions
-            else ("fail", "extension", f"{name} missing", f"CREATE EXTENSION {name}; (cogmem migrate does it)")
+    yield (
+        ("ok", "extension", f"vector {extensions['vector']}", "")
+        if "vector" in extensions
+        else ("fail", "extension", "vector missing", "CREATE EXTENSION vector; (cogmem migrate does it where it may)")
+    )
+    # A managed server offers no PL/Python: only the server's embedding and the Gut's release need it.
+    yield (
+        ("ok", "extension", f"plpython3u {extensions['plpython3u']}", "")
+        if "plpython3u" in extensions
+        else (
+            "warn",
+            "extension",
+            "plpython3u missing: the server does not embed and the Gut's release is off; everything else works",
+            "a superuser: CREATE EXTENSION plpython3u; then cogmem migrate (managed servers offer none)",
         )
+    )
     revision, head = installed_revision(conn), head_revision()
     yield (
         "ok" if revision == head else "fail",
@@ -136,7 +167,9 @@ def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
         "ok" if cron else "warn",
         "pg_cron",
         "installed" if cron else "not in this database",
-        "" if cron else "add pg_cron to shared_preload_libraries and CREATE EXTENSION pg_cron here",
+        ""
+        if cron
+        else "CREATE EXTENSION pg_cron here (shared_preload_libraries), or run `cogmem consolidate` nightly from cron",
     )
     if cron:
         jobs = {r[0] for r in conn.execute("SELECT jobname FROM cron.job WHERE jobname LIKE 'cogmem-%%'")}
