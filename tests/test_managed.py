@@ -48,7 +48,7 @@ def managed(cluster) -> Iterator[str]:
     dsn = as_role(cluster.dsn("app"), "installer")
     assert install(dsn) == head_revision()
     with psycopg.connect(dsn, autocommit=True) as installer:
-        # The DBA's steps (the README's): itself an admin, an application login that reaches one tenant.
+        # The DBA's steps (docs/install.md): itself an admin, an application login that reaches one tenant.
         installer.execute("GRANT cogmem_admin TO installer")
         installer.execute("CREATE ROLE shop_app LOGIN IN ROLE cogmem_app")
         installer.execute("SELECT cogmem.create_tenant('shop')")

@@ -78,7 +78,7 @@ def _routing_status(info: dict[str, object], dsn: str | None) -> None:
         info["warning"] = (
             "this server cannot embed: a text remembered from plain SQL without an embedding is routed by the "
             "cues model alone, and fewer stated rules reach their never-cut ring (more wait as candidates); "
-            "send embeddings from the client (cogmem_pg.Client embeds) or see README, Inbound attention"
+            "send embeddings from the client (cogmem_pg.Client embeds) or see docs/model.md, Inbound attention"
         )
 
 
