@@ -111,3 +111,18 @@ def test_an_extension_the_installer_may_not_create_is_named_with_who_must(manage
         platform.execute("CREATE DATABASE other")  # the platform's: the installer may connect, not create
     with pytest.raises(InstallError, match="extension vector is not created in database 'other', and role 'installer'"):
         install(as_role(cluster.dsn("other"), "installer"))
+
+
+def test_documents_and_the_langgraph_store_work_for_the_application_login(managed):
+    """Resources embedded by the client, and LangGraph's store, where the server cannot embed."""
+    from cogmem_pg.langgraph import CogmemStore
+
+    with Client(as_role(managed, "shop_app")) as client:
+        added = client.add_resource("shop", "Returns policy", "# Returns\n\nRefunds within 14 days, with the receipt.")
+        assert added.chunks >= 1
+        recalled = client.recall("shop", "Can a customer get a refund after ten days?")
+        assert any(i.layer == "resources" and "14 days" in i.content for i in recalled.items)
+        store = CogmemStore(client, "shop")
+        store.put(("shop", "prefs"), "ayse", {"content": "Ayşe wants her invoices in Turkish."})
+        assert store.get(("shop", "prefs"), "ayse").value["content"] == "Ayşe wants her invoices in Turkish."
+        assert [i.key for i in store.search(("shop", "prefs"), query="which language for invoices?")] == ["ayse"]
