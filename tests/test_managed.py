@@ -8,6 +8,7 @@ night runs, a person is erased. Only the server's embedding and the Gut's releas
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 
@@ -126,3 +127,19 @@ def test_documents_and_the_langgraph_store_work_for_the_application_login(manage
         store.put(("shop", "prefs"), "ayse", {"content": "Ayşe wants her invoices in Turkish."})
         assert store.get(("shop", "prefs"), "ayse").value["content"] == "Ayşe wants her invoices in Turkish."
         assert [i.key for i in store.search(("shop", "prefs"), query="which language for invoices?")] == ["ayse"]
+
+
+def test_an_agent_remembers_and_recalls_through_mcp(managed):
+    from cogmem_pg.mcp_server import build_server
+    from tests.test_mcp import structured, talk
+
+    with Client(as_role(managed, "shop_app")) as client:
+        server = build_server(client, "shop", None, None)
+
+        async def calls(mcp):
+            stored = structured(await mcp.call_tool("remember", {"text": "Gift orders ship without an invoice."}))
+            recalled = structured(await mcp.call_tool("recall", {"message": "Does a gift order get an invoice?"}))
+            return stored, recalled
+
+        stored, recalled = talk(server, calls)
+        assert stored["memory_id"] and "Gift orders ship without an invoice." in json.dumps(recalled)
