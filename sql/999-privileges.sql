@@ -52,8 +52,14 @@ BEGIN
     END IF;
     -- An installer that is no superuser (a managed server's database owner, with CREATEROLE) may give its
     -- functions to cogmem_owner only as a member of it. It owns every table already: nothing is widened.
-    IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)
-       AND NOT pg_catalog.pg_has_role(current_user, 'cogmem_owner', 'MEMBER') THEN
+    -- From PostgreSQL 16 its creator holds only ADMIN on it (no SET): membership alone is not enough.
+    IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+        NULL;
+    ELSIF current_setting('server_version_num')::int >= 160000 THEN
+        IF NOT pg_catalog.pg_has_role(current_user, 'cogmem_owner', 'SET') THEN
+            EXECUTE format('GRANT cogmem_owner TO %I WITH SET TRUE', current_user);
+        END IF;
+    ELSIF NOT pg_catalog.pg_has_role(current_user, 'cogmem_owner', 'MEMBER') THEN
         EXECUTE format('GRANT cogmem_owner TO %I', current_user);
     END IF;
     -- A new owner needs CREATE on the schema (a superuser skips the check): granted for the hand-over only.
