@@ -80,7 +80,9 @@ def test_every_acknowledged_remember_survives_a_crash(server):
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
     for t in threads:
         t.start()
-    time.sleep(2)
+    deadline = time.monotonic() + 60  # enough writes acknowledged first, however slow the machine
+    while len(acked) < 60 and time.monotonic() < deadline:
+        time.sleep(0.05)
     crash(server)
     for t in threads:
         t.join()
