@@ -147,6 +147,11 @@ def load_ours(directory: Path = OURS, lang: str | None = None) -> list[Conversat
     return conversations
 
 
+def chats_between_people() -> list[Conversation]:
+    """Our conversations between people, without those with an assistant (whose turns teach and order)."""
+    return [c for c in load_ours() if "assistant" not in c.id and "asistan" not in c.id]
+
+
 # -- scoring ---------------------------------------------------------------------------------------
 
 # What a method returns for one question: items in order, each the turn ids it shows and its text.

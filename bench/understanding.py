@@ -34,7 +34,7 @@ from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.candidates import Outcome, remember_each
-from bench.conversation import load_ours
+from bench.conversation import chats_between_people
 from bench.corpus import HELD_OUT_UPDATE_WRITERS, HELD_OUT_WRITERS, NEVER_CUT, updates, voice_writers, voices
 from bench.harness import given_or_private
 from bench.inbound import LANGUAGES, create_tenant, declare, embed
@@ -103,7 +103,7 @@ def casual_talk(conn: psycopg.Connection, models: dict[str, str]) -> list[str]:
     stories, rants), remembered as an application does with its language's default model's vector: the
     share put in a never-cut ring (the turn, or a sentence taken from it) and the share made a candidate."""
     lines = ["| language | turns | put in a never-cut ring | made a candidate | flagged |", "|---|---:|---:|---:|---:|"]
-    chats = [c for c in load_ours() if "assistant" not in c.id and "asistan" not in c.id]
+    chats = chats_between_people()
     for lang, model in models.items():
         tenant = f"chat-{uuid.uuid4().hex[:12]}"
         create_tenant(conn, tenant, LANGUAGES[lang], model)

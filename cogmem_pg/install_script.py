@@ -10,8 +10,8 @@ installed from the script equals one installed by ``cogmem migrate``.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -19,8 +19,15 @@ from contextlib import contextmanager
 
 from alembic.script import ScriptDirectory
 
-from cogmem_pg.migrate import INSTALL_LOCK, LOAD_ROUTING_MODEL, alembic_config, head_revision, sql_files
-from cogmem_pg.paths import routing_model_file, routing_model_hash_file
+from cogmem_pg.migrate import (
+    INSTALL_LOCK,
+    LOAD_ROUTING_MODEL,
+    RECORD_UPGRADE,
+    alembic_config,
+    head_revision,
+    pinned_routing_model,
+    sql_files,
+)
 
 # The table alembic keeps its revision in, as alembic itself creates it.
 _VERSION_TABLE = (
@@ -48,12 +55,9 @@ def _recording(statements: list[str]) -> Iterator[None]:
 def revision_statements(from_revision: str | None) -> list[tuple[str, list[str]]]:
     """Each revision after FROM_REVISION (None: all), oldest first, with the SQL its upgrade runs."""
     script = ScriptDirectory.from_config(alembic_config())
-    revisions = [r for r in script.walk_revisions("base", "head") if r.revision != from_revision][::-1]
-    if from_revision is not None:
-        after = {r.revision for r in script.walk_revisions(from_revision, "head")} - {from_revision}
-        revisions = [r for r in revisions if r.revision in after]
+    revisions = [r for r in script.walk_revisions(from_revision or "base", "head") if r.revision != from_revision]
     out = []
-    for revision in revisions:
+    for revision in reversed(revisions):
         statements: list[str] = []
         spec = importlib.util.spec_from_file_location(f"cogmem_revision_{revision.revision}", revision.path)
         assert spec is not None and spec.loader is not None
@@ -65,19 +69,22 @@ def revision_statements(from_revision: str | None) -> list[tuple[str, list[str]]
     return out
 
 
-def _dollar_quoted(text: str, tag: str) -> str:
-    assert f"${tag}$" not in text
-    return f"${tag}${text}${tag}$"
+def _inlined(statement: str, params: dict[str, str]) -> str:
+    """STATEMENT, one migrate runs with named parameters, with PARAMS (SQL literals) in their places."""
+    assert set(re.findall(r"%\((\w+)\)s", statement)) <= set(params), statement  # each has its value
+    for name, literal in params.items():
+        statement = statement.replace(f"%({name})s", literal)
+    return statement + ";"
 
 
-def _routing_model() -> list[str]:
-    """The loader's statements with the model file and its hash as literals."""
-    data = routing_model_file().read_bytes()
-    sha256 = hashlib.sha256(data).hexdigest()
-    if sha256 != routing_model_hash_file().read_text(encoding="utf-8").split()[0]:
-        raise RuntimeError("the routing model does not match its pinned sha256: re-run bench/train_router.py")
-    model = _dollar_quoted(data.decode("utf-8"), "cogmem_model") + "::text"
-    return [s.replace("%(model)s", model).replace("%(sha256)s", f"'{sha256}'") + ";" for s in LOAD_ROUTING_MODEL]
+def _literal(text: str | None, tag: str = "") -> str:
+    """TEXT as a SQL literal: NULL, quoted, or dollar-quoted with TAG (for a large text, quoted as is)."""
+    if text is None:
+        return "NULL"
+    if tag:
+        assert f"${tag}$" not in text
+        return f"${tag}${text}${tag}$"
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _guard(from_revision: str | None) -> str:
@@ -106,6 +113,7 @@ def install_script(from_revision: str | None = None) -> str:
     """The whole install (FROM_REVISION None) or the upgrade from FROM_REVISION, as SQL for psql -f (from the
     head itself: sql/ and the routing model re-applied, as cogmem migrate does after each release)."""
     head = head_revision()
+    model, sha256 = pinned_routing_model()
     parts = [
         f"-- cogmem-pg: {'install' if from_revision is None else 'upgrade from revision ' + from_revision}"
         f" to revision {head}. Apply with: psql -v ON_ERROR_STOP=1 -f this.sql",
@@ -124,14 +132,11 @@ def install_script(from_revision: str | None = None) -> str:
     parts += [
         f"DELETE FROM cogmem.alembic_version; INSERT INTO cogmem.alembic_version (version_num) VALUES ('{head}');",
         "-- the routing model (cogmem_pg/data/routing-model.json)",
-        *_routing_model(),
     ]
+    model_params = {"model": _literal(model, "cogmem_model") + "::text", "sha256": _literal(sha256)}
+    parts += [_inlined(statement, model_params) for statement in LOAD_ROUTING_MODEL]
     for path in sql_files():
         parts += [f"-- sql/{path.name}", path.read_text(encoding="utf-8")]
-    before = "NULL" if from_revision is None else f"'{from_revision}'"
-    parts += [
-        "INSERT INTO cogmem.audit_log (tenant, level, event, detail) VALUES ('*', 'governance', 'schema_upgraded',"
-        f" jsonb_build_object('from', {before}::text, 'to', '{head}'::text, 'sql_files', {len(sql_files())}));",
-        "COMMIT;",
-    ]
+    upgrade = {"from": _literal(from_revision), "to": _literal(head), "sql_files": str(len(sql_files()))}
+    parts += [_inlined(RECORD_UPGRADE, upgrade), "COMMIT;"]
     return "\n".join(parts) + "\n"

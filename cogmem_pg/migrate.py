@@ -81,8 +81,8 @@ LOAD_ROUTING_MODEL = (
 )
 
 
-def load_routing_model(conn: psycopg.Connection) -> None:
-    """Loads the inbound router's weights (bench/train_router.py) unless the same file is already loaded.
+def pinned_routing_model() -> tuple[str, str]:
+    """The inbound router's weights (bench/train_router.py) as text, and their sha256.
 
     The file must match its pinned sha256: a model edited by hand, cut short or mixed up with another
     would route every memory wrongly without a word.
@@ -96,10 +96,24 @@ def load_routing_model(conn: psycopg.Connection) -> None:
             f"{path} has sha256 {sha256}, but {pinned_path.name} pins {pinned}: the routing model was "
             "changed without bench/train_router.py (re-run it, or restore both files from the release)"
         )
+    return data.decode("utf-8"), sha256
+
+
+def load_routing_model(conn: psycopg.Connection) -> None:
+    """Loads the pinned routing model unless the same file is already loaded."""
+    model, sha256 = pinned_routing_model()
     loaded = conn.execute("SELECT sha256 FROM cogmem.routing_model_version").fetchone()
     if loaded is None or loaded[0] != sha256:
         for statement in LOAD_ROUTING_MODEL:
-            conn.execute(statement, {"sha256": sha256, "model": data.decode("utf-8")})
+            conn.execute(statement, {"sha256": sha256, "model": model})
+
+
+# The upgrade is a governance event: the audit row the install ends with (install_script.py writes it too).
+RECORD_UPGRADE = (
+    "INSERT INTO cogmem.audit_log (tenant, level, event, detail)"
+    " VALUES ('*', 'governance', 'schema_upgraded',"
+    " jsonb_build_object('from', %(from)s::text, 'to', %(to)s::text, 'sql_files', %(sql_files)s::int))"
+)
 
 
 # The extensions the migrations create. A managed server's installing role may create a trusted one
@@ -174,13 +188,8 @@ def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:
             if apply_sql:
                 load_routing_model(raw)  # type: ignore[arg-type]
                 apply_sql_files(raw)  # type: ignore[arg-type]
-                # The audit trail exists from here on: the upgrade is a governance event.
-                raw.execute(
-                    "INSERT INTO cogmem.audit_log (tenant, level, event, detail)"
-                    " VALUES ('*', 'governance', 'schema_upgraded',"
-                    " jsonb_build_object('from', %s::text, 'to', %s::text, 'sql_files', %s::int))",
-                    (before, current, len(sql_files())),
-                )
+                # The audit trail exists from here on.
+                raw.execute(RECORD_UPGRADE, {"from": before, "to": current, "sql_files": len(sql_files())})
     finally:
         engine.dispose()
     return current or ""

@@ -145,9 +145,9 @@ def test_chats_between_people_put_at_most_one_turn_in_a_thousand_into_a_never_cu
     """Every turn of our conversations between people (bench/corpus/conversations: long, emphatic, lists
     of tips, stories, rants; English and Turkish), remembered as an application would, with its embedding:
     a never-cut ring takes at most one turn in a thousand (and a long turn only through a sentence)."""
-    from bench.conversation import load_ours
+    from bench.conversation import chats_between_people
 
-    chats = [c for c in load_ours() if "assistant" not in c.id and "asistan" not in c.id]
+    chats = chats_between_people()
     turns = [(c, t) for c in chats for t in c.turns]
     for lang in ("en", "tr"):  # each language's default model (MiniLM for English, E5 for Turkish)
         db.execute("SELECT cogmem.create_tenant(%s, %s)", (f"chat-{lang}", inbound.LANGUAGES[lang]))
