@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.harness import given_or_private  # noqa: E402
+from bench.large_tenant import build_indexes  # noqa: E402
 from bench.results import replace_section  # noqa: E402
 from cogmem_pg.client import Client  # noqa: E402
 from cogmem_pg.embed import (  # noqa: E402
@@ -374,9 +375,11 @@ def run(
             started = time.monotonic()
             turn_vectors, question_vectors = score_baselines(c, vectors, methods, budgets, table)
             for method in (m for m in methods if m not in BASELINES):
-                tenant = f"{c.id}_{'fresh' if method.endswith('fresh') else 'default'}"
+                tenant = f"{c.id}_{method.removeprefix('recall ').replace(' ', '_')}"
                 model = getattr(vectors.embedder, "model_id", None)
-                held = load_into_cogmem(client, tenant, c, turn_vectors, method.endswith("fresh"), model)
+                held = load_into_cogmem(client, tenant, c, turn_vectors, "all fresh" in method, model)
+                if method.endswith(" indexed"):  # read through the tenant's own indexes (bench/large_tenant.py)
+                    build_indexes(dsn, tenant)
                 with client.connection() as conn:
                     rows = conn.execute(
                         "SELECT ring::text, count(*) FROM cogmem.memories WHERE tenant = %s GROUP BY 1", (tenant,)

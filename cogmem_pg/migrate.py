@@ -163,6 +163,16 @@ def preflight(conn: psycopg.Connection) -> None:
             f"pgvector is installed in schema {row[0]!r}; cogmem expects it in 'public' "
             "(ALTER EXTENSION vector SET SCHEMA public)"
         )
+    # A large tenant's recall walks its HNSW index past what the scope filters out: iterative scans (0.8).
+    found = conn.execute(
+        "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'vector'),"
+        " (SELECT default_version FROM pg_available_extensions WHERE name = 'vector'))"
+    ).fetchone()
+    if found and found[0] and tuple(int(p) for p in found[0].split(".")[:2]) < (0, 8):
+        raise InstallError(
+            f"cogmem-pg needs pgvector 0.8 or newer, this server has {found[0]}: "
+            "ALTER EXTENSION vector UPDATE (after installing the newer package), or ask your provider"
+        )
 
 
 def install(dsn: str, revision: str = "head", *, apply_sql: bool = True) -> str:

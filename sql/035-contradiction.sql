@@ -272,6 +272,7 @@ DECLARE
     v_words       text[];
     v_cues        real[];
     v_model       text := cogmem._embedding_model_of(p_tenant);
+    v_indexed     boolean := cogmem._tenant_indexed(p_tenant);
 BEGIN
     IF cardinality(p_contradicts) > 0 THEN
         conflict_ids := p_contradicts;
@@ -296,8 +297,14 @@ BEGIN
         v_bits := public.binary_quantize(p_embedding)::bit(384);  -- once, not per compared row
         SELECT array_agg(b.memory_id) INTO close_ids
         FROM cogmem.memories AS b
-        WHERE b.tenant = p_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius
+        WHERE NOT v_indexed AND b.tenant = p_tenant AND b.embedding_bits OPERATOR(public.<~>) v_bits <= v_bits_radius
           AND cogmem._same_scope(b.person, b.agent, p_person, p_agent);
+        -- A large tenant with its own index (sql/016-large-tenants.sql): its nearest within the same radius.
+        IF v_indexed THEN
+            close_ids := cogmem._nearest_within(p_tenant, p_embedding,
+                                                cos(pi() * v_bits_radius / cogmem.embedding_dimensions()),
+                                                p_person, p_agent);
+        END IF;
         -- Contradiction (sql/035-contradiction.sql): an established memory close in meaning that the
         -- contradiction model says this text contradicts.
         IF close_ids IS NOT NULL AND p_contradicts IS NULL THEN

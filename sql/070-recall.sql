@@ -248,7 +248,17 @@ DECLARE
     -- (sql/060-remember.sql, _candidate_layer), most probable first.
     v_candidates   boolean := EXISTS (SELECT FROM cogmem.tenant_layers AS l
                                       WHERE l.tenant = t.tenant AND l.layer::text = 'candidates');
+    -- A large tenant with its own indexes (sql/016-large-tenants.sql): only its reach is read, and the
+    -- rarity of a word is counted through its index.
+    v_reach        bigint[];
+    v_words        text[];
+    v_holding      bigint[];
+    v_memories     double precision;
+    v_large        boolean;
 BEGIN
+    SELECT r.reach, r.words, r.holding, r.memories INTO v_reach, v_words, v_holding, v_memories
+    FROM cogmem._recall_reach(t, p_protected, p_topics, p_embedding, p_lexemes, p_person, p_agent, p_history) AS r;
+    v_large := v_reach IS NOT NULL;
     RETURN QUERY
     WITH scaled AS (
         SELECT l.layer, l.priority, l.never_cut, l.half_life,
@@ -265,8 +275,9 @@ BEGIN
                                + p_budget - sum(s.allocation) OVER ())::integer END AS cumulative
         FROM scaled AS s
     ),
-    -- One pass over the tenant's memories yields every signal. Vector search is exact within a tenant
-    -- (migration 0006), so the pass is needed anyway; a scan per signal would read the rows again.
+    -- One pass over the tenant's memories (a large tenant's reach) yields every signal. Vector search is
+    -- exact within a tenant that has no index of its own, so the pass is needed anyway; a scan per signal
+    -- would read the rows again.
     signals AS MATERIALIZED (
         SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content, m.conversation,
                m.said_at, m.speaker, m.candidate_ring, m.candidate_p, m.superseded_by, m.valid_until,
@@ -277,17 +288,27 @@ BEGIN
                -- Topics are few: a filtered unnest costs a fifth of an INTERSECT subquery here.
                CASE WHEN m.topics && p_topics THEN (SELECT count(*) FROM unnest(m.topics) AS t
                                                     WHERE t = ANY (p_topics)) END AS shared
-        FROM cogmem.memories AS m
+        -- One of the two, by a one-time filter of the one plan the session keeps.
+        FROM (SELECT a.* FROM cogmem.memories AS a WHERE NOT v_large AND a.tenant = t.tenant
+              UNION ALL
+              SELECT a.* FROM cogmem.memories AS a WHERE v_large AND a.tenant = t.tenant AND a.memory_id = ANY (v_reach))
+             AS m
         -- Only what the scope sees (sql/015-scopes.sql): never another person's memory, never-cut or not.
         WHERE m.tenant = t.tenant AND cogmem.in_scope(m.person, m.agent, m.ring, p_person, p_agent, t)
           -- A superseded memory (sql/036-supersession.sql) only for a question about the past.
           AND (m.valid_until IS NULL OR p_history)
     ),
     -- How rare each of the message's words is among the tenant's memories: ln(memories / holding it).
+    -- A large tenant's reach is not the tenant: there, the holders were counted through its index.
     rarity AS (
         SELECT w.word, ln((SELECT count(*) FROM signals)::double precision / count(*)) + 0.01 AS idf
         FROM signals AS s CROSS JOIN unnest(s.words) AS w (word)
+        WHERE NOT v_large
         GROUP BY w.word
+        UNION ALL
+        SELECT h.word, ln(greatest(v_memories, h.holding) / greatest(h.holding, 1)) + 0.01
+        FROM unnest(v_words, v_holding) AS h (word, holding)
+        WHERE v_large
     ),
     lexical AS (
         SELECT s.memory_id, sum(r.idf) AS score

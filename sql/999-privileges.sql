@@ -100,6 +100,8 @@ END;
 $partitions$;
 -- Episodes and identity versions are deleted only by erasure (sql/130-erasure.sql), never changed.
 REVOKE UPDATE, DELETE ON cogmem.audit_log, cogmem.audit_chain, cogmem.bios_rule_events FROM cogmem_owner;
+-- A view without the row policies (sql/016-large-tenants.sql): read, never written through.
+REVOKE INSERT, UPDATE, DELETE ON cogmem._memory_lookup FROM cogmem_owner;
 REVOKE UPDATE ON cogmem.episodes, cogmem.core_identity FROM cogmem_owner;
 -- The Gut's shard key is written by its owner alone (cogmem_pg.shards.share_gut_key), read by definers.
 REVOKE INSERT, UPDATE, DELETE ON cogmem.gut_shard_key FROM cogmem_owner;
@@ -217,6 +219,8 @@ GRANT SELECT ON cogmem.audit_daily, cogmem.memory_census, cogmem.tenant_access T
 -- commits and so cannot be a definer) stays with the schema owner and pg_cron.
 GRANT SELECT ON ALL TABLES IN SCHEMA cogmem TO cogmem_admin;
 REVOKE SELECT ON cogmem.vault_keys, cogmem.gut_shard_key FROM cogmem_admin;
+-- Without the row policies, it would show an administrator the words of another person's memories.
+REVOKE SELECT ON cogmem._memory_lookup FROM cogmem_admin;
 GRANT EXECUTE ON FUNCTION
 cogmem.create_tenant(text, text, text),
 cogmem.reembed_begin(text, text),
@@ -250,5 +254,6 @@ cogmem.experiment_create(text, text, jsonb, text, text, text[]),
 cogmem.experiment_status(text),
 cogmem.experiment_stop(text),
 cogmem.experiment_adopt(text, bigint),
-cogmem.experiment_report(text, timestamptz)
+cogmem.experiment_report(text, timestamptz),
+cogmem.tenant_indexes(bigint)
 TO cogmem_admin;

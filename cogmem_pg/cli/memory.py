@@ -366,6 +366,44 @@ def import_cmd(ctx: Context, directory: Path, tenant: str | None) -> None:
                     click.echo(f"{folder.name}: the vault's secrets are never exported; put back: {names}")
 
 
+@click.command("index-tenants")
+@click.option("--above", default=20000, show_default=True, help="Index tenants holding at least this many memories.")
+@click.option("--apply", "apply", is_flag=True, help="Run the statements (else: only list them).")
+@json_option
+@pass_context
+def index_tenants(ctx: Context, above: int, apply: bool, as_json: bool) -> None:
+    """Give each large tenant its own indexes, so that its recall reads only what they reach
+    (docs/scaling.md, "One large tenant"); drop those of tenants that shrank. Safe to run from cron."""
+    with psycopg.connect(ctx.dsn(), autocommit=True) as conn, sql_errors():
+        rows = conn.execute(
+            "SELECT tenant, memories, index_name, state, statement FROM cogmem.tenant_indexes(%s)", (above,)
+        ).fetchall()
+        for tenant, memories, index_name, state, statement in rows:
+            if not as_json:
+                click.echo(f"{index_name}  {tenant or '-'}  {memories or 0:>9,} memories  {state}")
+            if apply and statement:
+                _run_as_owner(conn, statement.split("; "))
+    if as_json:
+        keys = ("tenant", "memories", "index_name", "state", "statement")
+        click.echo(json.dumps([dict(zip(keys, r, strict=True)) for r in rows]))
+
+
+def _run_as_owner(conn: psycopg.Connection, statements: list[str]) -> None:
+    """Index DDL needs the table's owner: a superuser is, an installer takes cogmem_owner's role when it may.
+    CREATE INDEX CONCURRENTLY cannot run in a transaction, so each statement runs on its own."""
+    owner = conn.execute(
+        "SELECT NOT rolsuper AND pg_has_role(current_user, 'cogmem_owner', 'MEMBER') FROM pg_roles "
+        "WHERE rolname = current_user"
+    ).fetchone()
+    if owner and owner[0]:
+        conn.execute("SET ROLE cogmem_owner")
+    try:
+        for statement in statements:
+            conn.execute(statement)  # type: ignore[arg-type]
+    finally:
+        conn.execute("RESET ROLE")
+
+
 COMMANDS = (
     remember,
     remember_many,
@@ -382,4 +420,5 @@ COMMANDS = (
     consolidate,
     export_cmd,
     import_cmd,
+    index_tenants,
 )

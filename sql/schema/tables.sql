@@ -1488,7 +1488,7 @@ CREATE UNIQUE INDEX memories_scope_fingerprint_key ON cogmem.memories USING btre
 
 CREATE INDEX memories_superseded_by_idx ON cogmem.memories USING btree (tenant, superseded_by) WHERE (superseded_by IS NOT NULL);
 
-CREATE INDEX memories_tenant_bits_idx ON cogmem.memories USING btree (tenant, memory_id) INCLUDE (embedding_bits, ring, created_at, updated_at, person, agent);
+CREATE INDEX memories_tenant_bits_idx ON cogmem.memories USING btree (tenant, memory_id) INCLUDE (embedding_bits, ring, created_at, updated_at, person, agent, topics);
 
 CREATE INDEX memories_tenant_ring_idx ON cogmem.memories USING btree (tenant, ring);
 

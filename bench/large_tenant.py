@@ -1,0 +1,231 @@
+"""One tenant with many memories (issue 50): recall and remember against floors, before and after the tenant
+has its own indexes (sql/016-large-tenants.sql).
+
+`python bench/large_tenant.py [--sizes 10000,100000] [--calls 60] [--results bench/RESULTS.md]` prints a
+Markdown section ("## One large tenant"); with --results it replaces that section of the file. In a fresh
+database of a private cluster, one tenant per size is loaded with the workload of bench/workload.py
+through `cogmem.remember_many` (the loader path, random unit vectors, each text numbered so that none
+merges with another). Then, for each tenant, interleaved in random order with the same message and vector:
+
+- `cogmem.recall` at 3,200 tokens;
+- the bare exact top-10 of the tenant by cosine (the floor of any semantic lookup), and the naive recency
+  query (LIMIT 50);
+- `cogmem.remember` of one new memory (vector given), one per transaction.
+
+Once without the tenant's own indexes (one pass over the tenant, as every tenant below the size is read),
+once with them (built by the statements of `cogmem.tenant_indexes`, timed). Random vectors flatter no
+index, so the share of the exact top-100 that the index finds is measured on real MiniLM vectors of real
+sentences: the turns of the conversations of bench/conversation.py in one tenant, asked their questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+from bench.harness import private_database
+from bench.results import replace_section
+from bench.scale import MESSAGES, percentile
+from bench.workload import memories, unit_vectors
+
+SEED = 1
+BATCH = 1000
+CALLS = {
+    "recall": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
+    # `+ 0` keeps the planner off any index: the exact answer, whatever the tenant has.
+    "bare exact top-10": (
+        "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s "
+        "ORDER BY (embedding <=> %(v)b) + 0 LIMIT 10"
+    ),
+    "recency LIMIT 50": (
+        "SELECT memory_id, content FROM cogmem.memories WHERE tenant = %(t)s ORDER BY created_at DESC LIMIT 50"
+    ),
+    "remember": "SELECT memory_id FROM cogmem.remember(%(t)s, %(c)s, embedding => %(v)b)",
+}
+
+
+def load(dsn: str, tenant: str, total: int, loaders: int = 2) -> float:
+    """Loads TOTAL workload memories into TENANT through remember_many; returns the seconds it took."""
+    rows = list(memories(total, tenants=1, seed=SEED))
+    vectors = unit_vectors(total, SEED + total)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+    batches = [(start, min(start + BATCH, total)) for start in range(0, total, BATCH)]
+
+    def work(k: int) -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = off")
+            for first, end in batches[k::loaders]:
+                items = [
+                    {"content": f"{m.content} (note {n})", "ring": m.ring, "topics": list(m.topics)}
+                    for n, m in enumerate(rows[first:end], start=first)
+                ]
+                conn.execute(
+                    "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
+                    (tenant, json.dumps(items), list(vectors[first:end])),
+                )
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(loaders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started
+
+
+def build_indexes(dsn: str, tenant: str) -> float:
+    """Runs the statements that give TENANT its own indexes; returns the seconds they took."""
+    started = time.perf_counter()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        for (statement,) in conn.execute(
+            "SELECT statement FROM cogmem.tenant_indexes(1) WHERE tenant = %s AND statement IS NOT NULL", (tenant,)
+        ).fetchall():
+            for one in statement.split("; "):
+                conn.execute(one)
+        conn.execute("ANALYZE cogmem.memories")
+    return time.perf_counter() - started
+
+
+def timings(dsn: str, tenant: str, calls: int) -> dict[str, list[float]]:
+    """Each call of CALLS, CALLS times, interleaved in random order; milliseconds."""
+    rng = random.Random(SEED)
+    times: dict[str, list[float]] = {name: [] for name in CALLS}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET cogmem.embed = off")
+        order = [name for name in CALLS for _ in range(calls + 3)]
+        rng.shuffle(order)
+        seen: dict[str, int] = dict.fromkeys(CALLS, 0)
+        for n, name in enumerate(order):
+            vector = np.random.default_rng(rng.randint(0, 1 << 30)).standard_normal(384).astype(np.float32)
+            p = {"t": tenant, "m": rng.choice(MESSAGES), "v": vector / np.linalg.norm(vector),
+                 "c": f"Moved the {rng.choice(['staging', 'backup', 'mail'])} host to rack {n} today"}  # fmt: skip
+            started = time.perf_counter()
+            conn.execute(CALLS[name], p).fetchall()
+            seen[name] += 1
+            if seen[name] > 3:  # the first three warm the plan caches
+                times[name].append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def index_finds(dsn: str) -> tuple[int, int, float, float]:
+    """Real vectors: the turns of our conversations and LoCoMo's (when here) in one tenant, given their own
+    indexes; each question's top 100 through the index against the exact one. Returns (turns, questions,
+    mean share of the exact top-100 found, the worst question's share)."""
+    from bench.conversation import LOCOMO, Vectors, load_locomo, load_ours
+
+    conversations = load_ours() + (load_locomo() if LOCOMO.exists() else [])
+    texts = [t.text for c in conversations for t in c.turns]
+    questions = [q.text for c in conversations for q in c.questions]
+    vectors = Vectors("minilm")
+    turn_vectors, question_vectors = vectors(texts), vectors(questions, queries=True)
+    tenant = "real_sentences"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET cogmem.embed = off")
+        conn.execute("SELECT cogmem.create_tenant(%s, 'english', 'all-MiniLM-L6-v2-onnx-int8')", (tenant,))
+        for start in range(0, len(texts), BATCH):
+            items = [{"content": f"{t} (turn {n})", "ring": "fresh"}
+                     for n, t in enumerate(texts[start : start + BATCH], start=start)]  # fmt: skip
+            conn.execute(
+                "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
+                (tenant, json.dumps(items), list(turn_vectors[start : start + BATCH])),
+            )
+    build_indexes(dsn, tenant)
+    top = "SELECT memory_id FROM cogmem.memories WHERE tenant = %s ORDER BY embedding <=> %s LIMIT 100"
+    exact_top = top.replace("embedding <=> %s", "(embedding <=> %s) + 0")  # no index serves it
+    shares = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET hnsw.ef_search = 400")  # what recall's reach asks (sql/016-large-tenants.sql)
+        for vector in question_vectors:
+            near = {r[0] for r in conn.execute(top, (tenant, vector))}
+            exact = {r[0] for r in conn.execute(exact_top, (tenant, vector))}
+            shares.append(len(near & exact) / len(exact))
+    return len(texts), len(questions), statistics.fmean(shares), min(shares)
+
+
+def measure(dsn: str, sizes: list[int], calls: int) -> dict:
+    """Every size's tenant loaded, then timed without and with its own indexes."""
+    result: dict = {"sizes": {}}
+    for size in sizes:
+        tenant = f"one_{size}"
+        entry = {"load_s": load(dsn, tenant, size)}
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("VACUUM (ANALYZE) cogmem.memories")
+        entry["pass"] = timings(dsn, tenant, calls)
+        entry["index_s"] = build_indexes(dsn, tenant)
+        entry["indexed"] = timings(dsn, tenant, calls)
+        result["sizes"][size] = entry
+        medians = {k: v if isinstance(v, float) else {c: statistics.median(t) for c, t in v.items()}
+                   for k, v in entry.items()}  # fmt: skip
+        print(f"{size}: {json.dumps(medians)}", file=sys.stderr)
+    result["real"] = index_finds(dsn)
+    return result
+
+
+def section(result: dict, calls: int) -> list[str]:
+    sizes = result["sizes"]
+    p50 = {(s, way, call): statistics.median(e[way][call]) for s, e in sizes.items() for way in ("pass", "indexed")
+           for call in CALLS}  # fmt: skip
+    lines = [
+        f"One tenant per size, the workload of `bench/workload.py` (random unit vectors), {calls} calls of each "
+        "kind interleaved in random order, one client; milliseconds. *One pass*: the tenant read whole, as "
+        "every tenant without its own indexes is; *indexed*: after `cogmem index-tenants` built its HNSW and "
+        "GIN indexes (sql/016-large-tenants.sql).",
+        "",
+        "| memories | load s | index build s | recall p50 one pass | recall p50 indexed | recall p95 indexed "
+        "| bare exact top-10 p50 | recency LIMIT 50 p50 | remember p50 one pass | remember p50 indexed |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s, e in sizes.items():
+        recall = e["indexed"]["recall"]
+        lines.append(
+            f"| {s:,} | {e['load_s']:.0f} | {e['index_s']:.0f} | {p50[(s, 'pass', 'recall')]:.1f} "
+            f"| {p50[(s, 'indexed', 'recall')]:.1f} | {percentile(recall, 95):.1f} "
+            f"| {p50[(s, 'indexed', 'bare exact top-10')]:.1f} | {p50[(s, 'indexed', 'recency LIMIT 50')]:.1f} "
+            f"| {p50[(s, 'pass', 'remember')]:.1f} | {p50[(s, 'indexed', 'remember')]:.1f} |"
+        )
+    small, large = min(sizes), max(sizes)
+    recall = sizes[large]["indexed"]["recall"]
+    turns, questions, mean, worst = result["real"]
+    lines += [
+        "",
+        f"Targets, one run: recall p50 at {large:,} ÷ at {small:,} (indexed; ≤ 3×): "
+        f"**{p50[(large, 'indexed', 'recall')] / p50[(small, 'indexed', 'recall')]:.2f}×**; recall p95 ÷ p50 at "
+        f"{large:,} (≤ 2.5×): **{percentile(recall, 95) / statistics.median(recall):.2f}×**; remember p50 at "
+        f"{large:,} ÷ at {small:,} (≤ 1.5×): "
+        f"**{p50[(large, 'indexed', 'remember')] / p50[(small, 'indexed', 'remember')]:.2f}×**.",
+        "",
+        f"Real vectors (MiniLM, {turns:,} turns of our conversations and LoCoMo's in one tenant, their "
+        f"{questions:,} questions): the index finds **{mean:.3f}** of the exact top-100 on average, "
+        f"{worst:.2f} for the worst question (`hnsw.ef_search` 400, m 16, ef_construction 64).",
+    ]
+    return lines
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--calls", type=int, default=60)
+    parser.add_argument("--results", type=Path, help="Markdown file whose '## One large tenant' section to replace")
+    args = parser.parse_args()
+    with private_database(5451) as dsn:
+        measured = measure(dsn, [int(s) for s in args.sizes.split(",")], args.calls)
+    lines = section(measured, args.calls)
+    print("\n".join(lines))
+    if args.results:
+        replace_section(args.results, lines, "One large tenant")
