@@ -2,8 +2,11 @@
 -- (cron.database_name); in that database cogmem installs it when it can, and these functions manage
 -- the job. From any other database, the HINT says how to schedule from the pg_cron database.
 
--- pg_cron's database, or NULL where this role may not read the setting (it is a superuser's; a managed
--- server's installing role often may not): the install and the HINTs must not fail on it.
+-- pg_cron's database: its setting cron.database_name where this role may read it (a superuser's setting; a
+-- managed server's installing role often may not), else the database pg_cron's launcher is connected to
+-- (pg_stat_activity shows every session's database and application name to every role; the launcher's
+-- is a superuser's session, which no login can pose as), else NULL: pg_cron does not run here. The install
+-- and the HINTs must not fail on it.
 CREATE OR REPLACE FUNCTION cogmem._cron_database()
 RETURNS text
 LANGUAGE plpgsql STABLE SECURITY INVOKER
@@ -12,11 +15,39 @@ AS $$
 BEGIN
     RETURN current_setting('cron.database_name', true);
 EXCEPTION WHEN insufficient_privilege THEN
-    RETURN NULL;
+    RETURN (
+        SELECT a.datname FROM pg_catalog.pg_stat_activity AS a
+        INNER JOIN pg_catalog.pg_roles AS r ON a.usesysid = r.oid
+        WHERE a.application_name = 'pg_cron scheduler' AND r.rolsuper
+        LIMIT 1
+    );
 END;
 $$;
 COMMENT ON FUNCTION cogmem._cron_database() IS
-'pg_cron''s database (cron.database_name), or NULL when unset or when this role may not read it.';
+'pg_cron''s database (cron.database_name, or where its launcher runs when this role may not read the '
+'setting), or NULL when pg_cron does not run on this server.';
+
+-- pg_cron's schema belongs to whoever created the extension: on a managed server the platform, which
+-- grants USAGE on it to the roles that may schedule (RDS's rds_superuser, say). Without it every call
+-- into cron fails on the bare "permission denied for schema cron"; this says who must grant what.
+CREATE OR REPLACE FUNCTION cogmem._cron_require_usage()
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT has_schema_privilege('cron', 'USAGE') THEN
+        RAISE EXCEPTION 'role "%" may not use pg_cron in database "%"', current_user, current_database()
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('pg_cron''s schema is its creator''s (on a managed server, the platform''s): '
+                                'its administrator must run GRANT USAGE ON SCHEMA cron TO %I; '
+                                'or run `cogmem consolidate` from any machine''s cron instead.', current_user);
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._cron_require_usage() IS
+'Raises 42501, saying who must grant what, when pg_cron is in this database but this role may not use '
+'its schema.';
 
 DO $install$
 BEGIN
@@ -34,7 +65,7 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_cron_database text := coalesce(cogmem._cron_database(), 'postgres');
+    v_cron_database text := cogmem._cron_database();
 BEGIN
     IF p_cron IS NULL OR btrim(p_cron) = '' THEN
         RAISE EXCEPTION 'cron schedule must not be NULL or empty'
@@ -43,11 +74,18 @@ BEGIN
     IF to_regnamespace('cron') IS NULL THEN
         RAISE EXCEPTION 'pg_cron is not installed in database "%"', current_database()
             USING ERRCODE = 'undefined_object',
-                  HINT = format('pg_cron runs in database %I (cron.database_name). Either CREATE EXTENSION pg_cron '
-                                'there and run cogmem in it, or run there: SELECT cron.schedule_in_database('
-                                '%L, %L, %L, %L);',
-                                v_cron_database, p_job, p_cron, p_command, current_database());
+                  HINT = CASE WHEN v_cron_database IS NULL THEN
+                      format('pg_cron does not run on this server: a superuser adds it to shared_preload_libraries '
+                             'and sets cron.database_name. Until then, have any machine''s cron run: %s '
+                             '(the night: `cogmem consolidate`).', p_command)
+                  ELSE
+                      format('pg_cron runs in database %I (cron.database_name). Either CREATE EXTENSION pg_cron '
+                             'there and run cogmem in it, or run there: SELECT cron.schedule_in_database('
+                             '%L, %L, %L, %L);',
+                             v_cron_database, p_job, p_cron, p_command, current_database())
+                  END;
     END IF;
+    PERFORM cogmem._cron_require_usage();
     -- cron.schedule() replaces a job of the same name: scheduling again only changes the time.
     RETURN cron.schedule(p_job, p_cron, p_command);
 END;
@@ -64,6 +102,7 @@ BEGIN
     IF to_regnamespace('cron') IS NULL THEN  -- checked first: cron.job does not even parse without it
         RETURN false;
     END IF;
+    PERFORM cogmem._cron_require_usage();
     IF NOT EXISTS (SELECT FROM cron.job AS j WHERE j.jobname = p_job) THEN
         RETURN false;
     END IF;

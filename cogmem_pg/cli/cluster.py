@@ -162,16 +162,27 @@ def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
         f"revision {revision} (head {head})",
         "" if revision == head else "cogmem migrate",
     )
-    cron = q("SELECT to_regclass('cron.job') IS NOT NULL")
-    yield (
-        "ok" if cron else "warn",
-        "pg_cron",
-        "installed" if cron else "not in this database",
-        ""
-        if cron
-        else "CREATE EXTENSION pg_cron here (shared_preload_libraries), or run `cogmem consolidate` nightly from cron",
-    )
-    if cron:
+    # pg_cron's schema is its creator's: on a managed server the platform must grant the scheduler USAGE.
+    cron = "pg_cron" in extensions
+    usable = cron and q("SELECT has_schema_privilege('cron', 'USAGE')")
+    if not cron:
+        yield (
+            "warn",
+            "pg_cron",
+            "not in this database",
+            "CREATE EXTENSION pg_cron here (shared_preload_libraries), or run `cogmem consolidate` nightly from cron",
+        )
+    elif not usable:
+        role, quoted = conn.execute("SELECT current_user::text, quote_ident(current_user)").fetchone()
+        yield (
+            "warn",
+            "pg_cron",
+            f"installed, but role {role} may not use it",
+            f"the platform's administrator: GRANT USAGE ON SCHEMA cron TO {quoted}; "
+            "or run `cogmem consolidate` nightly from cron",
+        )
+    else:
+        yield ("ok", "pg_cron", "installed", "")
         jobs = {r[0] for r in conn.execute("SELECT jobname FROM cron.job WHERE jobname LIKE 'cogmem-%%'")}
         for job, fix in (
             ("cogmem-nightly", "SELECT cogmem.schedule_nightly();"),
