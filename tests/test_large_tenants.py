@@ -160,3 +160,7 @@ def test_remember_finds_near_duplicates_and_conflicts_through_the_index(db, tena
         (blend(unit_vector(501), unit_vector(503), 0.2),),
     ).fetchone()
     assert held[0] != "duplicate"
+    # Built for a tenant far below the default size: the doctor says to drop them.
+    found = {c["check"]: c for c in json.loads(invoke("--dsn", dsn, "doctor", "--json").output)}
+    assert found["large"]["status"] == "warn" and "acme" in found["large"]["finding"]
+    assert found["large"]["fix"] == "cogmem index-tenants --apply"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import click
@@ -242,6 +242,21 @@ def _doctor_checks(conn) -> Iterable[tuple[str, str, str, str]]:
             "; ".join(f"{t} {layer} +{n} tokens" for t, layer, n in over[:5]),
             "review those rings (cogmem.memory_overview): every recall pays for them",
         )
+    )
+
+    yield from _large_tenant_checks(conn)
+
+
+def _large_tenant_checks(conn: psycopg.Connection) -> Iterator[tuple[str, str, str, str]]:
+    """A tenant of 20,000 memories or more is recalled in one pass until it has its own indexes."""
+    if not conn.execute("SELECT pg_has_role(cogmem.caller(), 'cogmem_admin', 'USAGE')").fetchone()[0]:  # type: ignore[index]
+        return
+    rows = conn.execute("SELECT tenant, state FROM cogmem.tenant_indexes() WHERE state <> 'ready'").fetchall()
+    pending = sorted({t or "(gone)" for t, _ in rows})
+    yield (
+        ("ok", "large", "every large tenant has its own indexes", "")
+        if not rows
+        else ("warn", "large", f"indexes to build or drop: {', '.join(pending[:5])}", "cogmem index-tenants --apply")
     )
 
 
