@@ -22,10 +22,10 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 from uuid import UUID
 
 import psycopg
@@ -35,6 +35,7 @@ from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from cogmem_pg import errors
 from cogmem_pg.embed import Embedder, builtin_embedder, default_embedder, embed_queries
 from cogmem_pg.reembed import ReembedProgress, reembed
 from cogmem_pg.types import (
@@ -135,12 +136,44 @@ def _agent_arg(agent: str | None) -> tuple[str, ...]:
     return (agent,) if agent is not None else ()
 
 
+# Messages that are instructions to a model or a tool's output, not something a person said.
+_NOT_SAID = {"system", "developer", "tool", "function"}
+# LangChain's message types, as the roles of the chat APIs.
+_ROLES = {"human": "user", "ai": "assistant"}
+
+
+def chat_turns(
+    messages: Sequence[Mapping[str, Any] | Any], conversation: str | None, said_at: datetime | None
+) -> list[dict[str, Any]]:
+    """remember_many's items for a chat: one turn per message of the user or the assistant."""
+    turns = []
+    for message in messages:
+        get = message.get if isinstance(message, Mapping) else lambda k, m=message: getattr(m, k, None)
+        role = _ROLES.get(str(get("type"))) or str(get("role") or get("type") or "user")
+        text = get("content")
+        if isinstance(text, list):  # content parts (OpenAI, Anthropic): the text ones
+            text = " ".join(p.get("text", "") if isinstance(p, Mapping) else str(p) for p in text)
+        if role in _NOT_SAID or not isinstance(text, str) or not text.strip():
+            continue
+        turn: dict[str, Any] = {"content": text, "speaker": get("name") or role}
+        if conversation is not None:
+            turn["conversation"] = conversation
+        if said_at is not None:
+            turn["said_at"] = said_at
+        turns.append(turn)
+    return turns
+
+
 def _check_login(dsn: str) -> None:
     """Connects once before the pool does, so that a login the server refuses (a wrong password, an unknown
     role or database) raises the server's own message at once: the pool retries it for 30 s and then says
     only that it timed out (issue 49)."""
     given = conninfo_to_dict(dsn)
-    psycopg.connect(make_conninfo(dsn, connect_timeout=given.get("connect_timeout", 10))).close()
+    try:
+        psycopg.connect(make_conninfo(dsn, connect_timeout=given.get("connect_timeout", 10))).close()
+    except psycopg.Error as error:
+        errors.retype(error)
+        raise
 
 
 class Client:
@@ -212,10 +245,11 @@ class Client:
                 with self.pool.connection() as pooled:
                     self._declare(pooled)
                     yield pooled
-        except psycopg.errors.DataException as error:
+        except psycopg.Error as error:
             # A tenant re-embedded since its model was cached: the next call embeds it with its new one.
-            if "holds vectors of" in str(error):
+            if isinstance(error, psycopg.errors.DataException) and "holds vectors of" in str(error):
                 self.forget_tenant_models()
+            errors.retype(error)  # also cogmem_pg.errors' kind of it (issue 51)
             raise
 
     def _declare(self, conn: psycopg.Connection) -> None:
@@ -563,6 +597,7 @@ class Client:
         )
 
     # sql/060-remember.sql
+    @overload
     def remember(
         self,
         tenant: str,
@@ -580,7 +615,46 @@ class Client:
         agent: str | None = None,
         supersedes: Sequence[int] | None = None,
         conn: psycopg.Connection | None = None,
-    ) -> Memory:
+    ) -> Memory: ...
+
+    @overload
+    def remember(
+        self,
+        tenant: str,
+        content: Sequence[Mapping[str, Any] | Any],
+        ring: Ring | Kind | None = None,
+        topics: Sequence[str] | None = None,
+        embedding: Sequence[float] | None = None,
+        source: dict[str, Any] | None = None,
+        contradicts: Sequence[int] | None = None,
+        *,
+        conversation: str | None = None,
+        speaker: str | None = None,
+        said_at: datetime | None = None,
+        person: str | None = None,
+        agent: str | None = None,
+        supersedes: Sequence[int] | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> list[BatchMemory]: ...
+
+    def remember(
+        self,
+        tenant: str,
+        content: str | Sequence[Mapping[str, Any] | Any],
+        ring: Ring | Kind | None = None,
+        topics: Sequence[str] | None = None,
+        embedding: Sequence[float] | None = None,
+        source: dict[str, Any] | None = None,
+        contradicts: Sequence[int] | None = None,
+        *,
+        conversation: str | None = None,
+        speaker: str | None = None,
+        said_at: datetime | None = None,
+        person: str | None = None,
+        agent: str | None = None,
+        supersedes: Sequence[int] | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> Memory | list[BatchMemory]:
         """ring: a ring, or a kind (rule, preference, incident, procedure, habit, fact, chat) filed in its
         ring; None routes it. contradicts: your own verdict on conflicts (memory ids the text contradicts, [] for none);
         None lets cogmem detect them (or the client's classifier, when it has one). conversation, speaker
@@ -588,7 +662,15 @@ class Client:
         speaker and its date. person and agent scope it: who it is about or from, and who heard it.
         supersedes: the memories the text replaces (a correction, a changed fact: they stay for the audit
         and questions about the past, out of recall), [] for none; None lets cogmem (or the client's
-        classifier) find the one it replaces."""
+        classifier) find the one it replaces.
+
+        content may also be a chat, as frameworks pass it: a list of messages (``{"role", "content"}`` dicts,
+        or objects with ``type``/``role`` and ``content``, as LangChain's). Each message of the user or the
+        assistant becomes a turn of ``conversation``, said by its ``name`` or role; system and tool messages
+        are instructions, not memories, and are left out. Returns one BatchMemory per turn kept."""
+        if not isinstance(content, str):
+            turns = chat_turns(content, conversation, said_at)
+            return self.remember_many(tenant, turns, person=person, agent=agent, conn=conn) if turns else []
         vector = self._vector(content, embedding, tenant, conn)
         self._judge_turn(tenant, conversation, speaker, content, conn)
         if self._classifier is not None and (ring is None or topics is None or contradicts is None):
@@ -761,6 +843,30 @@ class Client:
         memories, the person's and the agent's, never another person's."""
         vector = self._vector(message, embedding, tenant, conn, query=True)
         self._judge_turn(tenant, conversation, None, message, conn)
+        with self.connection(conn) as c:
+            items, recall_id = self._recall_rows(
+                c, tenant, message, vector, topics, budget, conversation, person, agent
+            )
+        if self._judge is not None and conversation is not None and recall_id is not None:
+            self._awaiting[tenant, conversation] = (recall_id, message)
+            self._awaiting.move_to_end((tenant, conversation))
+            while len(self._awaiting) > AWAITED_CONVERSATIONS:
+                self._awaiting.popitem(last=False)
+        return Recall(recall_id=recall_id, items=items)
+
+    def _recall_rows(
+        self,
+        conn: psycopg.Connection,
+        tenant: str,
+        message: str,
+        vector: Any,
+        topics: Sequence[str] | None,
+        budget: int,
+        conversation: str | None,
+        person: str | None,
+        agent: str | None,
+    ) -> tuple[list[RecallItem], UUID | None]:
+        """recall's rows and its id, which a recall that injected nothing leaves in the session."""
         items = self._rows(
             conn,
             RecallItem,
@@ -776,12 +882,10 @@ class Client:
                 agent,
             ),
         )
-        if self._judge is not None and conversation is not None and items:
-            self._awaiting[tenant, conversation] = (items[0].recall_id, message)
-            self._awaiting.move_to_end((tenant, conversation))
-            while len(self._awaiting) > AWAITED_CONVERSATIONS:
-                self._awaiting.popitem(last=False)
-        return Recall(recall_id=items[0].recall_id if items else None, items=items)
+        if items:
+            return items, items[0].recall_id
+        last = self._scalar(conn, "SELECT pg_catalog.current_setting('cogmem.last_recall_id', true)", ())
+        return items, UUID(last) if last else None  # a router of shards does not carry the setting back
 
     def feedback(
         self,

@@ -155,7 +155,7 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         )
         items = [_plain(i) for i in result.items]
         return {
-            "recall_id": items[0]["recall_id"] if items else None,
+            "recall_id": _plain(result.recall_id),  # also when nothing was injected: feedback may follow
             "prompt": result.as_prompt(),
             "tokens": result.tokens,
             "items": items,
@@ -184,7 +184,7 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         SUPERSEDES: the old one leaves recall (kept for history); leave it empty to let cogmem find it."""
         return _plain(
             call(
-                lambda: client.remember(
+                lambda: client.remember(  # type: ignore[misc]  # its overloads: text is a str here
                     tenant,
                     text,
                     ring=ring,  # type: ignore[arg-type]

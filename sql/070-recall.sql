@@ -724,6 +724,9 @@ BEGIN
     PERFORM cogmem._log_recall(v_tenant, v_recall_id, recall.conversation, recall.message, v_topics, v_budget,
                                v_used, v_core_version, v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens,
                                v_reasons, v_audit_reasons, v_embedding, v_person, v_agent);
+    -- A recall that injects nothing returns no row, yet is logged and may get feedback: its id stays in
+    -- the session (current_setting('cogmem.last_recall_id')), where the client reads it.
+    PERFORM pg_catalog.set_config('cogmem.last_recall_id', v_recall_id::text, false);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], bigint, text, text, text) IS

@@ -230,3 +230,60 @@ def test_a_login_the_server_refuses_fails_at_once_with_its_message(dsn, given, s
 
     with pytest.raises(psycopg.OperationalError, match=said):
         Client(make_conninfo(dsn, **given), embedder=False)
+
+
+def test_errors_are_typed_and_carry_the_servers_hint(client, dsn):
+    from cogmem_pg import errors
+
+    with pytest.raises(errors.UnknownTenant) as unknown:
+        client.recall("nowhere", "hello")
+    assert isinstance(unknown.value, errors.NotFound) and isinstance(unknown.value, psycopg.errors.UndefinedObject)
+    assert unknown.value.hint == "Create it first: SELECT cogmem.create_tenant('nowhere');"
+    assert unknown.value.sqlstate == "42704"
+    client.create_tenant("acme")
+    with pytest.raises(errors.InvalidInput) as invalid:
+        client.recall("acme", "hello", budget=0)
+    assert str(invalid.value).startswith("budget must be between 1 and 1000000 tokens, got 0")
+    assert invalid.value.hint == "The default is 3200 tokens."
+    with pytest.raises(errors.NotFound):
+        client.feedback(client.recall("acme", "hello").recall_id.__class__(int=1), 1.0)
+    with pytest.raises(errors.PermissionDenied, match='role "nobody_here" does not exist'):
+        Client(dsn.replace("user=postgres", "user=nobody_here"))
+
+
+def test_a_recall_that_injects_nothing_still_has_an_id_for_feedback(client):
+    client.create_tenant("acme")
+    empty = client.recall("acme", "Anything about the weather?")
+    assert empty.items == [] and empty.recall_id is not None
+    assert client.feedback(empty.recall_id, 0.0) == 0  # nothing was injected, nothing is charged
+    client.remember("acme", "The office wifi password rotates every Monday.", "long_term")
+    assert client.recall("acme", "When does the wifi password rotate?").recall_id != empty.recall_id
+
+
+def test_remember_takes_a_chat_as_frameworks_pass_it(client):
+    client.create_tenant("acme")
+    chat = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "I moved to Izmir last month.", "name": "Dana"},
+        {"role": "assistant", "content": "Noted, I will ship to Izmir from now on."},
+        {"role": "tool", "content": '{"ok": true}'},
+        {"role": "user", "content": [{"type": "text", "text": "Please always email me, never call."}]},
+    ]
+    kept = client.remember("acme", chat, conversation="c-1", person="dana")
+    assert [k.action for k in kept] == ["created"] * 3
+    with client.connection() as conn:
+        turns = conn.execute(
+            "SELECT speaker, content, conversation, person FROM cogmem.memories WHERE tenant = 'acme' ORDER BY memory_id"
+        ).fetchall()
+    assert turns == [
+        ("Dana", "I moved to Izmir last month.", "c-1", "dana"),
+        ("assistant", "Noted, I will ship to Izmir from now on.", "c-1", "dana"),
+        ("user", "Please always email me, never call.", "c-1", "dana"),
+    ]
+
+    class LangChainMessage:  # the shape of langchain_core's messages: type and content
+        def __init__(self, type_: str, content: str) -> None:
+            self.type, self.content = type_, content
+
+    assert len(client.remember("acme", [LangChainMessage("human", "My cat is called Pamuk.")], person="dana")) == 1
+    assert client.remember("acme", []) == []

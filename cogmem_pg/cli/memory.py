@@ -142,11 +142,11 @@ def recall(
 
 @click.command()
 @click.argument("recall_id", type=click.UUID)
-@click.argument("outcome", type=click.FloatRange(-1, 1))
+@click.argument("outcome", type=click.FloatRange(0, 1))
 @click.option("--used", "used", type=int, multiple=True, help="A memory the answer used (default: all injected).")
 @pass_context
 def feedback(ctx: Context, recall_id: UUID, outcome: float, used: tuple[int, ...]) -> None:
-    """Record how the answer built on RECALL_ID went: OUTCOME from -1 (harmful) to 1 (it worked)."""
+    """Record how the answer built on RECALL_ID went: OUTCOME from 0 (it failed) to 1 (it worked), as in SQL."""
     with sql_errors():
         credited = ctx.client().feedback(recall_id, outcome, list(used) or None)
     click.echo(f"{credited} memories credited")
