@@ -5,16 +5,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cogmem_pg.async_client import AsyncClient
     from cogmem_pg.client import Client
     from cogmem_pg.migrate import install
     from cogmem_pg.types import Memory, Recall, RecallItem
 
-__all__ = ["Client", "Memory", "Recall", "RecallItem", "install"]
+__all__ = ["AsyncClient", "Client", "Memory", "Recall", "RecallItem", "install"]
 __version__ = "0.1.0"
 
 # Imported on first use, not with the package: the server's PL/Python imports cogmem_pg.embed, and
 # needs neither psycopg nor alembic for that.
-_LAZY = {"Client": "client", "Memory": "types", "Recall": "types", "RecallItem": "types", "install": "migrate"}
+_LAZY = {
+    "AsyncClient": "async_client",
+    "Client": "client",
+    "Memory": "types",
+    "Recall": "types",
+    "RecallItem": "types",
+    "install": "migrate",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -273,7 +273,8 @@ def test_remember_takes_a_chat_as_frameworks_pass_it(client):
     assert [k.action for k in kept] == ["created"] * 3
     with client.connection() as conn:
         turns = conn.execute(
-            "SELECT speaker, content, conversation, person FROM cogmem.memories WHERE tenant = 'acme' ORDER BY memory_id"
+            "SELECT speaker, content, conversation, person FROM cogmem.memories WHERE tenant = 'acme' "
+            "ORDER BY memory_id"
         ).fetchall()
     assert turns == [
         ("Dana", "I moved to Izmir last month.", "c-1", "dana"),
@@ -287,3 +288,25 @@ def test_remember_takes_a_chat_as_frameworks_pass_it(client):
 
     assert len(client.remember("acme", [LangChainMessage("human", "My cat is called Pamuk.")], person="dana")) == 1
     assert client.remember("acme", []) == []
+
+
+def test_the_async_client_has_every_method_as_a_coroutine(dsn):
+    import asyncio
+
+    from cogmem_pg import AsyncClient, errors
+
+    async def story() -> tuple:
+        async with AsyncClient(dsn) as client:
+            await client.create_tenant("acme")
+            await client.remember("acme", "Never restart the servers at night", "dos_and_donts")
+            both = await asyncio.gather(client.recall("acme", "Restart tonight?"), client.recall("acme", "Restart?"))
+            credited = await client.feedback(both[0].recall_id, 1.0)
+            try:
+                await client.recall("nowhere", "hi")
+            except errors.UnknownTenant as error:
+                return [r.items[0].content for r in both], credited, error.hint
+        raise AssertionError("an unknown tenant was not refused")
+
+    contents, credited, hint = asyncio.run(story())
+    assert contents == ["Never restart the servers at night"] * 2 and credited == 1
+    assert hint == "Create it first: SELECT cogmem.create_tenant('nowhere');"

@@ -140,6 +140,10 @@ def test_the_cli_lists_and_builds_them(dsn, db, tenant):
     assert [b["state"] for b in built] == ["to build"] * 3
     assert one(db, "SELECT cogmem._tenant_indexed('acme')") is True
     assert invoke("--dsn", dsn, "index-tenants", "--above", "50").output.count("ready") == 3
+    # Built for a tenant far below the default size: the doctor says to drop them.
+    found = {c["check"]: c for c in map(json.loads, invoke("--dsn", dsn, "doctor", "--json").output.splitlines())}
+    assert found["large"]["status"] == "warn" and "acme" in found["large"]["finding"]
+    assert found["large"]["fix"] == "cogmem index-tenants --apply"
 
 
 def test_remember_finds_near_duplicates_and_conflicts_through_the_index(db, tenant):
@@ -160,7 +164,3 @@ def test_remember_finds_near_duplicates_and_conflicts_through_the_index(db, tena
         (blend(unit_vector(501), unit_vector(503), 0.2),),
     ).fetchone()
     assert held[0] != "duplicate"
-    # Built for a tenant far below the default size: the doctor says to drop them.
-    found = {c["check"]: c for c in json.loads(invoke("--dsn", dsn, "doctor", "--json").output)}
-    assert found["large"]["status"] == "warn" and "acme" in found["large"]["finding"]
-    assert found["large"]["fix"] == "cogmem index-tenants --apply"
