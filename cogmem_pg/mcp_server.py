@@ -163,7 +163,7 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
 
     @server.tool(annotations=WRITES)
     def remember(
-        text: str,
+        content: str,
         ring: str | None = None,
         topics: list[str] | None = None,
         conversation: str | None = None,
@@ -184,9 +184,9 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         SUPERSEDES: the old one leaves recall (kept for history); leave it empty to let cogmem find it."""
         return _plain(
             call(
-                lambda: client.remember(  # type: ignore[misc]  # its overloads: text is a str here
+                lambda: client.remember(  # type: ignore[misc]  # its overloads: content is a str here
                     tenant,
-                    text,
+                    content,
                     ring=ring,  # type: ignore[arg-type]
                     topics=topics,
                     source={"said_at": said_at} if said_at else None,
@@ -324,23 +324,22 @@ def _guard_tools(server: MCPServer, client: Client, tenant: str, agent: str | No
 
 
 def _session_tools(
-    server: MCPServer, client: Client, tenant: str, project: str | None, agent: str | None, call
+    server: MCPServer, client: Client, tenant: str, default_project: str | None, agent: str | None, call
 ) -> None:
+    # The arguments are named as in SQL and Python (content, project), issue 51.
     @server.tool(annotations=READS)
-    def briefing(project_name: str | None = None, person: str | None = None) -> str:
+    def briefing(project: str | None = None, person: str | None = None) -> str:
         """Where things stand: recent episodes, open items and next steps (of a project, if given; of the
         sessions with PERSON and those with no one in particular)."""
-        text = call(lambda: client.briefing_text(tenant, project_name or project, person=person, agent=agent))
+        text = call(lambda: client.briefing_text(tenant, project or default_project, person=person, agent=agent))
         return text or "(nothing to brief yet)"
 
     @server.tool(annotations=WRITES)
-    def start_session(
-        project_name: str | None = None, goal: str | None = None, person: str | None = None
-    ) -> dict[str, Any]:
+    def start_session(project: str | None = None, goal: str | None = None, person: str | None = None) -> dict[str, Any]:
         """Start a working session (with PERSON, if it is with someone); pass its session_id to end_session."""
         return {
             "session_id": str(
-                call(lambda: client.start_session(tenant, project_name or project, goal, person=person, agent=agent))
+                call(lambda: client.start_session(tenant, project or default_project, goal, person=person, agent=agent))
             )
         }
 
@@ -380,4 +379,4 @@ def _session_tools(
     @server.resource("cogmem://briefing", mime_type="text/markdown")
     def current_briefing() -> str:
         """The briefing of the project the server was started for."""
-        return call(lambda: client.briefing_text(tenant, project, agent=agent)) or "(nothing to brief yet)"
+        return call(lambda: client.briefing_text(tenant, default_project, agent=agent)) or "(nothing to brief yet)"

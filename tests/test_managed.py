@@ -147,7 +147,7 @@ def test_an_agent_remembers_and_recalls_through_mcp(managed):
         server = build_server(client, "shop", None, None)
 
         async def calls(mcp):
-            stored = structured(await mcp.call_tool("remember", {"text": "Gift orders ship without an invoice."}))
+            stored = structured(await mcp.call_tool("remember", {"content": "Gift orders ship without an invoice."}))
             recalled = structured(await mcp.call_tool("recall", {"message": "Does a gift order get an invoice?"}))
             return stored, recalled
 

@@ -75,9 +75,9 @@ def test_every_tool_once_in_process(cogmem, tenant):
         assert tools["recall"].annotations.read_only_hint is False  # it logs the cycle and strengthens
         out = {}
         out["rule"] = structured(
-            await mcp.call_tool("remember", {"text": "Never restart web servers at night.", "ring": "dos_and_donts"})
+            await mcp.call_tool("remember", {"content": "Never restart web servers at night.", "ring": "dos_and_donts"})
         )
-        out["fact"] = structured(await mcp.call_tool("remember", {"text": "Checkout runs on web-3."}))
+        out["fact"] = structured(await mcp.call_tool("remember", {"content": "Checkout runs on web-3."}))
         out["document"] = structured(
             await mcp.call_tool(
                 "add_resource",
@@ -96,7 +96,7 @@ def test_every_tool_once_in_process(cogmem, tenant):
             await mcp.call_tool("report_error", {"area": "server", "description": "Restarted web-1 at night."})
         )
         out["ack"] = structured(await mcp.call_tool("acknowledge", {"learning_id": out["report"]["learning_id"]}))
-        held = structured(await mcp.call_tool("remember", {"text": "Restart the web servers tonight."}))
+        held = structured(await mcp.call_tool("remember", {"content": "Restart the web servers tonight."}))
         out["conflicts"] = structured(await mcp.call_tool("open_conflicts", {}))
         out["resolved"] = structured(
             await mcp.call_tool("resolve_conflict", {"conflict_id": held["conflict_id"], "resolution": "override"})
@@ -139,7 +139,7 @@ def test_sql_errors_are_tool_errors_with_their_message(cogmem, tenant):
 
     async def calls(mcp):
         return (
-            await mcp.call_tool("remember", {"text": "x", "ring": "nope"}),
+            await mcp.call_tool("remember", {"content": "x", "ring": "nope"}),
             await mcp.call_tool("get_memory", {"memory_id": 4242}),
         )
 
@@ -161,7 +161,7 @@ def test_the_tenant_is_bound_and_the_role_decides(dsn, db, tenant, login):
         async def calls(mcp):
             tools = {t.name: t for t in (await mcp.list_tools()).tools}
             assert all("tenant" not in json.dumps(t.input_schema) for t in tools.values())
-            stored = structured(await mcp.call_tool("remember", {"text": "The billing contact is Maria."}))
+            stored = structured(await mcp.call_tool("remember", {"content": "The billing contact is Maria."}))
             return stored, await mcp.call_tool("forget", {"memory_id": stored["memory_id"], "reason": "x"})
 
         stored, forget = talk(server, calls)
@@ -174,7 +174,7 @@ def test_over_stdio(dsn, tenant):
     params = StdioServerParameters(command=COGMEM, args=["--dsn", dsn, "mcp", "--tenant", tenant])
 
     async def calls(mcp):
-        await mcp.call_tool("remember", {"text": "Never restart web servers at night.", "ring": "dos_and_donts"})
+        await mcp.call_tool("remember", {"content": "Never restart web servers at night.", "ring": "dos_and_donts"})
         return structured(await mcp.call_tool("recall", {"message": "restart the web servers tonight?"}))
 
     recalled = talk(params, calls)
@@ -203,7 +203,7 @@ def test_over_http_on_loopback(dsn, tenant):
             time.sleep(0.2)
 
         async def calls(mcp):
-            return structured(await mcp.call_tool("remember", {"text": "Checkout runs on web-3."}))
+            return structured(await mcp.call_tool("remember", {"content": "Checkout runs on web-3."}))
 
         assert talk(f"http://127.0.0.1:{port}/mcp", calls)["action"] == "created"
     finally:
@@ -255,9 +255,9 @@ def test_a_server_bound_to_an_agent_remembers_and_recalls_in_its_scope(db, cogme
     billing = build_server(cogmem, tenant, agent="billing")
 
     async def calls(mcp):
-        rule = {"text": "Ayla asked never to be called on weekends.", "person": "ayla", "ring": "dos_and_donts"}
+        rule = {"content": "Ayla asked never to be called on weekends.", "person": "ayla", "ring": "dos_and_donts"}
         await mcp.call_tool("remember", rule)
-        await mcp.call_tool("remember", {"text": "Escalate refunds to the billing lead.", "ring": "procedures"})
+        await mcp.call_tool("remember", {"content": "Escalate refunds to the billing lead.", "ring": "procedures"})
         ayla = structured(await mcp.call_tool("recall", {"message": "Can I call on Saturday?", "person": "ayla"}))
         ben = structured(await mcp.call_tool("recall", {"message": "Can I call on Saturday?", "person": "ben"}))
         return ayla, ben

@@ -191,7 +191,7 @@ def test_the_client_the_cli_and_mcp_pass_the_verdict(dsn, db, tenant):
 
     async def calls(mcp):
         return structured(
-            await mcp.call_tool("remember", {"text": "Prod goes through bastion-3.", "supersedes": [third]})
+            await mcp.call_tool("remember", {"content": "Prod goes through bastion-3.", "supersedes": [third]})
         )
 
     with Client(dsn, embedder=False) as client:
