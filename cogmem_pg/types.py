@@ -261,6 +261,8 @@ class RecallItem:
     score: float
     reason: str
     rule_id: int | None
+    # What was said, without the date and speaker ``content`` shows it with: what to quote or store again.
+    text: str | None = None
 
 
 @dataclass(frozen=True)

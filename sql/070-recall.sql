@@ -214,6 +214,27 @@ DROP FUNCTION IF EXISTS cogmem._recall_candidates(
     cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange,
     text, text
 );  -- before 0041 nothing was superseded
+-- A result type cannot be replaced: before issue 51 the candidates had no raw texts, and recall's rows no
+-- text apart from the shown content.
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.pg_proc AS p
+               WHERE p.oid = pg_catalog.to_regprocedure('cogmem._recall_candidates(cogmem.tenants, integer, bigint, '
+                   'cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange, text, text, boolean)')
+                 AND NOT 'texts' = ANY (p.proargnames)) THEN
+        DROP FUNCTION cogmem._recall_candidates(
+            cogmem.tenants, integer, bigint, cogmem.ring[], text[], public.vector, text[], tsquery, text[], daterange,
+            text, text, boolean
+        );
+    END IF;
+    IF EXISTS (SELECT FROM pg_catalog.pg_proc AS p
+               WHERE p.oid = pg_catalog.to_regprocedure('cogmem.recall(text, text, public.vector, text[], bigint, '
+                   'text, text, text)')
+                 AND NOT 'text' = ANY (p.proargnames)) THEN
+        DROP FUNCTION cogmem.recall(text, text, public.vector, text[], bigint, text, text, text);
+    END IF;
+END;
+$$;
 -- recall's candidates: every memory that qualifies and every BIOS rule that applies, scored, with its
 -- layer's cumulative share of the budget, as one array per field in injection order (layer priority,
 -- then score). A turn of a conversation is ranked twice: alone, and as its window (itself plus
@@ -228,7 +249,7 @@ CREATE OR REPLACE FUNCTION cogmem._recall_candidates(
 )
 RETURNS TABLE (
     layers cogmem.layer[], memory_ids bigint[], rule_ids bigint[], tokens integer[], cumulative integer[],
-    never_cut boolean[], scores real[], contents text[], heads text[], tails text[]
+    never_cut boolean[], scores real[], contents text[], heads text[], tails text[], texts text[]
 )
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -478,7 +499,9 @@ BEGIN
                                      THEN 'possibly superseded by #' || q.superseded_by END,
                                 CASE WHEN q.excerpt IS NOT NULL THEN 'excerpt' END), '')
                    AS details,
-               'strength ' || round(q.strength::numeric, 2) AS tail
+               'strength ' || round(q.strength::numeric, 2) AS tail,
+               -- What was said, without the date and speaker it is shown with (issue 51).
+               coalesce(q.excerpt, q.content) AS said
         FROM qualified AS q
         -- A turn is shown with when and by whom it was said.
         -- A superseded memory, shown for a question about the past, says until when it held.
@@ -499,7 +522,7 @@ BEGIN
                          || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
                                                   INTERSECT SELECT unnest(p_topics) ORDER BY 1), ',') END,
                concat_ws('; ', r.severity::text, r.requirement, 'never cut'),
-               NULL
+               NULL, r.rule
         FROM cogmem.bios_rules_in_force AS r
         JOIN layers AS l ON l.layer = 'bios'
         WHERE r.tenant = t.tenant
@@ -516,7 +539,7 @@ BEGIN
                nullif(concat_ws('; ', 'vector (' || round(g.similarity::numeric, 2) || ')',
                                 'topic ' || nullif(array_to_string(ARRAY(SELECT unnest(g.topics)
                                                                          INTERSECT SELECT unnest(p_topics) ORDER BY 1), ','), '')), ''),
-               NULL
+               NULL, g.content
         -- A pattern's vector is compared only with a message of its model; others match it by topic.
         FROM (SELECT x.*, CASE WHEN x.embedding_model = t.embedding_model
                                THEN 1 - (x.embedding OPERATOR(public.<=>) p_embedding) END AS similarity
@@ -530,7 +553,7 @@ BEGIN
         -- Documents (sql/069-resources.sql), for a tenant that has added one (it has the layer); rule_id is
         -- the chunk's id for this layer.
         SELECT l.layer, l.priority, false, l.cumulative, NULL, rc.chunk_id, rc.shown, rc.tokens, rc.score, rc.why,
-               NULL, NULL
+               NULL, NULL, rc.shown
         FROM layers AS l
         CROSS JOIN LATERAL cogmem._resource_candidates(t, p_embedding, p_lexemes, p_query, p_person, p_agent) AS rc
         WHERE l.layer::text = 'resources'
@@ -539,7 +562,7 @@ BEGIN
     SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id),
            array_agg(c.tokens::integer), array_agg(c.cumulative),
            array_agg(c.never_cut), array_agg(c.score),
-           array_agg(c.shown), array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail)
+           array_agg(c.shown), array_agg(concat_ws('; ', c.why, c.details)), array_agg(c.tail), array_agg(c.said)
     -- Within a priority the never-cut layers first: the candidates share the last never-cut ring's.
     FROM (SELECT * FROM candidates AS x ORDER BY x.priority, x.never_cut DESC, x.score DESC, x.memory_id, x.rule_id) AS c;
 END;
@@ -569,7 +592,7 @@ CREATE OR REPLACE FUNCTION cogmem.recall(
 )
 RETURNS TABLE (
     recall_id uuid, layer text, memory_id bigint, content text, tokens integer, score real, reason text,
-    rule_id bigint
+    rule_id bigint, text text
 )
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -616,6 +639,7 @@ DECLARE
     c_contents    text[];
     c_heads       text[];
     c_tails       text[];
+    c_texts       text[];
     v_picked      integer[];
     v_over        integer[];
     v_beyond      integer[];
@@ -628,6 +652,7 @@ DECLARE
     v_contents    text[];
     v_reasons     text[];
     v_audit_reasons text[];
+    v_texts       text[];
 BEGIN
     v_language := cogmem._require_tenant(v_tenant);
     PERFORM cogmem._require_scope(v_tenant, recall.person, recall.agent);
@@ -672,7 +697,7 @@ BEGIN
     END IF;
 
     SELECT * INTO c_layers, c_memory_ids, c_rule_ids, c_tokens, c_cumulative, c_never_cut, c_scores, c_contents,
-                  c_heads, c_tails
+                  c_heads, c_tails, c_texts
     FROM cogmem._recall_candidates(t, v_budget, v_total_alloc, v_protected, v_topics, v_embedding, v_lexemes,
                                    v_query, v_names, cogmem._asked_span(recall.message, now()), v_person, v_agent,
                                    cogmem._asks_history(recall.message));
@@ -691,7 +716,7 @@ BEGIN
     picked AS (
         SELECT p.n, c_layers[p.i] AS layer, c_memory_ids[p.i] AS memory_id, c_rule_ids[p.i] AS rule_id,
                c_tokens[p.i] AS tokens, c_scores[p.i] AS score, c_contents[p.i] AS content, c_heads[p.i] AS head,
-               n.sibling_note, n.dispute,
+               c_texts[p.i] AS said, n.sibling_note, n.dispute,
                nullif(concat_ws('; ', c_tails[p.i], CASE
                    WHEN p.beyond IS NOT NULL THEN format(
                        'over the whole budget by %s tokens: the never-cut layers exceed it', p.beyond)
@@ -705,20 +730,21 @@ BEGIN
            array_agg(p.content), array_agg(concat_ws('; ', p.head, p.dispute, p.sibling_note, p.tail)),
            -- The audit says that siblings were mentioned, not their details (which quote content).
            array_agg(concat_ws('; ', p.head, p.dispute,
-                               CASE WHEN p.sibling_note IS NOT NULL THEN 'siblings mentioned' END, p.tail))
-    INTO v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_contents, v_reasons, v_audit_reasons
+                               CASE WHEN p.sibling_note IS NOT NULL THEN 'siblings mentioned' END, p.tail)),
+           array_agg(p.said)
+    INTO v_layers, v_memory_ids, v_rule_ids, v_scores, v_tokens, v_contents, v_reasons, v_audit_reasons, v_texts
     FROM (SELECT * FROM picked ORDER BY n) AS p;
     v_layers := coalesce(v_layers, '{}');
     v_memory_ids := coalesce(v_memory_ids, '{}');
 
     RETURN QUERY
     SELECT v_recall_id, 'core', NULL::bigint, v_core, v_core_tokens, 1::real,
-           format('core identity v%s, always injected', v_core_version), NULL::bigint
+           format('core identity v%s, always injected', v_core_version), NULL::bigint, v_core
     WHERE v_core IS NOT NULL;
     RETURN QUERY
-    SELECT v_recall_id, i.layer::text, i.memory_id, i.content, i.tokens, i.score, i.reason, i.rule_id
-    FROM unnest(v_layers, v_memory_ids, v_contents, v_tokens, v_scores, v_reasons, v_rule_ids)
-         WITH ORDINALITY AS i (layer, memory_id, content, tokens, score, reason, rule_id, n)
+    SELECT v_recall_id, i.layer::text, i.memory_id, i.content, i.tokens, i.score, i.reason, i.rule_id, i.said
+    FROM unnest(v_layers, v_memory_ids, v_contents, v_tokens, v_scores, v_reasons, v_rule_ids, v_texts)
+         WITH ORDINALITY AS i (layer, memory_id, content, tokens, score, reason, rule_id, said, n)
     ORDER BY i.n;
 
     PERFORM cogmem._log_recall(v_tenant, v_recall_id, recall.conversation, recall.message, v_topics, v_budget,
@@ -730,8 +756,9 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.recall(text, text, public.vector, text[], bigint, text, text, text) IS
-'Budgeted, ring-structured, topic-filtered recall. Returns what to inject, with layer, tokens, score and '
-'reason; logs the cycle under recall_id for cogmem.feedback() and audit. person and agent scope it '
+'Budgeted, ring-structured, topic-filtered recall. Returns what to inject (content, as shown: a turn with '
+'its date and speaker), with layer, tokens, score and reason, and text: what was said, unformatted; logs '
+'the cycle under recall_id for cogmem.feedback() and audit. person and agent scope it '
 '(sql/015-scopes.sql): the tenant''s shared memories, the person''s and the agent''s; never another person''s.';
 
 -- Never-cut rings are injected whole into every recall, so what a tenant keeps there is paid by every
