@@ -61,10 +61,12 @@ from cogmem_pg.types import (
     GutPeriod,
     GutRelease,
     GutSwitches,
+    HistoryEntry,
     Judge,
     Judgement,
     Kind,
     Memory,
+    MemoryUpdate,
     Observation,
     PendingRule,
     Recall,
@@ -75,6 +77,7 @@ from cogmem_pg.types import (
     Ring,
     Sibling,
     StoredItem,
+    StoredMemory,
     StorePut,
     TopicKeywords,
     VaultEntry,
@@ -84,9 +87,10 @@ from cogmem_pg.types import (
 __all__ = ["PLAIN_TEXT_FIELDS", "ArmReport", "AuditCheck", "BatchMemory", "BriefingLine", "Classification",
            "Classifier", "Client", "Conflict", "Decision", "Episode", "ErrorReport", "Established",
            "Experiment", "ExperimentArm", "ExplainedItem", "Finding", "FollowupVerdict", "Found", "GuardItem",
-           "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "Judge", "Judgement", "Kind", "Memory",
-           "Observation", "PendingRule", "Recall", "RecallItem", "Resolution", "ResourceAdded", "ResourceChunk",
-           "Ring", "Sibling", "StorePut", "StoredItem", "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
+           "GutPattern", "GutPeriod", "GutRelease", "GutSwitches", "HistoryEntry", "Judge", "Judgement", "Kind",
+           "Memory", "MemoryUpdate", "Observation", "PendingRule", "Recall", "RecallItem", "Resolution",
+           "ResourceAdded", "ResourceChunk", "Ring", "Sibling", "StorePut", "StoredItem", "StoredMemory",
+           "TopicKeywords", "VaultEntry", "store_text"]  # fmt: skip
 
 T = TypeVar("T")
 # Speakers whose turns are never read as a reply to an answer (sql/059-followup.sql skips the same).
@@ -1391,6 +1395,136 @@ class Client:
                 ),
             ).fetchall()
         return [tuple(row[0]) for row in rows]
+
+    # sql/185-app-verbs.sql
+    def get_memory(
+        self,
+        tenant: str,
+        memory_id: int,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> StoredMemory:
+        """One memory of the scope of ``person`` and ``agent`` (Mem0's get). A memory outside the scope is as
+        missing as one that never was: both raise psycopg.errors.NoDataFound (P0002)."""
+        query = "SELECT * FROM cogmem.get_memory(%s, %s, %s, %s)"
+        (memory,) = self._rows(conn, StoredMemory, query, (tenant, memory_id, person, agent))
+        return memory
+
+    def list_memories(
+        self,
+        tenant: str,
+        ring: Ring | Kind | None = None,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after_id: int | None = None,
+        page_size: int = 100,
+        superseded: bool = False,
+        shared: bool = True,
+        conn: psycopg.Connection | None = None,
+    ) -> list[StoredMemory]:
+        """A page of the memories the scope sees (Mem0's get_all), newest first: of RING if given, remembered
+        from ``since`` until before ``until``; the next page: ``after_id`` = the last memory_id of this one.
+        ``superseded``: the replaced versions too; ``shared=False``: only what this scope may change (the
+        person's own memories), not what the tenant shares with it."""
+        query = "SELECT * FROM cogmem.list_memories(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        params = (tenant, ring, person, agent, since, until, after_id, page_size, superseded, shared)
+        return self._rows(conn, StoredMemory, query, params)
+
+    def iter_memories(
+        self,
+        tenant: str,
+        ring: Ring | Kind | None = None,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        superseded: bool = False,
+        shared: bool = True,
+        page_size: int = 100,
+    ) -> Iterator[StoredMemory]:
+        """Every memory :meth:`list_memories` would list, newest first, a page at a time."""
+        after_id = None
+        while True:
+            page = self.list_memories(
+                tenant, ring, person=person, agent=agent, since=since, until=until, after_id=after_id,
+                page_size=page_size, superseded=superseded, shared=shared,
+            )  # fmt: skip
+            yield from page
+            if len(page) < page_size:
+                return
+            after_id = page[-1].memory_id
+
+    def update_memory(
+        self,
+        tenant: str,
+        memory_id: int,
+        content: str,
+        ring: Ring | Kind | None = None,
+        topics: Sequence[str] | None = None,
+        embedding: Sequence[float] | None = None,
+        source: dict[str, Any] | None = None,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> MemoryUpdate:
+        """A new version of MEMORY_ID (Mem0's update): CONTENT remembered in its scope and ring (unless RING
+        is given), superseding it; the old version stays for history, out of recall. Only a memory of this
+        scope's own (the person's): one it only sees raises InsufficientPrivilege, a superseded version
+        ObjectNotInPrerequisiteState (update the current one)."""
+        vector = self._vector(content, embedding, tenant, conn)
+        (done,) = self._rows(
+            conn,
+            MemoryUpdate,
+            "SELECT * FROM cogmem.update_memory(%s, %s, %s, %s, %s, %b, %s, %s, %s)",
+            (
+                tenant,
+                memory_id,
+                content,
+                ring,
+                list(topics) if topics is not None else None,
+                vector,
+                json.dumps(source or {}),
+                person,
+                agent,
+            ),
+        )
+        return done
+
+    def delete_memory(
+        self,
+        tenant: str,
+        memory_id: int,
+        reason: str | None = None,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> bool:
+        """Erases MEMORY_ID (Mem0's delete) through cogmem.erase, audited with REASON; only a memory of this
+        scope's own."""
+        query = "SELECT cogmem.delete_memory(%s, %s, %s, %s, %s)"
+        return bool(self._scalar(conn, query, (tenant, memory_id, person, agent, reason)))
+
+    def memory_history(
+        self,
+        tenant: str,
+        memory_id: int,
+        *,
+        person: str | None = None,
+        agent: str | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> list[HistoryEntry]:
+        """MEMORY_ID's versions, oldest first, then the audit events of each in time order (Mem0's history);
+        for a login narrowed to a person, the versions only (the audit trail is not its to read)."""
+        query = "SELECT * FROM cogmem.memory_history(%s, %s, %s, %s)"
+        return self._rows(conn, HistoryEntry, query, (tenant, memory_id, person, agent))
 
     # sql/190-experiments.sql (administrators)
     def experiment_create(

@@ -36,8 +36,6 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 ERASES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
-_MEMORY_COLUMNS = "memory_id, ring::text, content, topics, confidence, strength, recall_count, created_at"
-
 
 def _describe(exc: psycopg.Error) -> str:
     """An SQL error as one line: message, SQLSTATE, HINT."""
@@ -100,7 +98,7 @@ def build_server(client: Client, tenant: str, project: str | None = None, agent:
         with _sql_errors(), client.connection() as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
             return [_plain(r) for r in cur.execute(query, params).fetchall()]
 
-    _memory_tools(server, client, tenant, agent, call, rows)
+    _memory_tools(server, client, tenant, agent, call)
     _guard_tools(server, client, tenant, agent, call)
     _session_tools(server, client, tenant, project, agent, call)
     # A tool the login may not call is not offered (an application's login cannot erase): the agent would
@@ -134,14 +132,7 @@ class _Server(MCPServer):
             raise ToolError(f"wrong arguments for {name}: {problems}") from None
 
 
-# The memories a read tool may show: those the scope sees, as recall would (sql/015-scopes.sql).
-_IN_SCOPE = (
-    " AND cogmem.in_scope(person, agent, ring, %s, %s,"
-    " (SELECT t FROM cogmem.tenants AS t WHERE t.tenant = memory_overview.tenant))"
-)
-
-
-def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | None, call, rows) -> None:
+def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | None, call) -> None:
     @server.tool(annotations=WRITES)
     def recall(
         message: str, budget: int = 3200, conversation: str | None = None, person: str | None = None
@@ -224,28 +215,69 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
 
     @server.tool(annotations=READS)
     def get_memory(memory_id: int, person: str | None = None) -> dict[str, Any]:
-        """One memory of PERSON's scope with its ring, topics, confidence and strength."""
-        found = rows(
-            f"SELECT {_MEMORY_COLUMNS} FROM cogmem.memory_overview WHERE tenant = %s AND memory_id = %s{_IN_SCOPE}",
-            (tenant, memory_id, person, agent),
-        )
-        if not found:
-            raise ToolError(f"no memory {memory_id} in this tenant (P0002)")
-        return found[0]
+        """One memory of PERSON's scope: its text, ring, topics, when it was said, what superseded it,
+        confidence and strength. Another person's memory is as unknown as a missing one."""
+        return _plain(call(lambda: client.get_memory(tenant, memory_id, person=person, agent=agent)))
 
     @server.tool(annotations=READS)
-    def list_memories(ring: str | None = None, limit: int = 20, person: str | None = None) -> list[dict[str, Any]]:
-        """The newest memories of PERSON's scope, of one ring if given."""
-        return rows(
-            f"SELECT {_MEMORY_COLUMNS} FROM cogmem.memory_overview WHERE tenant = %s "
-            f"AND (%s::text IS NULL OR ring::text = %s){_IN_SCOPE} ORDER BY created_at DESC LIMIT %s",
-            (tenant, ring, ring, person, agent, max(1, min(limit, 200))),
+    def list_memories(
+        ring: str | None = None,
+        page_size: int = 20,
+        after_id: int | None = None,
+        person: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The newest memories of PERSON's scope, of one ring if given; for the next page pass the last
+        memory_id as AFTER_ID."""
+        return [
+            _plain(m)
+            for m in call(
+                lambda: client.list_memories(
+                    tenant,
+                    ring,  # type: ignore[arg-type]
+                    person=person,
+                    agent=agent,
+                    after_id=after_id,
+                    page_size=page_size,
+                )
+            )
+        ]
+
+    @server.tool(annotations=WRITES)
+    def update_memory(
+        memory_id: int, content: str, ring: str | None = None, person: str | None = None
+    ) -> dict[str, Any]:
+        """Replace a memory of PERSON's own by CONTENT: a new version that supersedes it (the old one leaves
+        recall and stays in its history); returns the new memory_id. RING: its ring, else the old one's. A
+        memory the tenant shares with everyone is not a person's to change."""
+        return _plain(
+            call(
+                lambda: client.update_memory(
+                    tenant,
+                    memory_id,
+                    content,
+                    ring,  # type: ignore[arg-type]
+                    person=person,
+                    agent=agent,
+                )
+            )
         )
 
     @server.tool(annotations=ERASES)
+    def delete_memory(memory_id: int, reason: str | None = None, person: str | None = None) -> dict[str, Any]:
+        """Erase a memory of PERSON's own for good, when the user asks to forget it (its text and vector; the
+        audit keeps a tombstone with REASON)."""
+        return {"deleted": call(lambda: client.delete_memory(tenant, memory_id, reason, person=person, agent=agent))}
+
+    @server.tool(annotations=READS)
+    def memory_history(memory_id: int, person: str | None = None) -> list[dict[str, Any]]:
+        """A memory's versions (what it replaced and what replaced it, with valid_until), oldest first, then
+        what happened to each (created, superseded, erased, ...)."""
+        return [_plain(h) for h in call(lambda: client.memory_history(tenant, memory_id, person=person, agent=agent))]
+
+    @server.tool(annotations=ERASES)
     def forget(memory_id: int, reason: str) -> dict[str, Any]:
-        """Erase a memory for good (its text and vector; the audit keeps a tombstone). Needs an
-        administrator's role."""
+        """Erase any memory of the tenant for good, whoever's it is (its text and vector; the audit keeps a
+        tombstone). Needs an administrator's role; delete_memory erases a person's own."""
         return {"erased": call(lambda: client.erase(tenant, memory_id, reason))}
 
 

@@ -97,6 +97,67 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class StoredMemory:
+    """One memory as get_memory and list_memories return it (sql/185-app-verbs.sql): its text, ring, topics
+    and scope, where and when it was said, what superseded it (superseded_by, and valid_until when surely),
+    the never-cut ring it is a candidate for, and its confidence, strength and recalls."""
+
+    memory_id: int
+    ring: str
+    content: str
+    topics: list[str]
+    person: str | None
+    agent: str | None
+    source: dict[str, Any]
+    conversation: str | None
+    speaker: str | None
+    said_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    superseded_by: int | None
+    valid_until: datetime | None
+    candidate: str | None
+    confidence: float
+    strength: float
+    recall_count: int
+    last_recalled_at: datetime | None
+
+
+@dataclass(frozen=True)
+class MemoryUpdate:
+    """What update_memory did: memory_id is the new version (action created), or the memory the text already
+    was (duplicate; previous_id itself when the text did not change), or None for an instruction held as a
+    conflict (conflict_id), which leaves the old version current."""
+
+    memory_id: int | None
+    previous_id: int
+    ring: str
+    topics: list[str]
+    action: str
+    redactions: list[str]
+    conflict_id: int | None = None
+    conflicts_with: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A row of memory_history: kind version (a version of the memory: event current, superseded or
+    possibly_superseded, its content, superseded_by and valid_until) or kind event (an audit row of a
+    version: created, rehearsed, superseded, erased, ... with its actor and detail)."""
+
+    kind: str
+    memory_id: int
+    at: datetime
+    event: str
+    content: str | None
+    superseded_by: int | None
+    valid_until: datetime | None
+    actor: str | None
+    detail: dict[str, Any]
+    audit_id: int | None
+
+
+@dataclass(frozen=True)
 class ResourceAdded:
     """What add_resource did: action is created, new_version (the old version's chunks are no longer
     recalled) or unchanged (the same text again); chunks: how many the version has."""

@@ -192,7 +192,12 @@ cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, bo
 cogmem.store_namespaces(text, text[], text[], bigint, bigint, bigint, text),
 cogmem.pending_rules(text, text, text, boolean),
 cogmem.confirm_ring(text, bigint, text, text),
-cogmem.dismiss_candidate(text, bigint, text)
+cogmem.dismiss_candidate(text, bigint, text),
+cogmem.get_memory(text, bigint, text, text),
+cogmem.list_memories(text, text, text, text, timestamptz, timestamptz, bigint, bigint, boolean, boolean),
+cogmem.update_memory(text, bigint, text, text, text[], public.vector, jsonb, text, text),
+cogmem.delete_memory(text, bigint, text, text, text),
+cogmem.memory_history(text, bigint, text, text)
 TO cogmem_app;
 
 -- Auditors read the trail and verify it; they see no memory text (the trail holds none).

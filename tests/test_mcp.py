@@ -27,6 +27,9 @@ TOOLS = {
     "search_memories",
     "get_memory",
     "list_memories",
+    "update_memory",
+    "delete_memory",
+    "memory_history",
     "forget",
     "guard_check",
     "report_error",
@@ -73,6 +76,7 @@ def test_every_tool_once_in_process(cogmem, tenant):
         assert tools["forget"].annotations.destructive_hint is True
         assert tools["get_memory"].annotations.read_only_hint is True
         assert tools["recall"].annotations.read_only_hint is False  # it logs the cycle and strengthens
+        assert tools["delete_memory"].annotations.destructive_hint is True
         out = {}
         out["rule"] = structured(
             await mcp.call_tool("remember", {"content": "Never restart web servers at night.", "ring": "dos_and_donts"})
@@ -91,6 +95,10 @@ def test_every_tool_once_in_process(cogmem, tenant):
         out["search"] = structured(await mcp.call_tool("search_memories", {"query": "checkout web-3"}))
         out["get"] = structured(await mcp.call_tool("get_memory", {"memory_id": out["fact"]["memory_id"]}))
         out["list"] = structured(await mcp.call_tool("list_memories", {"ring": "dos_and_donts"}))
+        fact = {"memory_id": out["fact"]["memory_id"], "content": "Checkout runs on web-4."}
+        out["update"] = structured(await mcp.call_tool("update_memory", fact))
+        out["history"] = structured(await mcp.call_tool("memory_history", {"memory_id": out["fact"]["memory_id"]}))
+        out["delete"] = structured(await mcp.call_tool("delete_memory", {"memory_id": out["update"]["memory_id"]}))
         out["guard"] = structured(await mcp.call_tool("guard_check", {"area": "server", "action": "restart web-1"}))
         out["report"] = structured(
             await mcp.call_tool("report_error", {"area": "server", "description": "Restarted web-1 at night."})
@@ -123,6 +131,10 @@ def test_every_tool_once_in_process(cogmem, tenant):
     assert {i["layer"] for i in out["recall"]["items"]} >= {"dos_and_donts"} and out["feedback"]["credited"] >= 1
     assert out["fact"]["memory_id"] in [m["memory_id"] for m in out["search"]]
     assert out["get"]["content"] == "Checkout runs on web-3." and [m["ring"] for m in out["list"]] == ["dos_and_donts"]
+    assert out["update"]["previous_id"] == out["fact"]["memory_id"] and out["update"]["action"] == "created"
+    versions = [(h["memory_id"], h["event"]) for h in out["history"] if h["kind"] == "version"]
+    assert versions == [(out["fact"]["memory_id"], "superseded"), (out["update"]["memory_id"], "current")]
+    assert out["delete"] == {"deleted": True}
     assert any(g["kind"] == "rule" for g in out["guard"]) and out["ack"] == {
         "acknowledged": out["report"]["learning_id"]
     }
@@ -145,7 +157,7 @@ def test_sql_errors_are_tool_errors_with_their_message(cogmem, tenant):
 
     bad_ring, missing = talk(server, calls)
     assert bad_ring.is_error and 'unknown ring "nope" (22023) HINT: Use one of:' in bad_ring.content[0].text
-    assert missing.is_error and "no memory 4242 in this tenant (P0002)" in missing.content[0].text
+    assert missing.is_error and 'no memory 4242 in tenant "acme" (P0002) HINT: Pass the' in missing.content[0].text
 
 
 def test_the_tenant_is_bound_and_the_role_decides(dsn, db, tenant, login):

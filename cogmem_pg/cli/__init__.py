@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from cogmem_pg.cli import (
+    app_verbs,
     audit,
     bios,
     cluster,
@@ -33,6 +34,7 @@ from cogmem_pg.cli.common import Context
 MODULES = (
     cluster,
     memory,
+    app_verbs,
     tenants,
     bios,
     guard,
