@@ -1407,7 +1407,7 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> StoredMemory:
         """One memory of the scope of ``person`` and ``agent`` (Mem0's get). A memory outside the scope is as
-        missing as one that never was: both raise psycopg.errors.NoDataFound (P0002)."""
+        missing as one that never was: both raise :class:`cogmem_pg.errors.NotFound` (P0002)."""
         query = "SELECT * FROM cogmem.get_memory(%s, %s, %s, %s)"
         (memory,) = self._rows(conn, StoredMemory, query, (tenant, memory_id, person, agent))
         return memory
@@ -1435,31 +1435,6 @@ class Client:
         params = (tenant, ring, person, agent, since, until, after_id, page_size, superseded, shared)
         return self._rows(conn, StoredMemory, query, params)
 
-    def iter_memories(
-        self,
-        tenant: str,
-        ring: Ring | Kind | None = None,
-        *,
-        person: str | None = None,
-        agent: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        superseded: bool = False,
-        shared: bool = True,
-        page_size: int = 100,
-    ) -> Iterator[StoredMemory]:
-        """Every memory :meth:`list_memories` would list, newest first, a page at a time."""
-        after_id = None
-        while True:
-            page = self.list_memories(
-                tenant, ring, person=person, agent=agent, since=since, until=until, after_id=after_id,
-                page_size=page_size, superseded=superseded, shared=shared,
-            )  # fmt: skip
-            yield from page
-            if len(page) < page_size:
-                return
-            after_id = page[-1].memory_id
-
     def update_memory(
         self,
         tenant: str,
@@ -1476,8 +1451,8 @@ class Client:
     ) -> MemoryUpdate:
         """A new version of MEMORY_ID (Mem0's update): CONTENT remembered in its scope and ring (unless RING
         is given), superseding it; the old version stays for history, out of recall. Only a memory of this
-        scope's own (the person's): one it only sees raises InsufficientPrivilege, a superseded version
-        ObjectNotInPrerequisiteState (update the current one)."""
+        scope's own (the person's): one it only sees raises :class:`~cogmem_pg.errors.PermissionDenied`, a
+        superseded version :class:`~cogmem_pg.errors.NotReady` (update the current one)."""
         vector = self._vector(content, embedding, tenant, conn)
         (done,) = self._rows(
             conn,

@@ -124,22 +124,6 @@ class StoredMemory:
 
 
 @dataclass(frozen=True)
-class MemoryUpdate:
-    """What update_memory did: memory_id is the new version (action created), or the memory the text already
-    was (duplicate; previous_id itself when the text did not change), or None for an instruction held as a
-    conflict (conflict_id), which leaves the old version current."""
-
-    memory_id: int | None
-    previous_id: int
-    ring: str
-    topics: list[str]
-    action: str
-    redactions: list[str]
-    conflict_id: int | None = None
-    conflicts_with: list[int] | None = None
-
-
-@dataclass(frozen=True)
 class HistoryEntry:
     """A row of memory_history: kind version (a version of the memory: event current, superseded or
     possibly_superseded, its content, superseded_by and valid_until) or kind event (an audit row of a
@@ -298,6 +282,20 @@ class _BatchItem:
 class BatchMemory(Memory, _BatchItem):
     """One item of a remember_many batch: its position (from 1) and what became of it (memory_id is None
     when the item was held as a conflict)."""
+
+
+@dataclass(frozen=True)
+class _Previous:
+    previous_id: int
+
+
+# As BatchMemory: the base listed after Memory puts previous_id first, as cogmem.update_memory returns it.
+@dataclass(frozen=True)
+class MemoryUpdate(Memory, _Previous):
+    """What update_memory did to PREVIOUS_ID: what remember did with the new text. memory_id is the new
+    version (action created), or the memory the text already was (duplicate; previous_id itself when the
+    text did not change), or None for an instruction held as a conflict (conflict_id), which leaves the old
+    version current."""
 
 
 @dataclass(frozen=True)

@@ -244,8 +244,8 @@ CREATE OR REPLACE FUNCTION cogmem._update_memory(
     p_source jsonb, p_person text, p_agent text
 )
 RETURNS TABLE (
-    memory_id bigint, previous_id bigint, ring text, topics text[], action text, redactions text[],
-    conflict_id bigint, conflicts_with bigint[]
+    previous_id bigint, memory_id bigint, ring text, topics text[], action text, redactions text[],
+    conflict_id bigint, conflicts_with bigint[], candidate text, excerpt_id bigint, suggestion text
 )
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -263,13 +263,13 @@ BEGIN
     IF v_new.action = 'duplicate' AND v_new.memory_id <> v_old.memory_id THEN
         PERFORM cogmem._supersede(p_tenant, v_new.memory_id, ARRAY[v_old.memory_id], 'caller');
     END IF;
-    RETURN QUERY SELECT v_new.memory_id, v_old.memory_id, v_new.ring, v_new.topics, v_new.action,
-                        v_new.redactions, v_new.conflict_id, v_new.conflicts_with;
+    RETURN QUERY SELECT v_old.memory_id, v_new.memory_id, v_new.ring, v_new.topics, v_new.action, v_new.redactions,
+                        v_new.conflict_id, v_new.conflicts_with, v_new.candidate, v_new.excerpt_id, v_new.suggestion;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._update_memory(text, bigint, text, text, text[], public.vector, jsonb, text, text) IS
 'update_memory''s work: remember the new text in the old memory''s scope with supersedes => the old one '
-'(or let the memory it duplicates supersede it); what remember did, with the old id as previous_id.';
+'(or let the memory it duplicates supersede it); the old id, then what remember did.';
 
 CREATE OR REPLACE FUNCTION cogmem.update_memory(
     tenant text,
@@ -283,8 +283,8 @@ CREATE OR REPLACE FUNCTION cogmem.update_memory(
     agent text DEFAULT NULL
 )
 RETURNS TABLE (
-    memory_id bigint, previous_id bigint, ring text, topics text[], action text, redactions text[],
-    conflict_id bigint, conflicts_with bigint[]
+    previous_id bigint, memory_id bigint, ring text, topics text[], action text, redactions text[],
+    conflict_id bigint, conflicts_with bigint[], candidate text, excerpt_id bigint, suggestion text
 )
 LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -301,9 +301,9 @@ $$;
 COMMENT ON FUNCTION cogmem.update_memory(text, bigint, text, text, text[], public.vector, jsonb, text, text) IS
 'A new version of a memory of the caller''s own scope: remember(content, supersedes => memory_id) in the old '
 'one''s scope and ring (ring, topics NULL: the old ring, topics detected); the old one stays for history, out '
-'of recall. Returns the new memory_id (action created), or: duplicate (the text is a memory already, which now '
-'supersedes the old; the same memory_id: the old one''s text, nothing changed), conflict (held, the old stays). '
-'previous_id: the memory updated. Mem0: update; LangGraph: put.';
+'of recall. Returns the memory updated (previous_id), then what remember did: the new memory_id (action '
+'created), or duplicate (the text is a memory already, which now supersedes the old; the same memory_id: the '
+'old one''s text, nothing changed), or conflict (held, the old stays). Mem0: update; LangGraph: put.';
 
 CREATE OR REPLACE FUNCTION cogmem.delete_memory(
     tenant text, memory_id bigint, person text DEFAULT NULL, agent text DEFAULT NULL, reason text DEFAULT NULL

@@ -12,6 +12,7 @@ import time
 import psycopg
 import pytest
 
+from cogmem_pg import errors
 from cogmem_pg.client import Client
 from cogmem_pg.mcp_server import build_server
 from cogmem_pg.types import HistoryEntry, MemoryUpdate, StoredMemory
@@ -227,9 +228,9 @@ def test_update_is_a_new_version_that_supersedes_the_old(db, app, tenant, scoped
         "SELECT * FROM cogmem.update_memory(%s, %s, 'Ayla prefers calls after 19:00.', person => 'ayla')",
         (tenant, old),
     ).fetchone()
-    new = row[0]
+    new = row[1]
     topics = one(db, "SELECT topics FROM cogmem.memories WHERE memory_id = %s", (new,))
-    assert row == (new, old, "habits", topics, "created", [], None, None) and new > old
+    assert row == (old, new, "habits", topics, "created", [], None, None, None, None, None) and new > old
     shown = recalled(app, tenant, "ayla")
     assert "Ayla prefers calls after 19:00." in shown and "Ayla prefers calls after 18:00." not in shown
     got = app.execute(
@@ -426,16 +427,21 @@ def test_the_client_maps_each_verb_to_a_dataclass(app_dsn, tenant, scoped):
         assert got.person == "ayla" and got.superseded_by is None and got.recall_count == 0
         page = client.list_memories(tenant, person="ayla", page_size=2)
         assert [m.memory_id for m in page] == [scoped["ayla_weekends"], scoped["ayla_calls"]]
-        every = [m.memory_id for m in client.iter_memories(tenant, person="ayla", page_size=2)]
-        assert every == [scoped["ayla_weekends"], scoped["ayla_calls"], scoped["office"]]
+        rest = client.list_memories(tenant, person="ayla", page_size=2, after_id=page[-1].memory_id)
+        assert [m.memory_id for m in rest] == [scoped["office"]]
         done = client.update_memory(tenant, scoped["ayla_calls"], "Ayla prefers calls after 19:00.", person="ayla")
         assert isinstance(done, MemoryUpdate) and (done.previous_id, done.action) == (scoped["ayla_calls"], "created")
         history = client.memory_history(tenant, done.memory_id, person="ayla")  # type: ignore[arg-type]
         assert all(isinstance(h, HistoryEntry) for h in history)
         assert [(h.kind, h.event) for h in history][:2] == [("version", "superseded"), ("version", "current")]
         assert client.delete_memory(tenant, done.memory_id, "she asked", person="ayla") is True  # type: ignore[arg-type]
-        with pytest.raises(psycopg.errors.NoDataFound):
+        with pytest.raises(errors.NotFound) as missing:
             client.get_memory(tenant, scoped["ben"], person="ayla")
+        assert missing.value.hint == NOT_FOUND_HINT
+        with pytest.raises(errors.PermissionDenied):
+            client.delete_memory(tenant, scoped["office"], person="ayla")
+        with pytest.raises(errors.NotReady):
+            client.update_memory(tenant, scoped["ayla_calls"], "Ayla prefers calls after 20:00.", person="ayla")
 
 
 def test_the_command_line(app_dsn, tenant, scoped):
