@@ -79,6 +79,7 @@ from cogmem_pg.types import (
     StoredItem,
     StoredMemory,
     StorePut,
+    TenantIndex,
     TopicKeywords,
     VaultEntry,
 )
@@ -339,6 +340,12 @@ class Client:
         with self.connection(conn) as c, c.cursor(row_factory=class_row(row_type)) as cur:
             cur.execute(query, params)
             return cur.fetchall()
+
+    # sql/016-large-tenants.sql
+    def tenant_indexes(self, above: int = 20000, *, conn: psycopg.Connection | None = None) -> list[TenantIndex]:
+        """Administrators: each large tenant's own indexes, their state and the statement to run (outside a
+        transaction: `cogmem index-tenants --apply` runs them)."""
+        return self._rows(conn, TenantIndex, "SELECT * FROM cogmem.tenant_indexes(%s)", (above,))
 
     # sql/000-tenant-access.sql
     def grant_tenant(

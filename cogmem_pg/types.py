@@ -325,6 +325,15 @@ class RecallItem:
 
 
 @dataclass(frozen=True)
+class TenantIndex:
+    tenant: str | None
+    memories: int | None
+    index_name: str
+    state: str  # to build, ready, to rebuild, to drop
+    statement: str | None
+
+
+@dataclass(frozen=True)
 class Observation:
     turn_id: int
     memory_id: int | None

@@ -114,7 +114,7 @@ COMMANDS = {
     "experiment_stop": "experiment stop", "experiment_adopt": "experiment adopt",
     "experiment_report": "experiment report",
     "get_memory": "memory get", "list_memories": "memory list", "update_memory": "memory update",
-    "delete_memory": "memory delete", "memory_history": "memory history",
+    "delete_memory": "memory delete", "memory_history": "memory history", "tenant_indexes": "index-tenants",
     **{f"reembed_{step}": "reembed" for step in ("begin", "pending", "put", "finish", "progress", "cancel")},
 }  # fmt: skip
 

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from bench.workload import memories
+from cogmem_pg.client import Client
 from tests.cli_helpers import invoke
 from tests.conftest import blend, one, unit_vector
 
@@ -134,6 +135,8 @@ def test_the_boundaries_hold_through_the_indexes(db, tenant):
 
 def test_the_cli_lists_and_builds_them(dsn, db, tenant):
     load(db, tenant, 60)
+    with Client(dsn, embedder=False) as client:
+        assert {(i.tenant, i.state) for i in client.tenant_indexes(50)} == {("acme", "to build")}
     listed = invoke("--dsn", dsn, "index-tenants", "--above", "50")
     assert listed.exit_code == 0 and listed.output.count("to build") == 3
     built = json.loads(invoke("--dsn", dsn, "index-tenants", "--above", "50", "--apply", "--json").output)
