@@ -40,6 +40,7 @@ from bench.workload import memories, unit_vectors
 
 SEED = 1
 BATCH = 1000
+EF_SEARCH = 200  # what recall's reach asks (sql/016-large-tenants.sql, _recall_reach)
 CALLS = {
     "recall": "SELECT * FROM cogmem.recall(%(t)s, %(m)s, %(v)b)",
     # `+ 0` keeps the planner off any index: the exact answer, whatever the tenant has.
@@ -89,7 +90,9 @@ def build_indexes(dsn: str, tenant: str) -> float:
     """Runs the statements that give TENANT its own indexes; returns the seconds they took."""
     started = time.perf_counter()
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("SET maintenance_work_mem = '1GB'")
+        # The graph of a tenant's vectors builds in memory while it fits (about 1.6 KB a memory): beyond, it
+        # builds on disk, several times slower.
+        conn.execute("SET maintenance_work_mem = '4GB'")
         for (statement,) in conn.execute(
             "SELECT statement FROM cogmem.tenant_indexes(1) WHERE tenant = %s AND statement IS NOT NULL", (tenant,)
         ).fetchall():
@@ -158,7 +161,7 @@ def index_finds(dsn: str) -> tuple[int, int, float, float]:
     shares = []
     with psycopg.connect(dsn, autocommit=True) as conn:
         register_vector(conn)
-        conn.execute("SET hnsw.ef_search = 400")  # what recall's reach asks (sql/016-large-tenants.sql)
+        conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
         for vector in question_vectors:
             near = {r[0] for r in conn.execute(top, (tenant, vector))}
             exact = {r[0] for r in conn.execute(exact_top, (tenant, vector))}
@@ -211,7 +214,6 @@ def section(result: dict, calls: int) -> list[str]:
         )
     small, large = min(sizes), max(sizes)
     recall = sizes[large]["indexed"]["recall"]
-    turns, questions, mean, worst = result["real"]
     lines += [
         "",
         f"Targets, one run: recall p50 at {large:,} (indexed) ÷ at {small:,} (≤ 3×): "
@@ -220,14 +222,22 @@ def section(result: dict, calls: int) -> list[str]:
         f"{p50[(large, 'indexed', 'recall')] / p50[(small, 'indexed', 'recall')]:.2f}× against it indexed; "
         f"recall p95 ÷ p50 at "
         f"{large:,} (≤ 2.5×): **{percentile(recall, 95) / statistics.median(recall):.2f}×**; remember p50 at "
-        f"{large:,} ÷ at {small:,} (≤ 1.5×): "
-        f"**{p50[(large, 'indexed', 'remember')] / p50[(small, 'indexed', 'remember')]:.2f}×**.",
+        f"{large:,} (indexed) ÷ at {small:,} (≤ 1.5×): "
+        f"**{p50[(large, 'indexed', 'remember')] / p50[(small, 'pass', 'remember')]:.2f}×** against its one "
+        f"pass, {p50[(large, 'indexed', 'remember')] / p50[(small, 'indexed', 'remember')]:.2f}× indexed.",
         "",
-        f"Real vectors (MiniLM, {turns:,} turns of our conversations and LoCoMo's in one tenant, their "
-        f"{questions:,} questions): the index finds **{mean:.3f}** of the exact top-100 on average, "
-        f"{worst:.2f} for the worst question (`hnsw.ef_search` 400, m 16, ef_construction 64).",
+        real_line(result["real"]),
     ]
     return lines
+
+
+def real_line(real: tuple[int, int, float, float]) -> str:
+    turns, questions, mean, worst = real
+    return (
+        f"Real vectors (MiniLM, {turns:,} turns of our conversations and LoCoMo's in one tenant, their "
+        f"{questions:,} questions): the index finds **{mean:.3f}** of the exact top-100 on average, "
+        f"{worst:.2f} for the worst question (`hnsw.ef_search` {EF_SEARCH}, m 16, ef_construction 64)."
+    )
 
 
 if __name__ == "__main__":
@@ -235,7 +245,12 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--results", type=Path, help="Markdown file whose '## One large tenant' section to replace")
+    parser.add_argument("--real-only", action="store_true", help="only the index's share of the exact top-100")
     args = parser.parse_args()
+    if args.real_only:
+        with private_database(5452) as dsn:
+            print(real_line(index_finds(dsn)))
+        sys.exit(0)
     with private_database(5451) as dsn:
         measured = measure(dsn, [int(s) for s in args.sizes.split(",")], args.calls)
     lines = section(measured, args.calls)
