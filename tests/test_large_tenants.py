@@ -139,7 +139,8 @@ def test_the_cli_lists_and_builds_them(dsn, db, tenant):
         assert {(i.tenant, i.state) for i in client.tenant_indexes(50)} == {("acme", "to build")}
     listed = invoke("--dsn", dsn, "index-tenants", "--above", "50")
     assert listed.exit_code == 0 and listed.output.count("to build") == 3
-    built = json.loads(invoke("--dsn", dsn, "index-tenants", "--above", "50", "--apply", "--json").output)
+    applied = invoke("--dsn", dsn, "index-tenants", "--above", "50", "--apply", "--memory", "64MB", "--json")
+    built = json.loads(applied.output)
     assert [b["state"] for b in built] == ["to build"] * 3
     assert one(db, "SELECT cogmem._tenant_indexed('acme')") is True
     assert invoke("--dsn", dsn, "index-tenants", "--above", "50").output.count("ready") == 3
