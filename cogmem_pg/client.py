@@ -730,10 +730,11 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> list[BatchMemory]:
         """Stores a batch in one call. Items are texts or dicts with content and optionally ring, topics,
-        source, conversation, speaker, said_at (an ISO 8601 text or a datetime), person and agent (``person``
-        and ``agent`` here: for the items that name none). Without embeddings, the client's embedder (if any)
-        embeds the whole batch at once. Each item gets every check remember() makes, unless ``skip`` names
-        some (``near_duplicates``, ``conflicts``)."""
+        source, conversation, speaker, said_at (an ISO 8601 text or a datetime), person, agent (``person``
+        and ``agent`` here: for the items that name none) and supersedes (as remember's: the ids of memories
+        stored before the batch that the item replaces, [] for none). Without embeddings, the client's
+        embedder (if any) embeds the whole batch at once. Each item gets every check remember() makes, unless
+        ``skip`` names some (``near_duplicates``, ``conflicts``)."""
         texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
         if embeddings is None and items:
             embeddings = self.vectors(texts, tenant, conn)

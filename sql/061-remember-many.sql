@@ -1,6 +1,7 @@
 -- remember_many: a batch through the same path as remember(), in one statement where it can. Items are
 -- checked first (a bad item names its index and nothing is stored), routed where they name no ring,
 -- and those that stand alone are stored set-based; the rest go through remember's one store, in order.
+-- An item that names what it replaces (supersedes, as remember's argument) always takes the one store.
 
 -- Items of remember_many with their conversation, speaker, said_at and scope moved into their source. The
 -- batch's person and agent apply to the items that name none, in their source or beside it.
@@ -55,6 +56,19 @@ SET search_path = pg_catalog, pg_temp
 RETURN coalesce(p_items -> (p_item - 1) ->> 'content', p_items -> (p_item - 1) #>> '{}');
 COMMENT ON FUNCTION cogmem._said_item_text(jsonb, integer) IS 'The text of item p_item (from 1) of a batch.';
 
+-- What an item says it replaces, remember()'s supersedes (sql/036-supersession.sql): its ids, '{}' for
+-- none, NULL when it says nothing (cogmem then detects it). _batch_problem checked they are integers.
+CREATE OR REPLACE FUNCTION cogmem._item_supersedes(p_item jsonb)
+RETURNS bigint[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN CASE
+    WHEN jsonb_typeof(p_item -> 'supersedes') = 'array'
+        THEN array(SELECT s.id::bigint FROM jsonb_array_elements_text(p_item -> 'supersedes') AS s (id))  -- noqa: RF03
+END;
+COMMENT ON FUNCTION cogmem._item_supersedes(jsonb) IS
+'The memory ids a remember_many item says it replaces (its supersedes), ''{}'' for none, NULL when it names none.';
+
 -- The first item of a batch that cannot be stored, and what is wrong with it (no row: all are fine).
 DROP FUNCTION IF EXISTS cogmem._batch_problem(jsonb, public.vector[], integer, integer);
 CREATE OR REPLACE FUNCTION cogmem._batch_problem(
@@ -71,9 +85,9 @@ AS $$
                 WHEN jsonb_typeof(i.value) = 'object' AND EXISTS (
                     SELECT FROM jsonb_object_keys(i.value) AS k
                     WHERE k NOT IN ('content', 'ring', 'topics', 'source', 'conversation', 'speaker', 'said_at',
-                                    'person', 'agent'))
+                                    'person', 'agent', 'supersedes'))
                     THEN 'has unknown keys (known: content, ring, topics, source, conversation, speaker, said_at, '
-                         || 'person, agent)'
+                         || 'person, agent, supersedes)'
                 WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
                 WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
                 WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > t.max_content_chars
@@ -88,6 +102,15 @@ AS $$
                              WHERE jsonb_typeof(t) <> 'string')
                     THEN 'has topics that are not an array of texts'
                 WHEN jsonb_typeof(i.value -> 'source') NOT IN ('object', 'null') THEN 'has a source that is not an object'
+                -- Memory ids: JSON integers that fit a bigint, checked against the tenant later.
+                WHEN jsonb_typeof(i.value -> 'supersedes') NOT IN ('array', 'null')
+                  OR EXISTS (SELECT FROM jsonb_array_elements(CASE WHEN jsonb_typeof(i.value -> 'supersedes') = 'array'
+                                                                  THEN i.value -> 'supersedes' END) AS s
+                             WHERE CASE WHEN jsonb_typeof(s) = 'number' AND s::text ~ '^-?[0-9]{1,19}$'
+                                        THEN s::text::numeric NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+                                        ELSE true END)
+                    THEN format('has supersedes that is not an array of memory ids: %s',
+                                left((i.value -> 'supersedes')::text, 60))
                 WHEN cogmem._said_problem(i.value) IS NOT NULL THEN cogmem._said_problem(i.value)
                 WHEN cogmem._said_problem(i.value -> 'source') IS NOT NULL
                     THEN 'source ' || cogmem._said_problem(i.value -> 'source')
@@ -399,6 +422,7 @@ DECLARE
     v_item     record;
     v_prepared cogmem._batch_item[];
     v_alone    integer[];
+    v_naming   integer[];  -- the items that name what they replace
 BEGIN
     -- The items that stand alone are stored set-based first, since no check of any item can
     -- see them. Without an embedding an item is compared by words with everything, so such a batch goes
@@ -407,6 +431,21 @@ BEGIN
     IF NOT EXISTS (SELECT FROM unnest(v_prepared) AS b WHERE b.embedding IS NULL) THEN
         v_alone := cogmem._unrelated_batch_items(cogmem._tenant_settings(p_tenant), v_prepared,
                                        NOT 'near_duplicates' = ANY (p_skip), NOT 'conflicts' = ANY (p_skip));
+    END IF;
+    -- An item that names what it replaces goes through the one store in order, and so do the items of its
+    -- text in its scope (the first of them is the one stored): what it replaces may be what a later item
+    -- is compared with.
+    v_naming := ARRAY(SELECT i.n::integer FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i (value, n)
+                      WHERE cardinality(cogmem._item_supersedes(i.value)) > 0);
+    IF cardinality(v_naming) > 0 THEN
+        v_alone := ARRAY(
+            SELECT b.item FROM unnest(v_prepared) AS b
+            WHERE b.item = ANY (v_alone)
+              AND NOT EXISTS (SELECT FROM unnest(v_prepared) AS x
+                              WHERE x.item = ANY (v_naming) AND x.fingerprint = b.fingerprint
+                                AND cogmem._same_scope(cogmem._person(x.source), cogmem._agent(x.source),
+                                                       cogmem._person(b.source), cogmem._agent(b.source)))
+            ORDER BY b.item);
     END IF;
     IF cardinality(v_alone) > 0 THEN
         RETURN QUERY
@@ -421,7 +460,10 @@ BEGIN
                i.value ->> 'ring' AS ring, i.embedding,
                CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
                     THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
-               CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source
+               CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source,
+               -- A batch that skips both checks by meaning detects nothing replaced (as _store_batch).
+               coalesce(cogmem._item_supersedes(i.value),
+                        CASE WHEN p_skip @> ARRAY['near_duplicates', 'conflicts'] THEN '{}'::bigint[] END) AS supersedes
         FROM ROWS FROM (jsonb_array_elements(p_items), unnest(p_embeddings))
              WITH ORDINALITY AS i (value, embedding, n)
         WHERE NOT i.n::integer = ANY (coalesce(v_alone, '{}'))
@@ -431,13 +473,53 @@ BEGIN
         SELECT v_item.n, r.*
         FROM cogmem._remember(p_tenant, v_item.content, v_item.ring, v_item.topics, v_item.embedding, v_item.source,
                               CASE WHEN 'conflicts' = ANY (p_skip) THEN '{}'::bigint[] END, '{}',
-                              NOT 'near_duplicates' = ANY (p_skip)) AS r;
+                              NOT 'near_duplicates' = ANY (p_skip), v_item.supersedes) AS r;
     END LOOP;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._remember_batch(text, regconfig, jsonb, public.vector[], text[]) IS
-'remember_many() with its checks: the items that stand alone (cogmem._unrelated_batch_items) stored set-based, then '
-'the others through the one store, in order; one row per item (remember_many() puts them in item order).';
+'remember_many() with its checks: the items that stand alone (cogmem._unrelated_batch_items) and name nothing '
+'they replace stored set-based, then the others through the one store, in order; one row per item '
+'(remember_many() puts them in item order).';
+
+-- What the items of a batch say they replace, checked as remember() checks its supersedes (the tenant's
+-- memories of the item's scope, sql/015-scopes.sql) before anything of the batch is stored: a wrong id
+-- fails the batch with remember's error and HINT, naming the item. The ids must exist before the batch:
+-- an item cannot name another item of it. Returns whether any item names one.
+CREATE OR REPLACE FUNCTION cogmem._check_batch_supersedes(t cogmem.tenants, p_items jsonb)
+RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_item    record;
+    v_message text;
+    v_hint    text;
+    v_naming  boolean := false;
+BEGIN
+    FOR v_item IN
+        SELECT i.n, cogmem._item_supersedes(i.value) AS ids, cogmem._person(i.value -> 'source') AS person,
+               cogmem._agent(i.value -> 'source') AS agent
+        FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i (value, n)
+        WHERE cardinality(cogmem._item_supersedes(i.value)) > 0
+        ORDER BY i.n
+    LOOP
+        BEGIN
+            PERFORM cogmem._named_in_scope(t, v_item.ids, v_item.person, v_item.agent, 'supersedes',
+                                           'that the text replaces');
+        EXCEPTION WHEN no_data_found THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_hint = PG_EXCEPTION_HINT;
+            RAISE EXCEPTION 'item %: %; nothing of this batch was stored', v_item.n, v_message
+                USING ERRCODE = 'no_data_found', HINT = v_hint;
+        END;
+        v_naming := true;
+    END LOOP;
+    RETURN v_naming;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._check_batch_supersedes(cogmem.tenants, jsonb) IS
+'Checks the supersedes of every item of a remember_many batch as remember() checks its own (no_data_found '
+'with a HINT, naming the item), before anything is stored; whether any item names memories it replaces.';
 
 DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[]);  -- before skip and conflicts
 DROP FUNCTION IF EXISTS cogmem.remember_many(text, jsonb, public.vector[], text[]);  -- before 0035: no scope
@@ -464,6 +546,7 @@ DECLARE
     v_count    integer;
     v_bad      record;
     v_items    jsonb;
+    v_naming   boolean;  -- an item names what it replaces
 BEGIN
     v_language := cogmem._require_tenant(v_tenant);
     PERFORM cogmem._lock_tenant(v_tenant, false);
@@ -495,14 +578,17 @@ BEGIN
             USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters, the limit is %' THEN 'string_data_right_truncation'
                                  ELSE 'invalid_parameter_value' END,
                   HINT = 'Items are texts or {"content", "ring", "topics", "source", "conversation", "speaker", "said_at", '
-                         || '"person", "agent"} objects, numbered from 1.';
+                         || '"person", "agent", "supersedes"} objects, numbered from 1; supersedes is an array of the '
+                         || 'memory ids the item replaces, [] for none.';
     END IF;
     v_items := cogmem._said_items(remember_many.items, remember_many.person, remember_many.agent);
     -- Every scope the batch writes in must be one the caller reaches (sql/015-scopes.sql).
     PERFORM cogmem._require_scope(v_tenant, s.person, s.agent)
     FROM (SELECT DISTINCT cogmem._person(i -> 'source') AS person, cogmem._agent(i -> 'source') AS agent
           FROM jsonb_array_elements(v_items) AS i) AS s;
-    IF remember_many.skip @> ARRAY['near_duplicates', 'conflicts'] THEN
+    -- What items say they replace is checked first; a batch with one goes through the one store.
+    v_naming := cogmem._check_batch_supersedes(cogmem._tenant_settings(v_tenant), v_items);
+    IF remember_many.skip @> ARRAY['near_duplicates', 'conflicts'] AND NOT v_naming THEN
         RETURN QUERY
         WITH s AS MATERIALIZED (
             SELECT * FROM cogmem._store_batch(v_tenant, v_language,
@@ -529,9 +615,11 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[], text, text) IS
 'Stores a batch of memories in one call: items is a JSON array of texts or {"content", "ring", "topics", '
-'"source", "conversation", "speaker", "said_at", "person", "agent"} objects (person and agent: the batch''s, '
-'for items that name none), embeddings (optional) one vector per item. Each item gets what remember() gives, in '
-'order, within the batch and against the tenant: redaction, routing, topics, near-duplicates by meaning, '
-'conflicts. skip names checks a loader may skip on purpose (near_duplicates, conflicts); skipping both '
-'stores the batch set-based, de-duplicating the same text only. One row per item, in order; a bad item '
-'rejects the whole batch.';
+'"source", "conversation", "speaker", "said_at", "person", "agent", "supersedes"} objects (person and agent: '
+'the batch''s, for items that name none; supersedes: as remember()''s, the ids of memories stored before the '
+'batch that the item replaces, [] for none), embeddings (optional) one vector per item. Each item gets what '
+'remember() gives, in order, within the batch and against the tenant: redaction, routing, topics, '
+'near-duplicates by meaning, conflicts, what it replaces. skip names checks a loader may skip on purpose '
+'(near_duplicates, conflicts); skipping both stores the batch set-based, de-duplicating the same text only '
+'(what an item says it replaces is still marked). One row per item, in order; a bad item rejects the whole '
+'batch.';

@@ -6,8 +6,11 @@ import numpy as np
 import psycopg
 import pytest
 
+from cogmem_pg.client import Client
+from tests.cli_helpers import invoke
 from tests.conftest import blend, one, unit_vector
 from tests.test_remember import RULE, remember
+from tests.test_supersession import NEW, OLD
 
 
 def remember_many(db, tenant, items, embeddings=None, skip=()):
@@ -184,6 +187,16 @@ def test_remember_many_stores_a_batch_in_order(db, tenant):
         (["x" * 9000], None, "22001", "item 1 has 9000 characters"),
         (["a", "b"], [[0.1] * 384], "22023", "1 embeddings for 2 items"),
         (["a", "b"], [[0.1] * 384, [0.1] * 3], "22023", "item 2 has an embedding of 3 dimensions"),
+        (
+            [{"content": "x", "supersedes": 7}],
+            None,
+            "22023",
+            "item 1 has supersedes that is not an array of memory ids: 7",
+        ),
+        ([RULE, {"content": "x", "supersedes": [1.5]}], None, "22023", "item 2 has supersedes that is not an array of"),
+        ([{"content": "x", "supersedes": ["7"]}], None, "22023", 'not an array of memory ids: ["7"]'),
+        ([{"content": "x", "supersedes": [None]}], None, "22023", "not an array of memory ids: [null]"),
+        ([{"content": "x", "supersedes": [10**20]}], None, "22023", "not an array of memory ids: [1000000"),
     ],
 )
 def test_remember_many_refuses_a_bad_item_and_stores_nothing(db, tenant, items, embeddings, sqlstate, message):
@@ -201,3 +214,140 @@ def test_remember_many_refuses_what_is_not_a_batch(db, tenant):
             )
         assert caught.value.sqlstate == sqlstate
     assert remember_many(db, tenant, []) == []
+
+
+def superseded_by(db, memory_id):
+    return one(db, "SELECT superseded_by FROM cogmem.memories WHERE memory_id = %s", (memory_id,))
+
+
+def test_an_item_replaces_what_it_names_as_remember_does(db, tenant, login):
+    """An item's supersedes is remember()'s argument, here as the application login: the older memory is
+    superseded (valid until the item's said_at, audited how = caller) and out of recall; [] detects
+    nothing, while an item that says nothing is compared as remember() compares it."""
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(app, "SELECT current_user"), tenant))
+    app.execute("SET cogmem.embed = 'off'")
+    old = remember(app, tenant, "Invoices go to accounts@fernleaf.com.", said_at="2026-03-01")[0]
+    kept = remember(app, tenant, "Standup is at 9:30.", said_at="2026-03-01")[0]
+    moved = remember(app, tenant, OLD, said_at="2026-03-01")[0]
+    question = "SELECT memory_id FROM cogmem.recall(%s, 'Where do the invoices go?') WHERE memory_id IS NOT NULL"
+    assert old in [r[0] for r in app.execute(question, (tenant,)).fetchall()]
+    rows = remember_many(
+        app,
+        tenant,
+        [
+            # Nothing in common with the old text: only the caller knows it replaces it.
+            {"content": "Send the bills to finance@fernleaf.io.", "said_at": "2026-04-01", "supersedes": [old]},
+            {"content": "Actually standup is at 9:45 now.", "said_at": "2026-04-01", "supersedes": []},
+            {"content": NEW, "said_at": "2026-04-01"},
+        ],
+    )
+    assert [r[4] for r in rows] == ["created", "created", "created"]
+    assert db.execute(
+        "SELECT superseded_by, valid_until::date::text FROM cogmem.memory_overview WHERE memory_id = %s", (old,)
+    ).fetchone() == (rows[0][1], "2026-04-01")
+    audit = "SELECT detail FROM cogmem.audit_log WHERE tenant = %s AND memory_id = %s AND event = 'superseded'"
+    assert db.execute(audit, (tenant, old)).fetchall() == [
+        ({"by": rows[0][1], "how": "caller", "valid_until": "2026-04-01T00:00:00+00:00"},)
+    ]
+    assert old not in [r[0] for r in app.execute(question, (tenant,)).fetchall()]
+    assert superseded_by(db, kept) is None  # []: the correction is not looked for
+    assert superseded_by(db, moved) == rows[2][1]  # no supersedes: detected, as remember() does
+    assert db.execute(audit, (tenant, moved)).fetchone()[0]["how"] == "detected"
+
+
+def test_an_item_that_names_what_it_may_not_replace_fails_the_batch(db, tenant, login):
+    """A wrong id, another tenant's, another person's: remember()'s error and HINT, naming the item, and
+    nothing of the batch stored. The item's own scope decides what it may name."""
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, %s)", (one(app, "SELECT current_user"), tenant))
+    app.execute("SET cogmem.embed = 'off'")
+    db.execute("SELECT cogmem.create_tenant('globex')")
+    theirs = remember(db, "globex", "Invoices go to ap@globex.com.")[0]
+    bens = remember(app, tenant, "Ben's invoices go to ben@fernleaf.com.", person="ben")[0]
+    mine = remember(app, tenant, "Invoices go to accounts@fernleaf.com.")[0]
+    with pytest.raises(psycopg.errors.NoDataFound) as by_remember:
+        remember(app, tenant, "Invoices: finance@fernleaf.io", supersedes=[theirs])
+    stored = "SELECT count(*) FROM cogmem.memories WHERE tenant = %s"
+    count = one(db, stored, (tenant,))
+    for ids in ([mine, 2**62], [theirs], [bens]):
+        with pytest.raises(psycopg.errors.NoDataFound) as caught:
+            remember_many(
+                app, tenant, ["Standup is at 9:30.", {"content": "Invoices: finance@fernleaf.io", "supersedes": ids}]
+            )
+        assert caught.value.diag.message_primary == (
+            'item 2: supersedes names memories tenant "acme" does not have in this scope; '
+            "nothing of this batch was stored"
+        )
+        assert caught.value.diag.message_hint == by_remember.value.diag.message_hint
+        assert "same person and agent" in caught.value.diag.message_hint
+        assert one(db, stored, (tenant,)) == count
+    assert superseded_by(db, mine) is None
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as caught:
+        remember_many(app, tenant, [{"content": "Invoices: finance@fernleaf.io", "supersedes": str(mine)}])
+    assert caught.value.diag.message_hint.endswith(
+        "supersedes is an array of the memory ids the item replaces, [] for none."
+    )
+    # Ben's item may name Ben's memory, and only his.
+    rows = remember_many(
+        app, tenant, [{"content": "Ben's bills: ben@fernleaf.io", "person": "ben", "supersedes": [bens]}]
+    )
+    assert superseded_by(db, bens) == rows[0][1]
+
+
+def test_an_item_that_replaces_goes_through_the_one_store(db, tenant):
+    """With embeddings, items that no check relates to anything are stored set-based; one that names what
+    it replaces, and the items of its text, go through remember()'s store in order, as remember() one by
+    one would: the first of a text is stored, the others rehearse it and replace nothing. A batch that
+    skips the checks by meaning still marks what an item replaces."""
+    vpn = remember(db, tenant, "The VPN gateway is vpn1.acme.io.", ring="long_term", embedding=unit_vector(1))[0]
+    backups = remember(db, tenant, "Backups run at 02:00.", ring="long_term", embedding=unit_vector(2))[0]
+    office = remember(db, tenant, "The office closes at 18:00.", ring="long_term", embedding=unit_vector(3))[0]
+    items = [
+        "The plants in the lobby are watered on Mondays.",
+        {"content": "Use the jump host for prod.", "supersedes": [vpn]},
+        "Use the jump host for prod.",
+        "Backups are kept for a week.",
+        {"content": "Backups are kept for a week.", "supersedes": [backups]},
+    ]
+    vectors = [unit_vector(10), unit_vector(11), unit_vector(11), unit_vector(12), unit_vector(12)]
+    rows = remember_many(
+        db, tenant, [{"ring": "long_term"} | ({"content": i} if isinstance(i, str) else i) for i in items], vectors
+    )
+    assert [r[4] for r in rows] == ["created", "created", "duplicate", "created", "duplicate"]
+    assert rows[2][1] == rows[1][1] and rows[4][1] == rows[3][1]
+    assert superseded_by(db, vpn) == rows[1][1]
+    assert superseded_by(db, backups) is None  # item 4 came first and named nothing
+    set_based = (
+        "SELECT memory_id FROM cogmem.audit_log WHERE tenant = %s AND event = 'created' AND detail ? 'batch_item'"
+    )
+    assert [r[0] for r in db.execute(set_based, (tenant,)).fetchall()] == [rows[0][1]]
+    rows = remember_many(
+        db,
+        tenant,
+        [{"content": "The office closes at 19:00 now.", "supersedes": [office]}, "Lunch is at noon."],
+        [unit_vector(20), unit_vector(21)],
+        skip=["near_duplicates", "conflicts"],
+    )
+    assert [r[4] for r in rows] == ["created", "created"]
+    assert superseded_by(db, office) == rows[0][1]
+
+
+def test_the_client_and_the_cli_pass_an_items_supersedes(dsn, db, tenant, tmp_path):
+    with Client(dsn, embedder=False) as client:
+        first = client.remember(tenant, "The VPN gateway is vpn1.acme.io.").memory_id
+        (second,) = client.remember_many(tenant, [{"content": "Use the jump host for prod.", "supersedes": [first]}])
+    assert superseded_by(db, first) == second.memory_id
+    lines = tmp_path / "batch.jsonl"
+    lines.write_text(
+        json.dumps({"content": "Prod goes through bastion-2 now.", "supersedes": [second.memory_id]}) + "\n",
+        encoding="utf-8",
+    )
+    result = invoke("--dsn", dsn, "remember-many", tenant, str(lines), "--json")
+    assert result.exit_code == 0, result.output
+    assert superseded_by(db, second.memory_id) == json.loads(result.output)["memory_id"]
+    lines.write_text('"A line that is fine."\n{"content": "Prod is bastion-3.", "supersedes": [999999]}\n')
+    result = invoke("--dsn", dsn, "remember-many", tenant, str(lines))
+    assert result.exit_code == 1
+    assert "item 2: supersedes names memories" in result.output and "(P0002)" in result.output
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,)) == 3

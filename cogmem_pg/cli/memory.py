@@ -95,7 +95,8 @@ def remember(
 @pass_context
 def remember_many(ctx: Context, tenant: str, file, person: str | None, agent: str | None, as_json: bool) -> None:
     """Remember every line of FILE (JSON lines: a string, or {"content", "ring", "topics", "source", "person",
-    "agent"}); --person and --agent scope the lines that name none."""
+    "agent", "supersedes", ...} as remember_many's items); --person and --agent scope the lines that name
+    none."""
     items = []
     for n, line in enumerate(file, start=1):
         if line.strip():
