@@ -8,10 +8,16 @@ Models, each with two heads (logistic regression, scikit-learn):
 Heads: ``ring`` (dos_and_donts, shocks, procedures, fresh; multinomial) and ``instruction`` (rule, request
 or procedure: only an instruction may be held as a conflict).
 
-The models learn on the train and dev splits. Out-of-fold probabilities over them (five folds: every
-statement is judged by a model that did not see it) choose the regularisation and each guarded label's
-threshold: the lowest probability at which precision is still at least PRECISION, so that a statement the
-model is unsure of goes to fresh. The test split is never seen here (bench/inbound.py reports it).
+The models learn on the train and dev splits of our corpus, on the voices writers that are not held out
+(bench/corpus/voices/, issue 48) and on the turns of our chats between people (all fresh). Out-of-fold
+probabilities over them choose the regularisation and each guarded label's threshold: the lowest
+probability at which precision is still at least PRECISION and at most CASUAL_NEVER_CUT of casual talk
+crosses it, so that a statement the model is unsure of goes to fresh. The folds hold whole writers out
+(and whole chats): a threshold is set on writers the fold's model never saw, which is what a stranger
+gets; the trainer prints each writer's figures judged that way. Every text is also learned wrapped in a
+pleasantry ("ok", "thx", "btw", "tamam", ...) at one rate whatever its ring, so that a pleasantry says
+nothing of the ring. The test split and the held-out writers (HELD_OUT_WRITERS) are never seen here
+(bench/inbound.py and bench/understanding.py report them).
 The cues and terms are computed by the database itself, so that training and routing share one
 implementation. Dense features are scaled before fitting (the penalty treats every weight alike, and a
 unit embedding's components are small); the written weights are for the unscaled features.
@@ -28,7 +34,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +42,19 @@ import numpy as np
 import psycopg
 from scipy.sparse import csr_matrix, hstack
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.corpus import NEVER_CUT, pairs, statements
+from bench.conversation import chats_between_people
+from bench.corpus import (
+    HELD_OUT_WRITERS,
+    NEVER_CUT,
+    Statement,
+    pairs,
+    statements,
+    voice_writers,
+    voices,
+)
 from bench.harness import given_or_private
 from bench.inbound import embed
 from cogmem_pg.embed import DIMENSIONS as EMBEDDING_DIMENSIONS
@@ -62,6 +77,47 @@ CANDIDATE_SHARE = {
     "cues": {"dos_and_donts": 0.025, "shocks": 0.005},
 }
 FOLDS = 5
+# Casual talk (our chats between people, the corpus's casual statements) may cross a never-cut threshold at
+# most this often out of fold: a turn of a chat in a never-cut ring is injected in every recall, forever.
+CASUAL_NEVER_CUT = 0.002
+# A long casual turn may become a candidate at most this often (per ring; about 1% in all).
+LONG_CANDIDATE_SHARE = {"dos_and_donts": 0.006, "shocks": 0.004}
+# The share of texts also learned wrapped in a pleasantry, the same for every ring (a rate that favoured
+# rules taught the model that "ok" and "thx" make a rule).
+WRAPPED = 0.3
+PLEASANTRIES = {
+    "en": (
+        ("ok ", ""),
+        ("ok so ", ""),
+        ("hi! ", ""),
+        ("hey, ", ""),
+        ("btw ", ""),
+        ("fyi ", ""),
+        ("morning! ", ""),
+        ("", " thx"),
+        ("", " thanks!"),
+        ("", " cheers"),
+        ("", " ty"),
+        ("", " :)"),
+        ("hi, ", " thanks"),
+        ("ok, ", " thx"),
+    ),
+    "tr": (
+        ("tamam ", ""),
+        ("selam, ", ""),
+        ("bu arada ", ""),
+        ("merhaba, ", ""),
+        ("hocam ", ""),
+        ("abi ", ""),
+        ("", " saol"),
+        ("", " teşekkürler"),
+        ("", " tşk"),
+        ("", " :)"),
+        ("", " kolay gelsin"),
+        ("selam, ", " saol"),
+        ("tamam, ", " tşk"),
+    ),
+}
 # The embedding models the dense heads are trained for, and the suffix of their names (sql/030-routing.sql,
 # cogmem._dense_model): MiniLM's keep the names they had before there was another.
 DENSE_MODELS = {MODEL_ID: "", E5_MODEL_ID: "@" + E5_MODEL_ID}
@@ -149,6 +205,16 @@ class Thresholds:
     candidate: dict[str, float]
 
 
+def casual_ceiling(probabilities: np.ndarray, casual: np.ndarray, share: float) -> float:
+    """The lowest probability at which at most SHARE of casual talk would cross it."""
+    if not casual.any():
+        return 0.0
+    for t in sorted({0.5, *probabilities[casual].round(4)}):
+        if t >= 0.5 and (probabilities[casual] >= t).mean() <= share:
+            return float(t)
+    return 1.0
+
+
 def candidate_threshold(probabilities: np.ndarray, casual: np.ndarray, sure: float, share: float) -> float:
     """The lowest probability (at least 0.1, at most the sure threshold) at which at most SHARE of casual
     talk would become a candidate of the label."""
@@ -168,28 +234,43 @@ def train_head(
     casual: np.ndarray | None = None,
     shares: dict[str, float] | None = None,
     precision: dict[str, float] | None = None,
-) -> tuple[LogisticRegression, Thresholds, float]:
-    """Out-of-fold probabilities (five folds over train and dev) choose the regularisation that recalls
-    most of the guarded labels at their precision, their thresholds and those of a candidate; the model is
-    then fitted on all."""
+    groups: np.ndarray | None = None,
+    wrapped: np.ndarray | None = None,
+    ceiling: float | None = None,
+) -> tuple[LogisticRegression, Thresholds, float, np.ndarray]:
+    """Out-of-fold probabilities (five folds over train and dev, each holding whole GROUPS out: writers,
+    chats) choose the regularisation that recalls most of the guarded labels at their precision, their
+    thresholds (no lower than CEILING allows casual talk to cross) and those of a candidate; the model is
+    then fitted on all. WRAPPED rows (a text in a pleasantry) are learned in their original's fold and
+    never judged. Returns the model, the thresholds, C and the chosen out-of-fold probabilities."""
     labels = sorted(set(y))  # the order of LogisticRegression.classes_
     casual = np.zeros(len(y), dtype=bool) if casual is None else casual
-    best: tuple[float, Thresholds, float] | None = None
+    wrapped = np.zeros(len(y), dtype=bool) if wrapped is None else wrapped
+    judged = ~wrapped
+    best: tuple[float, Thresholds, float, np.ndarray] | None = None
+    splitter = StratifiedKFold if groups is None else StratifiedGroupKFold
+    folds = list(splitter(FOLDS, shuffle=True, random_state=0).split(x, y, groups))
     for c in REGULARISATION:
         p = np.zeros((x.shape[0], len(labels)))
-        for fitted, held in StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(x, y):
+        for fitted, held in folds:
+            held = held[judged[held]]
             p[held] = fit(x[fitted], y[fitted], c, n_terms).predict_proba(x[held])
-        sure = {g: threshold(p[:, labels.index(g)], y == g, (precision or PRECISION)[g]) for g in guarded}
+        pj, yj, cj = p[judged], y[judged], casual[judged]
+        sure = {}
+        for g in guarded:
+            sure[g] = threshold(pj[:, labels.index(g)], yj == g, (precision or PRECISION)[g])
+            if ceiling is not None:
+                sure[g] = max(sure[g], casual_ceiling(pj[:, labels.index(g)], cj, ceiling))
         candidate = {
-            g: candidate_threshold(p[:, labels.index(g)], casual, sure[g], (shares or {}).get(g, 0.0)) for g in guarded
+            g: candidate_threshold(pj[:, labels.index(g)], cj, sure[g], (shares or {}).get(g, 0.0)) for g in guarded
         }
-        predicted = np.array(decide(p, labels, sure))
-        recall = sum(((predicted == g) & (y == g)).sum() / max((y == g).sum(), 1) for g in guarded)
-        score = recall + (predicted == y).mean()
+        predicted = np.array(decide(pj, labels, sure))
+        recall = sum(((predicted == g) & (yj == g)).sum() / max((yj == g).sum(), 1) for g in guarded)
+        score = recall + (predicted == yj).mean()
         if best is None or score > best[0]:
-            best = (score, Thresholds(sure, candidate), c)
+            best = (score, Thresholds(sure, candidate), c, p)
     assert best is not None
-    return fit(x, y, best[2], n_terms), best[1], best[2]
+    return fit(x, y, best[2], n_terms), best[1], best[2], best[3]
 
 
 def model_rows(
@@ -257,6 +338,18 @@ def judge_rows() -> tuple[list[dict], list[list], list[str]]:
     )
 
 
+def kept_rows(keep: Callable[[str], bool]) -> tuple[list[dict], list[list], list[str]]:
+    """The rows, terms and summary lines of the models of the model file that KEEP names (by model name)."""
+    if not MODEL_FILE.exists():
+        return [], [], []
+    model = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    return (
+        [r for r in model["labels"] if keep(r["model"])],
+        [t for t in model["terms"] if keep(t[0])],
+        [s for s in model["summary"] if keep(s.split("/")[0].split(":")[0])],
+    )
+
+
 def write(labels: list[dict], terms: list[list], cue_names: list[str], summary: list[str]) -> None:
     """The model file and its pinned hash (cogmem_pg.migrate.load_routing_model checks one against the other);
     the follow-up judge's rows are kept."""
@@ -318,14 +411,82 @@ def train_pairs(conn: psycopg.Connection) -> tuple[list[dict], list[str]]:
         mask = np.ones(x.shape[1])
         mask[0] = 1.0 if keep_similarity else 0.0
         features = Features([], np.ones(x.shape[1]), csr_matrix(x * mask))
-        model, thresholds, c = train_head(features.matrix, y, ("contradicts",))
+        model, thresholds, c, _ = train_head(features.matrix, y, ("contradicts",))
         rows += model_rows(name, "contradicts", model, thresholds, features)[0]
         summary.append(f"{name}: C = {c:g}; threshold contradicts {thresholds.sure['contradicts']:.3g}.")
         print(summary[-1], file=sys.stderr)
     return rows, summary
 
 
-def dense_models(cues: np.ndarray, texts: list[str]) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def _bucket(key: str) -> float:
+    return hashlib.sha256(key.encode("utf-8")).digest()[1] / 256
+
+
+def wrap(s: Statement) -> Statement | None:
+    """S in a pleasantry of its language, for WRAPPED of the texts whatever their ring (by a hash of the
+    text, so that a text is wrapped the same way on every run); None for the others."""
+    if _bucket(s.text) >= WRAPPED:
+        return None
+    choices = PLEASANTRIES[s.lang]
+    before, after = choices[int(hashlib.sha256(s.text.encode("utf-8")).digest()[2]) % len(choices)]
+    text = s.text
+    if before and text[:1].isupper() and not text[:2].isupper():
+        text = text[0].lower() + text[1:]
+    return Statement(**{**s.__dict__, "text": before + text + after})
+
+
+def training_rows() -> tuple[list[Statement], np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """What the router learns from, with each row's fold group, whether it is casual talk and whether it
+    is a wrapped copy: our corpus's train and dev splits (each statement a group of its own: the test split
+    is the same writer), the voices writers not held out (a group each) and the turns of our chats between
+    people (fresh, a group per chat); then the wrapped copies, in their original's group. Last, the text
+    whose embedding each row takes: a wrapped copy takes its original's (a pleasantry hardly moves a
+    sentence's vector; its terms and cues are what must not learn that "ok" makes a rule)."""
+    rows: list[Statement] = []
+    groups: list[str] = []
+    casual: list[bool] = []
+    for s in statements("train") + statements("dev"):
+        rows.append(s)
+        groups.append("corpus:" + s.text)
+        casual.append(s.casual and s.ring == "fresh")
+    for s in voices([w for w in voice_writers() if w not in HELD_OUT_WRITERS]):
+        rows.append(s)
+        groups.append(s.writer or "")
+        casual.append(False)
+    for s in voices([w for w in voice_writers() if w not in HELD_OUT_WRITERS]):
+        # A rule's or an incident's clause alone is one too, as it is said in a shorter message.
+        if s.sentence and s.sentence.strip() != s.text.strip() and s.ring in NEVER_CUT:
+            rows.append(Statement(**{**s.__dict__, "text": s.sentence, "shape": "clause"}))
+            groups.append(s.writer or "")
+            casual.append(False)
+    for c in chats_between_people():
+        for t in c.turns:
+            rows.append(Statement(t.text, "fresh", c.lang, "chitchat", "casual", "train"))
+            groups.append("chat:" + c.id)
+            casual.append(True)
+    first = {s.text: i for i, s in reversed(list(enumerate(rows)))}
+    kept = [i for i, s in enumerate(rows) if first[s.text] == i]  # a clause that is also a message: once
+    rows, groups, casual = [rows[i] for i in kept], [groups[i] for i in kept], [casual[i] for i in kept]
+    seen = set(first)
+    wrapped = [
+        (w, g, k, s.text) for s, g, k in zip(rows, groups, casual, strict=True) if (w := wrap(s)) and w.text not in seen
+    ]
+    n = len(rows)
+    originals = [s.text for s in rows] + [o for _, _, _, o in wrapped]
+    rows += [w for w, _, _, _ in wrapped]
+    groups += [g for _, g, _, _ in wrapped]
+    casual += [k for _, _, k, _ in wrapped]
+    return rows, np.asarray(groups), np.asarray(casual), np.arange(len(rows)) >= n, originals
+
+
+def is_instruction(s: Statement) -> bool:
+    """A rule, a one-off order or steps; a voices writer's rule may be labelled a preference."""
+    return s.instruction or (s.writer is not None and s.ring in ("dos_and_donts", "procedures"))
+
+
+def dense_models(
+    cues: np.ndarray, texts: list[str], skip: Sequence[str] = ()
+) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """The models to train: per embedding model (DENSE_MODELS) its embedding and the cues, then the cues
     alone; each with its dense features and their scale."""
     cue_scale = np.full(cues.shape[1], CUE_SCALE)
@@ -336,32 +497,86 @@ def dense_models(cues: np.ndarray, texts: list[str]) -> list[tuple[str, np.ndarr
             np.concatenate([cue_scale, np.full(EMBEDDING_DIMENSIONS, EMBEDDING_SCALE)]),
         )
         for model, suffix in DENSE_MODELS.items()
+        if model not in skip
     ]
     return [*with_vectors, ("cues", cues, cue_scale)]
 
 
-def main(dsn: str) -> None:
+def writers_table(name: str, known: list[Statement], judged: list[tuple[str, str | None] | None]) -> list[str]:
+    """Each voices writer's figures, judged out of fold (by models that never saw the writer): rules and
+    incidents in their ring, kept (in ring or a candidate), the other messages flagged, and of what entered
+    a never-cut ring the share that belongs there."""
+    lines = [
+        f"{name}, each writer judged by models that never saw it:",
+        "| writer | rules and incidents | in ring | kept | others flagged | never-cut precision |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    writers = sorted({s.writer for s in known if s.writer}, key=lambda w: (w.split("-w")[0], int(w.split("-w")[1])))
+    for writer in [*writers, "all en", "all tr"]:
+        mine = [
+            (s, j)
+            for s, j in zip(known, judged, strict=True)
+            if j is not None and s.writer and (s.writer == writer or writer == f"all {s.lang}")
+        ]
+        rules = [(s, j) for s, j in mine if s.ring in NEVER_CUT]
+        others = [(s, j) for s, j in mine if s.ring not in NEVER_CUT]
+        entered = [(s, j) for s, j in mine if j[0] in NEVER_CUT]
+        lines.append(
+            f"| {writer} | {len(rules)} | {sum(j[0] == s.ring for s, j in rules) / max(len(rules), 1):.3f} | "
+            f"{sum(j[0] == s.ring or j[1] == s.ring for s, j in rules) / max(len(rules), 1):.3f} | "
+            f"{sum(j[0] in NEVER_CUT or j[1] is not None for s, j in others) / max(len(others), 1):.3f} | "
+            f"{sum(j[0] == s.ring for s, j in entered) / max(len(entered), 1):.3f} |"
+        )
+    return lines
+
+
+def main(dsn: str, keep_e5: bool = False, keep_pairs: bool = False) -> None:
+    """Trains the router (and the contradiction models); KEEP_E5 keeps the models by E5's vectors of the
+    model file as they are (E5 embeds the corpus slowly: a run on a busy machine may retrain the others
+    first), KEEP_PAIRS the contradiction models (their data is not the router's)."""
+    e5 = "@" + E5_MODEL_ID
+    kept = kept_rows(
+        lambda m: (
+            (keep_e5 and m.endswith(e5) and not m.startswith(("pair-", "followup-")))
+            or (keep_pairs and m.startswith("pair-"))
+        )
+    )
     write([], [], [], ["An empty model, while the schema is installed to compute cues and terms."])
     install(dsn)
-    known = statements("train") + statements("dev")
+    known, groups, casual, wrapped, originals = training_rows()
     with psycopg.connect(dsn) as conn:
         cue_names, cues, terms, long = inputs(conn, [s.text for s in known])
-    casual = np.array([s.casual and s.ring == "fresh" for s in known])
     rings = np.array([s.ring for s in known])
-    instructions = np.array(["instruction" if s.instruction else "statement" for s in known])
+    instructions = np.array(["instruction" if is_instruction(s) else "statement" for s in known])
 
     rows: list[dict] = []
     term_rows: list[list] = []
-    summary = [f"{len(known)} train and dev statements; {len(cue_names)} cues."]
+    summary = [
+        f"{(~wrapped).sum()} statements: our corpus's train and dev splits, "
+        f"{sum(s.writer is not None for s, w in zip(known, wrapped, strict=True) if not w)} messages of the "
+        f"voices writers not held out, the turns of our chats between people; {wrapped.sum()} of them also "
+        f"wrapped in a pleasantry; {len(cue_names)} cues."
+    ]
+    tables: list[str] = []
     # Short statements and long turns (cogmem._is_long) each have models of their own: a long turn's
     # emphasis and chatter would otherwise blur what a short rule looks like.
-    for name, dense, scale in dense_models(cues, [s.text for s in known]):
+    for name, dense, scale in dense_models(cues, originals, skip=(E5_MODEL_ID,) if keep_e5 else ()):
         base = name.split("@")[0]
+        judged: list[tuple[str, str | None] | None] = [None] * len(known)
         for suffix, part in (("", ~long), ("-long", long)):
             x = Features.build([t for t, keep in zip(terms, part, strict=True) if keep], dense[part], scale)
+            shares = LONG_CANDIDATE_SHARE if suffix else CANDIDATE_SHARE[base]
             for head, y, guarded in (("ring", rings, NEVER_CUT), ("instruction", instructions, ("instruction",))):
-                model, thresholds, c = train_head(
-                    x.matrix, y[part], guarded, len(x.vocabulary), casual[part], CANDIDATE_SHARE[base]
+                model, thresholds, c, p = train_head(
+                    x.matrix,
+                    y[part],
+                    guarded,
+                    len(x.vocabulary),
+                    casual[part],
+                    shares,
+                    groups=groups[part],
+                    wrapped=wrapped[part],
+                    ceiling=CASUAL_NEVER_CUT if head == "ring" else None,
                 )
                 full = base + suffix + name[len(base) :]  # embedding-long@model: the model's suffix last
                 head_rows, head_terms = model_rows(full, head, model, thresholds, x)
@@ -374,14 +589,35 @@ def main(dsn: str) -> None:
                     f"{full}/{head}: {part.sum()} statements, C = {c:g}, {len(x.vocabulary)} terms; thresholds {shown}."
                 )
                 print(summary[-1], file=sys.stderr)
-    with psycopg.connect(dsn) as conn:
-        pair_rows, pair_summary = train_pairs(conn)
-    write(rows + pair_rows, term_rows, cue_names, summary + pair_summary)
+                if head == "ring":
+                    labels = [str(label) for label in model.classes_]
+                    decided = decide(p, labels, thresholds.sure)
+                    for i, at in enumerate(np.flatnonzero(part)):
+                        if wrapped[at]:
+                            continue
+                        candidate = None
+                        if decided[i] == "fresh":
+                            likely = [g for g in NEVER_CUT if p[i, labels.index(g)] >= thresholds.candidate[g]]
+                            candidate = max(likely, key=lambda g: p[i, labels.index(g)]) if likely else None
+                        judged[at] = (decided[i], candidate)
+        table = writers_table(name, known, judged)
+        tables += [*table, ""]
+        print("\n".join(table), file=sys.stderr)
+    pair_rows: list[dict] = []
+    pair_summary: list[str] = []
+    if not keep_pairs:
+        with psycopg.connect(dsn) as conn:
+            pair_rows, pair_summary = train_pairs(conn)
+    write(rows + kept[0] + pair_rows, term_rows + kept[1], cue_names, summary + kept[2] + pair_summary)
+    Path(os.environ.get("WRITERS_TABLE", "/dev/null")).write_text("\n".join(tables), encoding="utf-8")
     print(f"wrote {MODEL_FILE}", file=sys.stderr)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dsn", default=os.environ.get("DATABASE_URL", ""))
-    with given_or_private(parser.parse_args().dsn, 5448, schema=False, tuned=False, server_python=False) as dsn:
-        main(dsn)
+    parser.add_argument("--keep-e5", action="store_true", help="keep the models by E5's vectors as they are")
+    parser.add_argument("--keep-pairs", action="store_true", help="keep the contradiction models as they are")
+    args = parser.parse_args()
+    with given_or_private(args.dsn, 5448, schema=False, tuned=False, server_python=False) as dsn:
+        main(dsn, args.keep_e5, args.keep_pairs)
