@@ -64,7 +64,7 @@ def statements(split: str | None = None) -> list[Statement]:
 
 
 # Writers of voices/ that no model may learn from: what the shipped models score on them is what a stranger
-# gets (bench/understanding.py). No model learns from voices/ yet: today every writer is a stranger.
+# gets (bench/understanding.py). The router learns from the others (bench/train_router.py).
 HELD_OUT_WRITERS = ("en-w3", "en-w6", "en-w10", "tr-w3", "tr-w5", "tr-w10")
 
 
