@@ -516,7 +516,7 @@ def writers_table(name: str, known: list[Statement], judged: list[tuple[str, str
         mine = [
             (s, j)
             for s, j in zip(known, judged, strict=True)
-            if j is not None and s.writer and (s.writer == writer or writer == f"all {s.lang}")
+            if j is not None and s.writer and s.shape != "clause" and writer in (s.writer, f"all {s.lang}")
         ]
         rules = [(s, j) for s, j in mine if s.ring in NEVER_CUT]
         others = [(s, j) for s, j in mine if s.ring not in NEVER_CUT]
