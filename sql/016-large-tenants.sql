@@ -85,6 +85,8 @@ CREATE OR REPLACE VIEW cogmem._memory_lookup AS
 SELECT
     m.tenant,
     m.memory_id,
+    m.search,
+    m.embedding,
     m.ring,
     m.person,
     m.agent,
@@ -92,9 +94,7 @@ SELECT
     m.candidate_ring,
     m.candidate_p,
     m.topics,
-    m.created_at,
-    m.embedding,
-    m.search
+    m.created_at
 FROM cogmem.memories AS m
 WHERE (SELECT cogmem.reaches_every_tenant()) OR m.tenant IN (SELECT unnest(cogmem.reachable_tenants()));
 COMMENT ON VIEW cogmem._memory_lookup IS
@@ -270,9 +270,10 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-    c_rules CONSTANT text := cogmem._rules_predicate();
+    c_rules text;
 BEGIN
     PERFORM cogmem._require_admin();
+    c_rules := cogmem._rules_predicate();
     IF tenant_indexes.above IS NULL OR tenant_indexes.above < 1 THEN
         RAISE EXCEPTION 'above must be a positive number of memories, got %', coalesce(tenant_indexes.above::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The default is 20000: below it one pass is faster.';

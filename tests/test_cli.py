@@ -18,8 +18,8 @@ COMMAND_MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in (
 def test_the_command_modules_are_the_ones_main_takes():
     assert sorted(m.__name__.rsplit(".", 1)[1] for m in cli.MODULES) == COMMAND_MODULES
     assert COMMAND_MODULES == [
-        "audit", "bios", "cluster", "conflicts", "dashboard", "erasure", "experiments", "guard", "gut", "memory",
-        "resources", "sessions", "shards", "store", "tenants", "vault",
+        "app_verbs", "audit", "bios", "cluster", "conflicts", "dashboard", "erasure", "experiments", "guard", "gut",
+        "memory", "resources", "sessions", "shards", "store", "tenants", "vault",
     ]  # fmt: skip
 
 

@@ -81,7 +81,7 @@ def test_a_batch_item_is_a_memory_with_its_position_first():
         "conflict_id": None, "conflicts_with": None, "candidate": None, "excerpt_id": None, "suggestion": None,
     }  # fmt: skip
     public = {name for name in vars(types) if name[0].isupper() and getattr(types, name).__module__ == types.__name__}
-    assert len(public) == 37 and all(getattr(client, name) is getattr(types, name) for name in [*public, "Ring"])
+    assert len(public) == 41 and all(getattr(client, name) is getattr(types, name) for name in [*public, "Ring"])
 
 
 def test_joins_the_callers_transaction(client, dsn):
