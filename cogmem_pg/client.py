@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar, overload
 from uuid import UUID
 
 import psycopg
+from pgvector import Vector
 from pgvector.psycopg import register_vector
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import class_row, dict_row
@@ -1286,6 +1287,11 @@ class Client:
             )
         return labels
 
+    @classmethod
+    def _store_labels(cls, namespace: Sequence[str], *texts: str | None) -> list[str]:
+        """As _store_path, for a namespace that is always given (an item's, a search's prefix)."""
+        return cls._store_path(namespace, *texts) or []
+
     def store_put(
         self,
         tenant: str,
@@ -1298,15 +1304,22 @@ class Client:
         *,
         person: str | None = None,
         agent: str | None = None,
+        embedded_fields: Sequence[str] | None = None,
+        embeddings: Sequence[Sequence[float]] | None = None,
         conn: psycopg.Connection | None = None,
     ) -> StorePut:
         """Puts VALUE under NAMESPACE and KEY; INDEX_TEXT, when given, becomes the item's memory (in the
-        scope of ``person`` and ``agent``)."""
-        labels = self._store_path(namespace, key, index_text)
+        scope of ``person`` and ``agent``); EMBEDDINGS, the item's own vectors by the caller's model, each
+        named by the field of EMBEDDED_FIELDS it was made from."""
+        labels = self._store_labels(namespace, key, index_text, *(embedded_fields or ()))
         vector = None if not index_text else self._vector(index_text, embedding, tenant, conn)
-        query = "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b, %s, %s)"
-        params = (tenant, labels, key, Jsonb(value), index_text, ttl_minutes, vector, person, agent)
-        return self._rows(conn, StorePut, query, params)[0]
+        return self._rows(
+            conn,
+            StorePut,
+            *store_put_call(
+                tenant, labels, key, value, index_text, ttl_minutes, vector, person, agent, embedded_fields, embeddings
+            ),
+        )[0]
 
     def store_get(
         self,
@@ -1321,8 +1334,7 @@ class Client:
         """The item under NAMESPACE and KEY of ``person`` (None: the tenant's shared item)."""
         with self.connection(conn) as c:
             row = c.execute(
-                "SELECT value, created_at, updated_at, memory_id FROM cogmem.store_get(%s, %s, %s, %s, %s)",
-                (tenant, self._store_path(namespace, key), key, refresh_ttl, person),
+                *store_get_call(tenant, self._store_labels(namespace, key), key, refresh_ttl, person)
             ).fetchone()
         return None if row is None else StoredItem(tuple(namespace), key, *row)
 
@@ -1336,9 +1348,11 @@ class Client:
         conn: psycopg.Connection | None = None,
     ) -> bool:
         """Deletes the item under NAMESPACE and KEY of ``person`` (None: the shared item)."""
-        labels = self._store_path(namespace, key)
-        query = "SELECT cogmem.store_delete(%s, %s, %s, %s)"
-        return bool(self._scalar(conn, query, (tenant, labels, key, person)))
+        return bool(self._scalar(conn, *store_delete_call(tenant, self._store_labels(namespace, key), key, person)))
+
+    def store_sweep(self, tenant: str, *, conn: psycopg.Connection | None = None) -> int:
+        """Deletes TENANT's expired store items now (and the memories they created); how many."""
+        return int(self._scalar(conn, "SELECT cogmem.store_sweep(%s)", (tenant,)))
 
     def store_search(
         self,
@@ -1352,27 +1366,23 @@ class Client:
         embedding: Sequence[float] | None = None,
         *,
         person: str | None = None,
+        vectors: Literal["memories", "fields"] = "memories",
+        distance: Literal["cosine", "inner_product", "l2"] = "cosine",
         conn: psycopg.Connection | None = None,
     ) -> list[StoredItem]:
-        """Items under a prefix that pass FILTER (``person``'s only, when given); with QUERY, ranked with
-        recall's signals."""
-        prefix = self._store_path(namespace_prefix, query)
-        vector = None if not query else self._vector(query, embedding, tenant, conn, query=True)
+        """Items under a prefix that pass FILTER (``person``'s only, when given); with QUERY, the most similar
+        first, by the items' memories (the tenant's model embeds the query unless EMBEDDING is given) or, with
+        ``vectors="fields"``, by the items' own vectors (EMBEDDING: the query's, by the caller's model)."""
+        prefix = self._store_labels(namespace_prefix, query)
+        if vectors == "fields":
+            vector = None if embedding is None else Vector(list(embedding))
+        else:
+            vector = None if not query else self._vector(query, embedding, tenant, conn, query=True)
+        call = store_search_call(
+            tenant, prefix, query, filter, limit, offset, vector, refresh_ttl, person, vectors, distance
+        )
         with self.connection(conn) as c:
-            rows = c.execute(
-                "SELECT * FROM cogmem.store_search(%s, %s, %s, %s, %s, %s, %b, %s, %s)",
-                (
-                    tenant,
-                    prefix,
-                    query,
-                    None if filter is None else Jsonb(filter),
-                    limit,
-                    offset,
-                    vector,
-                    refresh_ttl,
-                    person,
-                ),
-            ).fetchall()
+            rows = c.execute(*call).fetchall()
         return [StoredItem(tuple(ns), *rest) for ns, *rest in rows]
 
     def store_namespaces(
@@ -1389,19 +1399,11 @@ class Client:
     ) -> list[tuple[str, ...]]:
         """The namespaces holding items (``person``'s only, when given); '*' in PREFIX or SUFFIX matches any
         label."""
+        call = store_namespaces_call(
+            tenant, self._store_path(prefix), self._store_path(suffix), max_depth, limit, offset, person
+        )
         with self.connection(conn) as c:
-            rows = c.execute(
-                "SELECT * FROM cogmem.store_namespaces(%s, %s, %s, %s, %s, %s, %s)",
-                (
-                    tenant,
-                    self._store_path(prefix),
-                    self._store_path(suffix),
-                    max_depth,
-                    limit,
-                    offset,
-                    person,
-                ),
-            ).fetchall()
+            rows = c.execute(*call).fetchall()
         return [tuple(row[0]) for row in rows]
 
     # sql/185-app-verbs.sql
@@ -1566,6 +1568,99 @@ class Client:
         limit = max(1, min(int(limit), 200))
         params = {"tenant": tenant, "query": query, "vector": vector, "limit": limit, "person": person, "agent": agent}
         return self._rows(conn, Found, _SEARCH, params)
+
+
+# The store's SQL calls, shared by Client and cogmem_pg.langgraph's AsyncCogmemStore (its own async pool):
+# each returns the statement and its parameters.
+Call = tuple[str, tuple[Any, ...]]
+
+
+def store_put_call(
+    tenant: str,
+    namespace: Sequence[str],
+    key: str,
+    value: dict[str, Any],
+    index_text: str | None,
+    ttl_minutes: float | None,
+    vector: Any,
+    person: str | None,
+    agent: str | None,
+    embedded_fields: Sequence[str] | None = None,
+    embeddings: Sequence[Sequence[float]] | None = None,
+) -> Call:
+    """cogmem.store_put; VECTOR is the memory's (the tenant's model), EMBEDDINGS the item's own."""
+    own = None if embeddings is None else [Vector(list(e)) for e in embeddings]
+    fields = None if embedded_fields is None else list(embedded_fields)
+    return (
+        "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b, %s, %s, %s, %b)",
+        (tenant, list(namespace), key, Jsonb(value), index_text, ttl_minutes, vector, person, agent, fields, own),
+    )
+
+
+def store_get_call(tenant: str, namespace: Sequence[str], key: str, refresh_ttl: bool, person: str | None) -> Call:
+    return (
+        "SELECT value, created_at, updated_at, memory_id FROM cogmem.store_get(%s, %s, %s, %s, %s)",
+        (tenant, list(namespace), key, refresh_ttl, person),
+    )
+
+
+def store_delete_call(tenant: str, namespace: Sequence[str], key: str, person: str | None) -> Call:
+    return "SELECT cogmem.store_delete(%s, %s, %s, %s)", (tenant, list(namespace), key, person)
+
+
+def store_search_call(
+    tenant: str,
+    namespace_prefix: Sequence[str],
+    query: str | None,
+    filter: dict[str, Any] | None,
+    limit: int,
+    offset: int,
+    vector: Any,
+    refresh_ttl: bool,
+    person: str | None,
+    vectors: str = "memories",
+    distance: str = "cosine",
+) -> Call:
+    return (
+        "SELECT namespace, key, value, created_at, updated_at, memory_id, score"
+        " FROM cogmem.store_search(%s, %s, %s, %s, %s, %s, %b, %s, %s, %s, %s)",
+        (
+            tenant,
+            list(namespace_prefix),
+            query,
+            None if filter is None else Jsonb(filter),
+            limit,
+            offset,
+            vector,
+            refresh_ttl,
+            person,
+            vectors,
+            distance,
+        ),
+    )
+
+
+def store_namespaces_call(
+    tenant: str,
+    prefix: Sequence[str] | None,
+    suffix: Sequence[str] | None,
+    max_depth: int | None,
+    limit: int,
+    offset: int,
+    person: str | None,
+) -> Call:
+    return (
+        "SELECT * FROM cogmem.store_namespaces(%s, %s, %s, %s, %s, %s, %s)",
+        (
+            tenant,
+            None if prefix is None else list(prefix),
+            None if suffix is None else list(suffix),
+            max_depth,
+            limit,
+            offset,
+            person,
+        ),
+    )
 
 
 # Fields whose string is the memory itself; any other is remembered as "field: text", so that redaction

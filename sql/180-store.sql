@@ -222,13 +222,49 @@ $$;
 COMMENT ON FUNCTION cogmem._store_scrub(cogmem.tenants, text, text[]) IS
 'A text with the given secrets replaced wherever they stand as words: what a store item remembers.';
 
+-- The vectors a put carries for its item (LangGraph's index: the caller's embedding function), one per text
+-- of the value its index fields chose, each named by the field it came from; all of one dimension, the
+-- function's. No dimension is fixed: an item of another function's vectors is simply not compared.
+CREATE OR REPLACE FUNCTION cogmem._store_embeddings_check(p_fields text[], p_embeddings public.vector[])
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, public, pg_temp
+AS $$
+BEGIN
+    IF cardinality(p_fields) IS DISTINCT FROM cardinality(p_embeddings) THEN
+        RAISE EXCEPTION 'a store put has % embedded fields and % embeddings', coalesce(cardinality(p_fields), 0),
+            coalesce(cardinality(p_embeddings), 0)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass one field name for each vector, in the same order (or neither).';
+    END IF;
+    IF cardinality(p_embeddings) > 1000 THEN
+        RAISE EXCEPTION 'a store put has % embeddings, the limit is 1000', cardinality(p_embeddings)
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Index fewer fields of the value (LangGraph''s index fields, or index=[...] per put).';
+    END IF;
+    IF EXISTS (SELECT FROM unnest(p_fields, p_embeddings) AS x (f, e) WHERE nullif(x.f, '') IS NULL OR x.e IS NULL) THEN
+        RAISE EXCEPTION 'a store put has an embedded field without a name or without a vector'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Name each vector by the path it was made from.';
+    END IF;
+    IF (SELECT count(DISTINCT public.vector_dims(e)) FROM unnest(p_embeddings) AS e) > 1 THEN
+        RAISE EXCEPTION 'a store put has embeddings of % dimensions',
+            (SELECT string_agg(DISTINCT public.vector_dims(e)::text, ' and ') FROM unnest(p_embeddings) AS e)
+            USING ERRCODE = 'data_exception', HINT = 'Embed all of an item''s fields with one function.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_embeddings_check(text[], public.vector[]) IS
+'Refuses a put''s item vectors unless each has a field name, there are at most 1,000, and all have one '
+'dimension.';
+
 DROP FUNCTION IF EXISTS cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector);  -- before 0035
+DROP FUNCTION IF EXISTS cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector, text, text);  -- before 0044
 -- Longer than a screen as the list of a put's stages, each a call: checks, the tenant's store lock, the
--- sweep, redaction, the key's old memory released, the new one remembered, the item written.
+-- sweep, redaction, the key's old memory released, the new one remembered, the item and its vectors written.
 CREATE OR REPLACE FUNCTION cogmem.store_put(
     tenant text, namespace text[], key text, value jsonb, index_text text DEFAULT NULL,
     ttl_minutes double precision DEFAULT NULL, embedding public.vector DEFAULT NULL, person text DEFAULT NULL,
-    agent text DEFAULT NULL
+    agent text DEFAULT NULL, embedded_fields text[] DEFAULT NULL, embeddings public.vector[] DEFAULT NULL
 )
 RETURNS TABLE (memory_id bigint, action text, redactions text[])
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -249,6 +285,7 @@ BEGIN
     v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item', store_put.person);
     t := cogmem._tenant_settings(store_put.tenant);
     PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
+    PERFORM cogmem._store_embeddings_check(store_put.embedded_fields, store_put.embeddings);
     -- One store writer per tenant at a time, before any row is touched: a put locks its item, its old
     -- memory and the memory its text joins, a delete its item and then the memory, in other orders
     -- (issue 46: concurrent put and delete of one key deadlocked). Remember and recall are not held up.
@@ -287,28 +324,35 @@ BEGIN
                                                 || cogmem._store_said(v_safe.value),
                                                 NULL, NULL, NULL, store_put.person, store_put.agent), NULL) AS r;
     END IF;
+    -- The vectors go with the value they were made from: a put without any leaves the item none.
     INSERT INTO cogmem.store_items AS i (tenant, namespace, key, value, memory_id, owns_memory, conflict_id,
-                                         ttl_minutes, expires_at, person, agent)
+                                         ttl_minutes, expires_at, person, agent, embedded_fields, embeddings)
     VALUES (store_put.tenant, v_path.namespace, v_path.key, v_safe.value, v_mem.memory_id,
             CASE WHEN v_mem.action = 'unchanged' THEN v_old.owns_memory ELSE coalesce(v_mem.action = 'created', false) END,
             v_mem.conflict_id, store_put.ttl_minutes,
-            now() + make_interval(secs => store_put.ttl_minutes * 60), btrim(store_put.person), btrim(store_put.agent))
+            now() + make_interval(secs => store_put.ttl_minutes * 60), btrim(store_put.person), btrim(store_put.agent),
+            CASE WHEN cardinality(store_put.embeddings) > 0 THEN store_put.embedded_fields END,
+            CASE WHEN cardinality(store_put.embeddings) > 0 THEN store_put.embeddings END)
     ON CONFLICT (tenant, person_key, namespace, key) DO UPDATE
     SET value = excluded.value, memory_id = excluded.memory_id, owns_memory = excluded.owns_memory,
         conflict_id = excluded.conflict_id, ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at,
-        updated_at = now(), agent = excluded.agent;
+        updated_at = now(), agent = excluded.agent, embedded_fields = excluded.embedded_fields,
+        embeddings = excluded.embeddings;
     RETURN QUERY SELECT v_mem.memory_id, coalesce(v_mem.action, 'stored'),
                         ARRAY(SELECT DISTINCT r FROM unnest(v_path.redactions || v_safe.redactions || v_mem.redactions) AS r
                               ORDER BY r);
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector, text, text) IS
+COMMENT ON FUNCTION cogmem.store_put(
+    text, text[], text, jsonb, text, double precision, public.vector, text, text, text[], public.vector[]
+) IS
 'Puts a value (a JSON object, redacted: keys, strings, numbers, secret-named fields) under a namespace and '
 'key (redacted too). index_text, when given, is remembered as the item''s memory (ring fresh when '
 'ttl_minutes is set, else routed), without what the value''s redaction removed; it replaces the memory the '
 'key had; a value''s "kind" naming a ring or a kind (rule, preference, incident, procedure, habit, fact, chat) '
 'files it there. person and agent scope the item and its memory (sql/015-scopes.sql); the person is part of the '
-'key (each person has its own keys, none: the tenant''s shared ones). Returns the memory, '
+'key (each person has its own keys, none: the tenant''s shared ones). embeddings (named by embedded_fields) '
+'are the item''s own vectors, by the caller''s model, replacing any it had. Returns the memory, '
 'remember''s action (''stored'' for a value without text) and what was redacted.';
 
 DROP FUNCTION IF EXISTS cogmem.store_delete(text, text[], text);  -- before 0038: no person
@@ -340,6 +384,28 @@ $$;
 COMMENT ON FUNCTION cogmem.store_delete(text, text[], text, text) IS
 'Deletes the person''s store item (none: the shared one; its namespace and key read as redacted), and '
 'erases the memory it created; false if there was none.';
+
+-- LangGraph's sweep_ttl: the tenant's expired items go now, not at its next write. Without any, nothing
+-- is locked, so a sweeper that runs every few seconds never waits on the tenant's writers.
+CREATE OR REPLACE FUNCTION cogmem.store_sweep(tenant text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Definer: it deletes store items and erases their memories, which only the API's owner may; the tenant
+-- is checked first. What it deletes no read returns any more, whoever's scope it was in.
+AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM cogmem._require_tenant(store_sweep.tenant);
+    IF NOT EXISTS (SELECT FROM cogmem.store_items AS i WHERE i.tenant = store_sweep.tenant AND i.expires_at <= now()) THEN
+        RETURN 0;
+    END IF;
+    PERFORM cogmem._serialize_tenant(store_sweep.tenant);  -- as store_put, which says why
+    RETURN cogmem._store_sweep(store_sweep.tenant);
+END;
+$$;
+COMMENT ON FUNCTION cogmem.store_sweep(text) IS
+'Deletes the tenant''s expired store items now, and erases the memories they created; how many items.';
 
 DROP FUNCTION IF EXISTS cogmem.store_get(text, text[], text, boolean);  -- before 0038: no person
 CREATE OR REPLACE FUNCTION cogmem.store_get(
@@ -387,8 +453,34 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem._store_bad_operator(text) IS 'Raises the error for an unknown filter operator.';
 
+-- An order comparison of a filter: numbers as numbers (9 < 10), texts by their code points as Python
+-- compares them; values of two kinds, or of a kind without an order, do not compare (the item fails).
+CREATE OR REPLACE FUNCTION cogmem._store_compares(p_have jsonb, p_operator text, p_want jsonb)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_order integer;
+BEGIN
+    IF jsonb_typeof(p_have) = 'number' AND jsonb_typeof(p_want) = 'number' THEN
+        v_order := sign((p_have #>> '{}')::numeric - (p_want #>> '{}')::numeric);
+    ELSIF jsonb_typeof(p_have) = 'string' AND jsonb_typeof(p_want) = 'string' THEN
+        v_order := CASE WHEN (p_have #>> '{}') COLLATE "C" < (p_want #>> '{}') COLLATE "C" THEN -1
+                        WHEN (p_have #>> '{}') = (p_want #>> '{}') THEN 0 ELSE 1 END;
+    ELSE
+        RETURN false;
+    END IF;
+    RETURN CASE p_operator WHEN '$gt' THEN v_order > 0 WHEN '$gte' THEN v_order >= 0
+                           WHEN '$lt' THEN v_order < 0 ELSE v_order <= 0 END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_compares(jsonb, text, jsonb) IS
+'Whether a value passes an order comparison of a store filter ($gt, $gte, $lt, $lte): numbers '
+'numerically, texts by code point; false for values of different kinds.';
+
 -- A filter as LangGraph defines it: field -> value (equal; a nested object matches recursively) or
--- field -> {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": value} (comparisons are numeric).
+-- field -> {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": value}.
 CREATE OR REPLACE FUNCTION cogmem._store_matches(p_value jsonb, p_filter jsonb)
 RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
@@ -404,13 +496,10 @@ BEGIN
         v_have := CASE WHEN jsonb_typeof(p_value) = 'object' THEN p_value -> v_field.key END;
         IF jsonb_typeof(v_field.value) = 'object' AND EXISTS (SELECT FROM jsonb_object_keys(v_field.value) AS k WHERE k LIKE '$%') THEN
             FOR v_op IN SELECT o.key, o.value FROM jsonb_each(v_field.value) AS o LOOP
-                v_ok := CASE v_op.key
-                    WHEN '$eq' THEN v_have IS NOT DISTINCT FROM v_op.value
-                    WHEN '$ne' THEN v_have IS DISTINCT FROM v_op.value
-                    WHEN '$gt' THEN (v_have #>> '{}')::double precision > (v_op.value #>> '{}')::double precision
-                    WHEN '$gte' THEN (v_have #>> '{}')::double precision >= (v_op.value #>> '{}')::double precision
-                    WHEN '$lt' THEN (v_have #>> '{}')::double precision < (v_op.value #>> '{}')::double precision
-                    WHEN '$lte' THEN (v_have #>> '{}')::double precision <= (v_op.value #>> '{}')::double precision
+                v_ok := CASE
+                    WHEN v_op.key = '$eq' THEN v_have IS NOT DISTINCT FROM v_op.value
+                    WHEN v_op.key = '$ne' THEN v_have IS DISTINCT FROM v_op.value
+                    WHEN v_op.key IN ('$gt', '$gte', '$lt', '$lte') THEN cogmem._store_compares(v_have, v_op.key, v_op.value)
                     ELSE cogmem._store_bad_operator(v_op.key)
                 END;
                 IF v_ok IS NOT TRUE THEN
@@ -447,17 +536,39 @@ END;
 COMMENT ON FUNCTION cogmem._store_plain_fields(jsonb) IS
 'The plain-value fields of a store filter, as an object every matching value contains.';
 
--- Ranks items by their memories with recall's signals (sql/070-recall.sql): rank fusion of the full-text,
--- vector and topic rankings with the tenant's weights, times the memory's confidence and its strength
--- on its ring's decay. An item without a memory has no score and comes after those that have one.
--- One statement over the items of a namespace prefix: hence a little longer than a screen.
+-- How similar two vectors are, higher is nearer, as LangGraph's stores score a search: cosine similarity,
+-- the inner product, or the negated euclidean distance. A zero vector has no direction: no cosine (NULL).
+CREATE OR REPLACE FUNCTION cogmem._store_similarity(p_a public.vector, p_b public.vector, p_distance text)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, public, pg_temp
+BEGIN ATOMIC
+    SELECT nullif(
+        CASE p_distance
+            WHEN 'cosine' THEN 1 - (p_a OPERATOR(public.<=>) p_b)  -- noqa: LT01
+            WHEN 'inner_product' THEN -(p_a OPERATOR(public.<#>) p_b)  -- noqa: LT01
+            WHEN 'l2' THEN -(p_a OPERATOR(public.<->) p_b)  -- noqa: LT01
+        END,
+        'NaN'
+    );
+END;
+COMMENT ON FUNCTION cogmem._store_similarity(public.vector, public.vector, text) IS
+'The similarity of two vectors of one dimension by a store''s distance: cosine (1 - cosine distance), '
+'inner_product, or l2 (minus the euclidean distance); NULL for a zero vector''s cosine.';
+
+-- The items under a prefix that pass a filter, each scored for a query's vector: by the best of the
+-- item's own vectors (vectors 'fields': the caller's model, the same dimension as the query's), or by
+-- its memory's (vectors 'memories': the tenant's model). The memory's full-text rank comes with it, to
+-- order what no vector scores.
 DROP FUNCTION IF EXISTS cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector);  -- before 0038
+DROP FUNCTION IF EXISTS cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector, text);  -- 0044
 CREATE OR REPLACE FUNCTION cogmem._store_ranked(
-    t cogmem.tenants, p_prefix text[], p_query text, p_filter jsonb, p_embedding public.vector, p_person text
+    t cogmem.tenants, p_prefix text[], p_query text, p_filter jsonb, p_embedding public.vector, p_person text,
+    p_vectors text, p_distance text
 )
 RETURNS TABLE (
     namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint,
-    expires_at timestamptz, score real, person_key text
+    expires_at timestamptz, score double precision, lexical real, person_key text
 )
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -465,69 +576,81 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_plain jsonb := cogmem._store_plain_fields(p_filter);  -- once: a function with a SET is not inlined
+    v_dims  integer := public.vector_dims(p_embedding);
+    -- Any of the query's first 256 distinct words: a longer query is a document, and a tsquery of
+    -- thousands of terms exhausts the stack when it is matched.
+    v_words tsquery := cogmem._or_query(ARRAY(SELECT w.lexeme FROM unnest(to_tsvector(t.language, p_query)) AS w
+                                              ORDER BY w.positions[1], w.lexeme LIMIT 256));
 BEGIN
     RETURN QUERY
-    -- Materialized: inlined, the query's words and topics would be computed again for every item.
-    WITH q AS MATERIALIZED (
-        -- Any of the query's first 256 distinct words: a longer query is a document, and a tsquery of
-        -- thousands of terms exhausts the stack when it is matched.
-        SELECT cogmem._or_query(ARRAY(SELECT w.lexeme FROM unnest(to_tsvector(t.language, p_query)) AS w
-                                      ORDER BY w.positions[1], w.lexeme LIMIT 256)) AS words,
-               coalesce(cogmem._detect_topics(t.tenant, p_query, t.language), '{}') AS topics
-    ),
-    hits AS (
-        SELECT i.*, m.ring, s.confidence,
-               cogmem.strength(now() - coalesce(s.last_recalled_at, m.created_at),
-                               CASE WHEN s.reinforced THEN NULL ELSE l.half_life END) AS strength,
-               CASE WHEN m.search @@ q.words THEN ts_rank_cd(m.search, q.words) END AS lexical,
-               m.embedding OPERATOR(public.<=>) p_embedding AS distance,
-               CASE WHEN m.topics && q.topics THEN cardinality(ARRAY(
-                   SELECT x FROM unnest(m.topics) AS x WHERE x = ANY (q.topics))) END AS shared
-        FROM q CROSS JOIN cogmem.store_items AS i
-        LEFT JOIN cogmem.memories AS m ON m.tenant = i.tenant AND m.memory_id = i.memory_id
-        LEFT JOIN cogmem.memory_stats AS s ON s.tenant = i.tenant AND s.memory_id = i.memory_id
-        LEFT JOIN cogmem.tenant_layers AS l ON l.tenant = i.tenant AND l.layer::text = m.ring::text
-        WHERE i.tenant = t.tenant AND i.namespace[1:cardinality(p_prefix)] = p_prefix
-          AND (p_person IS NULL OR i.person_key = p_person)
-          AND (i.expires_at IS NULL OR i.expires_at > now())
-          -- Containment of the filter's plain fields is necessary and cheap; the full test decides.
-          AND i.value @> v_plain
-          AND (p_filter IS NULL OR cogmem._store_matches(i.value, p_filter))
-    ),
-    ranks AS (
-        SELECT h.*,
-               CASE WHEN h.lexical IS NOT NULL
-                    THEN row_number() OVER (PARTITION BY h.lexical IS NULL ORDER BY h.lexical DESC, h.memory_id) END AS lr,
-               CASE WHEN h.distance IS NOT NULL
-                    THEN row_number() OVER (PARTITION BY h.distance IS NULL ORDER BY h.distance, h.memory_id) END AS sr,
-               CASE WHEN h.shared IS NOT NULL
-                    THEN row_number() OVER (PARTITION BY h.shared IS NULL ORDER BY h.shared DESC, h.memory_id) END AS tr
-        FROM hits AS h
-    )
-    SELECT r.namespace, r.key, r.value, r.created_at, r.updated_at, r.memory_id, r.expires_at,
-           CASE WHEN r.ring IS NOT NULL THEN
-               ((coalesce(t.lexical_weight / (t.fusion_k + r.lr), 0) + coalesce(t.vector_weight / (t.fusion_k + r.sr), 0)
-                 + coalesce(t.topic_weight / (t.fusion_k + r.tr), 0)) * r.confidence * r.strength)::real
+    SELECT i.namespace, i.key, i.value, i.created_at, i.updated_at, i.memory_id, i.expires_at,
+           CASE WHEN p_vectors = 'fields' THEN
+                    (SELECT max(cogmem._store_similarity(e, p_embedding, p_distance)) FROM unnest(i.embeddings) AS e
+                     WHERE public.vector_dims(e) = v_dims)
+                WHEN public.vector_dims(m.embedding) = v_dims THEN cogmem._store_similarity(m.embedding, p_embedding, p_distance)
            END,
-           r.person_key
-    FROM ranks AS r;
+           CASE WHEN m.search @@ v_words THEN ts_rank_cd(m.search, v_words) END,
+           i.person_key
+    FROM cogmem.store_items AS i
+    LEFT JOIN cogmem.memories AS m ON m.tenant = i.tenant AND m.memory_id = i.memory_id
+    WHERE i.tenant = t.tenant AND i.namespace[1:cardinality(p_prefix)] = p_prefix
+      AND (p_person IS NULL OR i.person_key = p_person)
+      AND (i.expires_at IS NULL OR i.expires_at > now())
+      -- Containment of the filter's plain fields is necessary and cheap; the full test decides.
+      AND i.value @> v_plain
+      AND (p_filter IS NULL OR cogmem._store_matches(i.value, p_filter));
 END;
 $$;
-COMMENT ON FUNCTION cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector, text) IS
+COMMENT ON FUNCTION cogmem._store_ranked(cogmem.tenants, text[], text, jsonb, public.vector, text, text, text) IS
 'The store items under a prefix (of one person''s key, '''' for the shared ones, when given) that pass a '
-'filter, each scored for a query with recall''s signals.';
+'filter, each with its similarity to a query''s vector (by its own vectors or its memory''s) and its '
+'memory''s full-text rank for the query.';
+
+-- What a search is asked, before any work: paging of zero or more, a filter that is an object, and
+-- vectors and a distance the store knows.
+CREATE OR REPLACE FUNCTION cogmem._store_search_check(
+    p_limit bigint, p_offset bigint, p_filter jsonb, p_vectors text, p_distance text
+)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_limit IS NULL OR p_limit < 0 OR p_offset IS NULL OR p_offset < 0 THEN
+        RAISE EXCEPTION 'limit and offset must be zero or more'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The defaults are limit 10, offset 0.';
+    END IF;
+    IF p_filter IS NOT NULL AND jsonb_typeof(p_filter) <> 'object' THEN
+        RAISE EXCEPTION 'a store filter must be a JSON object'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'For example {"kind": "preference", "stars": {"$gte": 4}}.';
+    END IF;
+    IF p_vectors IS NULL OR p_vectors NOT IN ('memories', 'fields') THEN
+        RAISE EXCEPTION 'unknown store vectors "%"', p_vectors
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ''memories'' (the tenant''s model) or ''fields'' (the vectors put with the items).';
+    END IF;
+    IF p_distance IS NULL OR p_distance NOT IN ('cosine', 'inner_product', 'l2') THEN
+        RAISE EXCEPTION 'unknown store distance "%"', p_distance
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Use cosine, inner_product or l2.';
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._store_search_check(bigint, bigint, jsonb, text, text) IS
+'Refuses a store search''s negative paging, a filter that is not an object, and unknown vectors or distance.';
 
 -- Paging was integer before 0027: bigint takes what drivers send for a large number (sql/070-recall.sql).
 DROP FUNCTION IF EXISTS cogmem.store_search(text, text[], text, jsonb, integer, integer, public.vector, boolean);
 DROP FUNCTION IF EXISTS cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean);  -- 0038
+DROP FUNCTION IF EXISTS cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean, text);  -- 0044
 CREATE OR REPLACE FUNCTION cogmem.store_search(
     tenant text, namespace_prefix text[] DEFAULT '{}', query text DEFAULT NULL, filter jsonb DEFAULT NULL,
     "limit" bigint DEFAULT 10, "offset" bigint DEFAULT 0, embedding public.vector DEFAULT NULL,
-    refresh_ttl boolean DEFAULT TRUE, person text DEFAULT NULL
+    refresh_ttl boolean DEFAULT TRUE, person text DEFAULT NULL, vectors text DEFAULT 'memories',
+    distance text DEFAULT 'cosine'
 )
 RETURNS TABLE (
     namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz, memory_id bigint,
-    score real
+    score double precision
 )
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -536,29 +659,33 @@ AS $$
 DECLARE
     v_tenant cogmem.tenants;
     v_prefix text[];
+    v_query  text := nullif(store_search.query, '');
+    v_vector public.vector;
 BEGIN
     PERFORM cogmem._require_tenant(store_search.tenant);
     IF store_search.person IS NOT NULL THEN
         PERFORM cogmem._require_scope(store_search.tenant, store_search.person, NULL);
     END IF;
     v_prefix := (cogmem._store_path(store_search.namespace_prefix, NULL, 'prefix')).namespace;
-    IF store_search."limit" IS NULL OR store_search."limit" < 0 OR store_search."offset" IS NULL OR store_search."offset" < 0 THEN
-        RAISE EXCEPTION 'limit and offset must be zero or more'
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'The defaults are limit 10, offset 0.';
-    END IF;
-    IF store_search.filter IS NOT NULL AND jsonb_typeof(store_search.filter) <> 'object' THEN
-        RAISE EXCEPTION 'a store filter must be a JSON object'
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'For example {"kind": "preference", "stars": {"$gte": 4}}.';
+    PERFORM cogmem._store_search_check(store_search."limit", store_search."offset", store_search.filter,
+                                       store_search.vectors, store_search.distance);
+    IF v_query IS NOT NULL AND store_search.vectors = 'fields' AND store_search.embedding IS NULL THEN
+        RAISE EXCEPTION 'a search by the items'' own vectors needs the query''s embedding'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Embed the query with the function the items were put with, or search vectors => ''memories''.';
     END IF;
     v_tenant := cogmem._tenant_settings(store_search.tenant);
+    -- The memories' vectors are of the tenant's model: the query's is checked (or made) as recall's is.
+    v_vector := CASE WHEN v_query IS NULL THEN NULL
+                     WHEN store_search.vectors = 'fields' THEN store_search.embedding
+                     ELSE cogmem._embedding((v_tenant).tenant, store_search.embedding, v_query, true) END;
     RETURN QUERY
     WITH page AS (
-        SELECT r.* FROM cogmem._store_ranked(v_tenant, v_prefix, store_search.query,
-                                             store_search.filter,
-                                             cogmem._embedding((v_tenant).tenant, store_search.embedding, store_search.query, true),
-                                             btrim(store_search.person)) AS r
-        -- Without a query, a stable order: by namespace, then key.
-        ORDER BY CASE WHEN store_search.query IS NOT NULL THEN r.score END DESC NULLS LAST, r.namespace, r.key
+        SELECT r.* FROM cogmem._store_ranked(v_tenant, v_prefix, v_query, store_search.filter, v_vector,
+                                             btrim(store_search.person), store_search.vectors, store_search.distance) AS r
+        -- With a query, the most similar first, then what full text finds; else by namespace, then key.
+        ORDER BY CASE WHEN v_query IS NOT NULL THEN r.score END DESC NULLS LAST,
+                 CASE WHEN v_query IS NOT NULL THEN r.lexical END DESC NULLS LAST, r.namespace, r.key
         LIMIT store_search."limit" OFFSET store_search."offset"
     ),
     touched AS (
@@ -568,16 +695,20 @@ BEGIN
           AND i.tenant = store_search.tenant AND i.person_key = p.person_key AND i.namespace = p.namespace
           AND i.key = p.key
     )
-    SELECT p.namespace, p.key, p.value, p.created_at, p.updated_at, p.memory_id,
-           CASE WHEN store_search.query IS NOT NULL THEN p.score END
+    SELECT p.namespace, p.key, p.value, p.created_at, p.updated_at, p.memory_id, p.score
     FROM page AS p
-    ORDER BY CASE WHEN store_search.query IS NOT NULL THEN p.score END DESC NULLS LAST, p.namespace, p.key;
+    ORDER BY CASE WHEN v_query IS NOT NULL THEN p.score END DESC NULLS LAST,
+             CASE WHEN v_query IS NOT NULL THEN p.lexical END DESC NULLS LAST, p.namespace, p.key;
 END;
 $$;
-COMMENT ON FUNCTION cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean, text) IS
+COMMENT ON FUNCTION cogmem.store_search(
+    text, text[], text, jsonb, bigint, bigint, public.vector, boolean, text, text, text
+) IS
 'Store items under a namespace prefix that pass the filter (a person''s only, when given; else every item '
-'the caller reads); with a query, ranked by their memories with recall''s signals (score NULL for an item '
-'without one), else by namespace and key.';
+'the caller reads). With a query, the most similar first: score is the similarity of the query''s '
+'embedding to the best of the item''s own vectors (vectors ''fields'', the caller''s model) or to its '
+'memory''s (''memories'', the tenant''s model), by distance cosine, inner_product or l2; items without '
+'one come last (score NULL), by full text. Without a query, by namespace and key, score NULL.';
 
 -- A namespace path with '*' labels matches from the start (prefix) or from the end (suffix).
 CREATE OR REPLACE FUNCTION cogmem._store_path_matches(p_namespace text[], p_path text[], p_from_end boolean)

@@ -1170,7 +1170,10 @@ CREATE TABLE cogmem.store_items (
     person text,
     agent text,
     person_key text GENERATED ALWAYS AS (COALESCE(person, ''::text)) STORED NOT NULL,
+    embedded_fields text[],
+    embeddings public.vector[],
     CONSTRAINT store_items_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 200))),
+    CONSTRAINT store_items_embeddings_check CHECK ((NOT (cardinality(embeddings) IS DISTINCT FROM cardinality(embedded_fields)))),
     CONSTRAINT store_items_key_check CHECK (((key <> ''::text) AND (length(key) <= 1000))),
     CONSTRAINT store_items_namespace_check CHECK (((cardinality(namespace) >= 1) AND (cardinality(namespace) <= 32))),
     CONSTRAINT store_items_person_check CHECK (((length(person) >= 1) AND (length(person) <= 200))),
@@ -1187,6 +1190,10 @@ COMMENT ON COLUMN cogmem.store_items.person IS 'The person of its scope; NULL: n
 COMMENT ON COLUMN cogmem.store_items.agent IS 'The agent of its scope; NULL: none (sql/015-scopes.sql).';
 
 COMMENT ON COLUMN cogmem.store_items.person_key IS 'The person in the item''s key: its person, '''' for none (each person has its own namespaces and keys).';
+
+COMMENT ON COLUMN cogmem.store_items.embedded_fields IS 'The path of the value each of embeddings was made from (LangGraph''s index fields); NULL: none.';
+
+COMMENT ON COLUMN cogmem.store_items.embeddings IS 'The item''s vectors, by the caller''s embedding function (any one dimension); a search with the query''s vector of that function scores the item by the best of them. NULL: none (the memory''s vector serves).';
 
 CREATE TABLE cogmem.tenant_access (
     tenant text NOT NULL,
