@@ -101,7 +101,7 @@ logger = logging.getLogger(__name__)
 Distance = Literal["cosine", "inner_product", "l2"]
 DISTANCES: tuple[Distance, ...] = ("cosine", "inner_product", "l2")
 # A field path as LangGraph tokenizes it; "$" is the whole value (as JSON).
-Path = tuple[str, list[str] | Literal["$"]]
+FieldPath = tuple[str, list[str] | Literal["$"]]
 
 
 @dataclass
@@ -147,7 +147,7 @@ class _StoreRules:
         self.embeddings: Embeddings | None = None
         self.distance: Distance = "cosine"
         self.index_config: dict[str, Any] | None = None
-        self.index_fields: list[Path] | None = None
+        self.index_fields: list[FieldPath] | None = None
         if index is None:
             return
         if not isinstance(index, Mapping):  # a list of fields (before issue 51): the tenant's model embeds
@@ -766,7 +766,7 @@ def _embed(embedder: Embedder, texts: list[str]) -> list[list[float]]:
     return embedder.embed(texts)
 
 
-def _path(field: str) -> Path:
+def _path(field: str) -> FieldPath:
     return (field, "$") if field == "$" else (field, tokenize_path(field))
 
 

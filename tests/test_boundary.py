@@ -268,6 +268,7 @@ def tenant_calls() -> list[str]:
         "SELECT cogmem.store_delete({t}, '{{zq,notes}}', 'k')",
         "SELECT * FROM cogmem.store_search({t}, '{{zq}}', 'note')",
         "SELECT * FROM cogmem.store_namespaces({t})",
+        "SELECT cogmem.store_sweep({t})",
     ]
 
 

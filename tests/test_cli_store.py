@@ -1,4 +1,4 @@
-"""cogmem_pg.cli.store: put, get, rm, search, ls."""
+"""cogmem_pg.cli.store: put, get, rm, search, ls, sweep."""
 
 import json
 
@@ -48,3 +48,13 @@ def test_store_commands_put_get_search_list_and_remove(dsn):
     result = CliRunner().invoke(main, ["--dsn", dsn, "store", "ls", "acme", "--prefix", "notes..home"])
     assert result.exit_code == 2 and "Invalid value for --prefix" in result.output
     assert run("--dsn", dsn, "store", "ls", "acme") == "notes.home\n"
+
+
+def test_store_sweep_deletes_the_expired_items_now(dsn, db):
+    run("--dsn", dsn, "tenant", "acme")
+    run("--dsn", dsn, "store", "put", "acme", "notes", "lunch", '{"content": "Lunch at noon"}', "--ttl", "30")
+    run("--dsn", dsn, "store", "put", "acme", "notes", "plan", '{"content": "The plan for May"}')
+    assert run("--dsn", dsn, "store", "sweep", "acme") == "swept 0 expired items\n"
+    db.execute("UPDATE cogmem.store_items SET expires_at = now() - interval '1 second' WHERE key = 'lunch'")
+    assert run("--dsn", dsn, "store", "sweep", "acme") == "swept 1 expired item\n"
+    assert db.execute("SELECT key FROM cogmem.store_items").fetchall() == [("plan",)]

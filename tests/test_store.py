@@ -147,19 +147,32 @@ def test_search_filters_with_langgraph_operators(store):
         store.search(("docs",), filter={"score": {"$regex": "x"}})
 
 
-def test_search_with_a_query_ranks_by_recall_signals(store):
+def test_search_with_a_query_scores_by_the_similarity_of_the_memories_vectors(store, db):
+    # Issue 51: the score was recall's rank fusion (times confidence and strength); LangGraph's stores, and
+    # its users, read it as the similarity of the query and the item.
     namespace = ("notes", "ops")
     store.put(namespace, "deploy", {"content": "Production deploys go out on Tuesday mornings after the review."})
     store.put(namespace, "tea", {"content": "Selin drinks green tea in the afternoon."})
     store.put(namespace, "backup", {"content": "The nightly database backup runs at two o'clock."})
     store.put(namespace, "raw", {"content": "an unindexed deploy checklist"}, index=False)
-    hits = store.search(("notes",), query="when do production deploys go out?")
+    query = "when do production deploys go out?"
+    hits = store.search(("notes",), query=query)
     assert hits[0].key == "deploy" and hits[0].score > 0
     assert hits[-1].key == "raw" and hits[-1].score is None  # no memory, no score: after those that have one
     assert [h.score for h in hits[:-1]] == sorted((h.score for h in hits[:-1]), reverse=True)
+    db.execute("RESET cogmem.embed")  # the server's MiniLM embedded the memories and the query
+    cosine = dict(
+        db.execute(
+            "SELECT i.key, 1 - (m.embedding <=> cogmem.embed(%s)) FROM cogmem.store_items AS i"
+            " JOIN cogmem.memories AS m USING (tenant, memory_id)",
+            (query,),
+        ).fetchall()
+    )
+    assert {h.key: h.score for h in hits[:-1]} == pytest.approx(cosine, abs=1e-6)
     assert [
         h.key for h in store.search(("notes",), query="backup at night", filter={"content": {"$ne": "x"}}, limit=1)
     ] == ["backup"]
+    assert all(h.score is None for h in store.search(("notes",)))  # no query, no score
 
 
 def test_non_ascii_values_keys_and_namespaces(store):
@@ -840,3 +853,190 @@ def test_a_value_that_says_its_kind_is_filed_there(store, db, tenant):
     ).fetchall()
     assert rings == [("contact", "dos_and_donts"), ("lunch", "fresh")]
     assert store.get(("notes",), "lunch").value["kind"] == "note"
+
+
+# -- the items' own vectors, LangGraph's index (issue 51) ------------------------------------------------
+
+
+def test_a_put_carries_the_items_own_vectors_and_a_search_scores_by_the_best_of_them(client, db, tenant):
+    put = "SELECT * FROM cogmem.store_put(%s, '{v}', %s, '{}', embedded_fields => %s, embeddings => %s::vector[])"
+    db.execute(put, (tenant, "two", ["title", "body"], ["[1,0,0]", "[0,1,0]"]))
+    db.execute(put, (tenant, "one", ["title"], ["[0.6,0.8,0]"]))
+    db.execute(put, (tenant, "wide", ["title"], ["[1,0,0,0]"]))  # another function's: never compared with [x,y,z]
+    db.execute("SELECT * FROM cogmem.store_put(%s, '{v}', 'none', '{}')", (tenant,))
+    search = (
+        "SELECT key, round(score::numeric, 6)::float8 FROM cogmem.store_search(%s, '{v}', 'q', embedding => %s,"
+        " vectors => 'fields', distance => %s)"
+    )
+    assert db.execute(search, (tenant, "[0,2,0]", "cosine")).fetchall() == [
+        ("two", 1), ("one", 0.8), ("none", None), ("wide", None),
+    ]  # fmt: skip
+    assert db.execute(search, (tenant, "[0,2,0]", "inner_product")).fetchall()[:2] == [("two", 2), ("one", 1.6)]
+    assert db.execute(search, (tenant, "[0,2,0]", "l2")).fetchall()[:2] == [
+        ("two", -1),
+        ("one", round(-((0.36 + 1.44) ** 0.5), 6)),
+    ]
+    # A zero vector has no direction: no cosine, not NaN ahead of every number.
+    assert db.execute(search, (tenant, "[0,0,0]", "cosine")).fetchall()[0] == ("none", None)
+    # A put without vectors leaves the item none (index=False, or a value its fields find nothing in).
+    db.execute("SELECT * FROM cogmem.store_put(%s, '{v}', 'two', '{}')", (tenant,))
+    assert one(db, "SELECT embeddings IS NULL AND embedded_fields IS NULL FROM cogmem.store_items WHERE key = 'two'")
+    # Its memory's vector is the tenant's model's: vectors => 'memories' (the default) compares with that.
+    assert db.execute("SELECT key, score FROM cogmem.store_search(%s, '{v}', 'q', embedding => %s::vector)",
+                      (tenant, "[1,0,0]")).fetchall()[0][1] is None  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fields", "vectors", "sqlstate", "message", "hint"),
+    [
+        (["a"], [], "22023", "a store put has 1 embedded fields and 0 embeddings",
+         "Pass one field name for each vector, in the same order (or neither)."),
+        (None, ["[1,2]"], "22023", "a store put has 0 embedded fields and 1 embeddings",
+         "Pass one field name for each vector, in the same order (or neither)."),
+        (["a", ""], ["[1,2]", "[3,4]"], "22004", "a store put has an embedded field without a name or without a vector",
+         "Name each vector by the path it was made from."),
+        (["a", "b"], ["[1,2]", None], "22004", "a store put has an embedded field without a name or without a vector",
+         "Name each vector by the path it was made from."),
+        (["a", "b"], ["[1,2]", "[1,2,3]"], "22000", "a store put has embeddings of 2 and 3 dimensions",
+         "Embed all of an item's fields with one function."),
+        ([f"f{n}" for n in range(1001)], ["[1]"] * 1001, "54000", "a store put has 1001 embeddings, the limit is 1000",
+         "Index fewer fields of the value (LangGraph's index fields, or index=[...] per put)."),
+    ],
+    ids=["fewer vectors", "no names", "empty name", "null vector", "two dimensions", "over the limit"],
+)  # fmt: skip
+def test_a_puts_vectors_are_checked_before_anything_is_stored(db, tenant, fields, vectors, sqlstate, message, hint):
+    with pytest.raises(psycopg.Error) as err:
+        db.execute(
+            "SELECT * FROM cogmem.store_put(%s, '{v}', 'k', '{}', embedded_fields => %s, embeddings => %s::vector[])",
+            (tenant, fields, vectors),
+        )
+    assert (err.value.sqlstate, err.value.diag.message_primary, err.value.diag.message_hint) == (
+        sqlstate,
+        message,
+        hint,
+    )
+    assert one(db, "SELECT count(*) FROM cogmem.store_items") == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "sqlstate", "message", "hint"),
+    [
+        ("vectors => 'items'", "22023", 'unknown store vectors "items"',
+         "Use 'memories' (the tenant's model) or 'fields' (the vectors put with the items)."),
+        ("distance => 'hamming'", "22023", 'unknown store distance "hamming"', "Use cosine, inner_product or l2."),
+        ("query => 'q', vectors => 'fields'", "22004", "a search by the items' own vectors needs the query's embedding",
+         "Embed the query with the function the items were put with, or search vectors => 'memories'."),
+    ],
+    ids=["vectors", "distance", "no embedding"],
+)  # fmt: skip
+def test_a_search_is_refused_what_it_cannot_compare(db, tenant, arguments, sqlstate, message, hint):
+    with pytest.raises(psycopg.Error) as err:
+        db.execute(f"SELECT * FROM cogmem.store_search(%s, '{{v}}', {arguments})", (tenant,))
+    assert (err.value.sqlstate, err.value.diag.message_primary, err.value.diag.message_hint) == (
+        sqlstate,
+        message,
+        hint,
+    )
+    # Without a query there is nothing to embed: every item, by namespace and key, no score.
+    assert db.execute("SELECT * FROM cogmem.store_search(%s, '{v}', vectors => 'fields')", (tenant,)).fetchall() == []
+
+
+def test_order_filters_compare_numbers_as_numbers_and_texts_by_code_point(store):
+    for key, value in {
+        "a": {"v": 9},
+        "b": {"v": 10},
+        "c": {"v": "apple"},
+        "d": {"v": "Banana"},
+        "e": {"v": "é"},
+    }.items():
+        store.put(("f",), key, value, index=False)
+
+    def keys(condition):
+        return sorted(i.key for i in store.search(("f",), filter={"v": condition}))
+
+    assert keys({"$gt": 9}) == ["b"]  # 10 > 9, not "10" < "9"
+    assert keys({"$gt": "apple"}) == ["e"]  # é is past z; "Banana" < "apple" (B before a), as Python says
+    assert keys({"$lt": "apple"}) == ["d"]
+    assert keys({"$gte": "9"}) == ["c", "d", "e"]  # a text and a number do not compare: 9 and 10 fail
+    assert keys({"$lte": 10, "$gt": 9.5}) == ["b"]
+
+
+def test_the_index_configuration_is_checked_when_the_store_is_made(client, tenant):
+    embed = lambda texts: [[1.0, 0.0] for _ in texts]  # noqa: E731
+    with pytest.raises(ValueError, match="not bit by hamming"):
+        CogmemStore(client, tenant, index={"dims": 2, "embed": embed, "ann_index_config": {"vector_type": "bit"},
+                                           "distance_type": "hamming"})  # fmt: skip
+    with pytest.raises(ValueError, match="not vector by jaccard"):
+        CogmemStore(client, tenant, index={"dims": 2, "embed": embed, "distance_type": "jaccard"})
+    store = CogmemStore(client, tenant, index={"dims": 3, "embed": embed})
+    with pytest.raises(ValueError, match="returned vectors of 2 dimensions, its dims is 3"):
+        store.put(("a",), "k", {"text": "x"})
+    assert store.get(("a",), "k") is None  # nothing was sent
+
+
+def test_a_caller_function_of_any_dimension_scores_while_the_memory_keeps_the_tenants_model(client, db, tenant):
+    """The items' own vectors are the caller's (here 2 dimensions, made by a lambda); the text is also a
+    memory, embedded by the tenant's model (384), recalled like any other."""
+    vectors = {"tea": [1.0, 0.0], "coffee": [0.0, 1.0]}
+    embed = lambda texts: [vectors.get(t, [0.6, 0.8]) for t in texts]  # noqa: E731
+    store = CogmemStore(client, tenant, index={"dims": 2, "embed": embed, "fields": ["drink"]})
+    store.put(("prefs",), "ayla", {"drink": "tea", "note": "Ayla drinks tea."})
+    store.put(("prefs",), "ben", {"drink": "coffee"})
+    hits = store.search(("prefs",), query="tea")
+    assert [(h.key, round(h.score, 6)) for h in hits] == [("ayla", 1.0), ("ben", 0.0)]
+    assert db.execute(
+        "SELECT i.key, i.embedded_fields, vector_dims(i.embeddings[1]), m.content, vector_dims(m.embedding)"
+        " FROM cogmem.store_items AS i JOIN cogmem.memories AS m USING (tenant, memory_id) ORDER BY i.key"
+    ).fetchall() == [("ayla", ["drink"], 2, "tea", 384), ("ben", ["drink"], 2, "coffee", 384)]
+    store.put(("prefs",), "ayla", {"drink": "tea"}, index=False)  # no index: no vectors, no memory
+    assert [(h.key, h.score) for h in store.search(("prefs",), query="tea")] == [("ben", 0.0), ("ayla", None)]
+
+
+def test_store_sweep_deletes_expired_items_within_the_callers_reach(dsn, db, login):
+    db.execute("SELECT cogmem.create_tenant('t-one'), cogmem.create_tenant('t-two')")
+    app = login("cogmem_app")
+    db.execute("SELECT cogmem.grant_tenant(%s, 't-one')", (one(app, "SELECT current_user"),))
+    for t in ("t-one", "t-two"):
+        db.execute(
+            "SELECT * FROM cogmem.store_put(%s, '{n}', 'k', %s::jsonb, 'Lunch at noon', 30)",
+            (t, '{"content": "Lunch at noon"}'),
+        )
+    db.execute("UPDATE cogmem.store_items SET expires_at = now() - interval '1 second'")
+    memory = one(db, "SELECT memory_id FROM cogmem.store_items WHERE tenant = 't-one'")
+    with pytest.raises(psycopg.errors.UndefinedObject, match='unknown tenant "t-two"'):
+        app.execute("SELECT cogmem.store_sweep('t-two')")
+    assert one(app, "SELECT cogmem.store_sweep('t-one')") == 1
+    assert one(app, "SELECT cogmem.store_sweep('t-one')") == 0
+    assert db.execute("SELECT tenant FROM cogmem.store_items").fetchall() == [("t-two",)]
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE memory_id = %s", (memory,)) == 0
+    with Client(dsn.replace("user=postgres", f"user={one(app, 'SELECT current_user')}"), embedder=False) as c:
+        store = CogmemStore(c, tenant_label=0, ttl={"default_ttl": 30})
+        assert store.sweep_ttl() == 0  # every tenant the role reaches: t-one, swept already
+
+
+def test_the_async_store_on_a_pool_of_the_callers_own(dsn, db, tenant):
+    """AsyncCogmemStore on an AsyncConnectionPool it did not make (pgvector's types registered on first use),
+    with the tenant's own model (the server's, here): the same answers as CogmemStore."""
+    from psycopg_pool import AsyncConnectionPool
+
+    from cogmem_pg.langgraph import AsyncCogmemStore
+
+    async def main():
+        async with AsyncConnectionPool(dsn, kwargs={"autocommit": True}, open=False) as pool:
+            store = AsyncCogmemStore(pool, tenant, person_label=1, embedder=False)
+            await store.aput(("notes", "ayla"), "deploy", {"content": "Production deploys go out on Tuesdays."})
+            await store.aput(("notes", "ayla"), "tea", {"content": "Ayla drinks green tea."})
+            await store.aput(("notes", "ayla"), "raw", {"content": "a deploy checklist"}, index=False)
+            found = await store.asearch(("notes",), query="when do deploys go out?")
+            got = await store.aget(("notes", "ayla"), "tea")
+            names = await store.alist_namespaces()
+            await store.adelete(("notes", "ayla"), "raw")
+            return found, got, names, await store.aget(("notes", "ayla"), "raw")
+
+    found, got, names, gone = asyncio.run(main())
+    assert [f.key for f in found] == ["deploy", "tea", "raw"] and found[2].score is None
+    assert got.value == {"content": "Ayla drinks green tea."} and names == [("notes", "ayla")] and gone is None
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE person = 'ayla'") == 2
+    with Client(dsn, embedder=False) as client:
+        same = CogmemStore(client, tenant, person_label=1).search(("notes",), query="when do deploys go out?")
+    assert [(f.key, f.score) for f in same] == [(f.key, pytest.approx(f.score)) for f in found[:2]]

@@ -112,7 +112,7 @@ def store_rm(ctx: Context, tenant: str, namespace: str, key: str, person: str | 
 @store.command("search")
 @click.argument("tenant")
 @click.argument("prefix", default="")
-@click.option("--query", default=None, help="Rank by this text with recall's signals.")
+@click.option("--query", default=None, help="The most similar to this text first (score: the similarity).")
 @click.option("--filter", "filter_json", default=None, help='Filter on the value, e.g. \'{"stars": {"$gte": 4}}\'.')
 @click.option("--limit", default=10, show_default=True)
 @click.option("--offset", default=0, show_default=True)
@@ -182,6 +182,16 @@ def store_ls(
             person=person,
         )
     emit([list(n) for n in names], as_json, lambda n: ".".join(n))
+
+
+@store.command("sweep")
+@click.argument("tenant")
+@pass_context
+def store_sweep(ctx: Context, tenant: str) -> None:
+    """Delete the tenant's expired items now (and erase the memories they created)."""
+    with sql_errors():
+        swept = ctx.client().store_sweep(tenant)
+    click.echo(f"swept {swept} expired item{'' if swept == 1 else 's'}")
 
 
 COMMANDS = (store,)
