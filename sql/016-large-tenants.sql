@@ -11,6 +11,10 @@
 -- transaction (CREATE INDEX CONCURRENTLY), never by recall or remember: an index build on a busy table is
 -- an operator's decision.
 
+-- pgvector's library defines its settings (hnsw.*) when it loads: a function's SET of one before that is of
+-- an unknown setting, which only a superuser may write. A vector read loads it.
+SELECT '[0]'::public.vector AS loads_pgvector;
+
 -- The default never-cut rings, as the predicate of a large tenant's index of its rules and incidents: they
 -- are a small share of its memories, which a filtered walk of the whole graph would pass over at length.
 CREATE OR REPLACE FUNCTION cogmem._rules_predicate()
