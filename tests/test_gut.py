@@ -590,7 +590,9 @@ def test_the_key_model_is_the_pinned_one_and_its_language_means_are_the_shipped_
     made = gut.public_language_means(model)
     for lang in ("en", "tr"):
         assert made[lang]["count"] == shipped[lang]["count"] >= 100
-        assert max(abs(a - b) for a, b in zip(made[lang]["mean"], shipped[lang]["mean"], strict=True)) < 1e-4
+        # Another build of onnxruntime (Debian 12's Python 3.11 wheel against 13's) moves a mean by about
+        # 1e-4; another model would move it by orders of magnitude more.
+        assert max(abs(a - b) for a, b in zip(made[lang]["mean"], shipped[lang]["mean"], strict=True)) < 1e-3
     monkeypatch.setattr(gut, "KEY_MODEL_SHA256", "0" * 64)
     with pytest.raises(gut.KeyModelMismatch, match="not the pinned one"):
         gut.KeyModel()
