@@ -507,3 +507,36 @@ def test_recall_over_our_conversations_keeps_its_figures(dsn):
         assert default >= floors[budget], score
         assert default >= score[("RRF hybrid", budget)] + 0.05, score
         assert default >= score[("recall all fresh", budget)] - 0.035, score
+
+
+def said(db, tenant, content, vector, said_at, **args):
+    return one(
+        db,
+        f"SELECT memory_id FROM cogmem.remember(%(t)s, %(c)s, 'long_term', '{{office}}', %(v)s,"
+        f" said_at => %(at)s{named(args)})",
+        {"t": tenant, "c": content, "v": np.asarray(vector, dtype=np.float32), "at": said_at, **args},
+    )
+
+
+@pytest.mark.parametrize(("closeness", "placed"), [(0.45, True), (0.9, False)])
+def test_of_two_memories_about_the_same_thing_the_newer_comes_first(db, tenant, closeness, placed):
+    # Two facts close in meaning (a blend of 0.45 keeps a cosine of about 0.7) where nothing says one
+    # replaced the other: both stay, and the one said later goes first although the older matches better.
+    # Far apart in meaning (0.9: a cosine of about 0.1), on the same topic, relevance alone orders them.
+    subject = unit_vector(61)
+    old = said(db, tenant, "The office wifi password is tulip42.", subject, "2026-03-01")
+    new = said(db, tenant, "Guests get the lobby network.", blend(subject, unit_vector(62), closeness), "2026-04-01")
+    rows = recall(db, tenant, "What is the office wifi password?", embedding=subject, topics=["office"])
+    assert {r[2] for r in rows} == {old, new}
+    assert [r[2] for r in rows] == ([new, old] if placed else [old, new])
+    assert rows[0][5] < rows[1][5] if placed else rows[0][5] > rows[1][5]  # the scores are kept as they were
+    assert (f"said after #{old}, placed before it" in rows[0][6]) == placed
+
+
+def test_turns_of_a_conversation_keep_their_order_by_relevance(db, tenant):
+    subject = unit_vector(63)
+    old = said(db, tenant, "The office wifi password is tulip42.", subject, "2026-03-01", conversation="c1")
+    new = said(db, tenant, "Guests get the lobby network.", blend(subject, unit_vector(64), 0.45), "2026-03-02",
+               conversation="c1")  # fmt: skip
+    rows = recall(db, tenant, "What is the office wifi password?", embedding=subject)
+    assert [r[2] for r in rows] == [old, new]

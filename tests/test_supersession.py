@@ -200,8 +200,8 @@ def test_the_client_the_cli_and_mcp_pass_the_verdict(dsn, db, tenant):
 
 
 # Writers the test was never tuned on, each pair in a tenant of its own, each language by its default
-# model; floors under what bench/understanding.py measures (new first 0.733 en, 0.720 tr; compatible facts
-# still recalled 0.982, 0.927).
+# model; floors under what bench/understanding.py measures (new first 0.813 en, 0.893 tr, the newer placed
+# first by recall; compatible facts still recalled 0.982, 0.927).
 
 
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
@@ -218,6 +218,6 @@ def test_held_out_writers_updates_come_first_and_compatible_facts_stay(db, lang)
     outcomes = [recall_pair(db, p, vectors, model) for p in pairs]
     updated = [o for o in outcomes if o.pair["relation"] == "update"]
     compatible = [o for o in outcomes if o.pair["relation"] == "compatible"]
-    assert sum(o.new_first for o in updated) / len(updated) >= 0.65
+    assert sum(o.new_first for o in updated) / len(updated) >= 0.76
     assert sum(o.old_recalled for o in compatible) / len(compatible) >= 0.88
     assert sum(o.old_superseded for o in compatible) / len(compatible) <= 0.1
