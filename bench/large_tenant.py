@@ -21,11 +21,11 @@ sentences: the turns of the conversations of bench/conversation.py in one tenant
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -35,7 +35,7 @@ from pgvector.psycopg import register_vector
 
 from bench.harness import private_database
 from bench.results import replace_section
-from bench.scale import MESSAGES, percentile
+from bench.scale import MESSAGES, percentile, remember_batches
 from bench.workload import memories, unit_vectors
 
 SEED = 1
@@ -57,33 +57,17 @@ CALLS = {
 
 def load(dsn: str, tenant: str, total: int, loaders: int = 2) -> float:
     """Loads TOTAL workload memories into TENANT through remember_many; returns the seconds it took."""
-    rows = list(memories(total, tenants=1, seed=SEED))
-    vectors = unit_vectors(total, SEED + total)
+    rows = [dataclasses.replace(m, tenant=tenant) for m in memories(total, tenants=1, seed=SEED)]
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
-    batches = [(start, min(start + BATCH, total)) for start in range(0, total, BATCH)]
-
-    def work(k: int) -> None:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            register_vector(conn)
-            conn.execute("SET cogmem.embed = off")
-            for first, end in batches[k::loaders]:
-                items = [
-                    {"content": f"{m.content} (note {n})", "ring": m.ring, "topics": list(m.topics)}
-                    for n, m in enumerate(rows[first:end], start=first)
-                ]
-                conn.execute(
-                    "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
-                    (tenant, json.dumps(items), list(vectors[first:end])),
-                )
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(loaders)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.perf_counter() - started
+    # Each text numbered, so that none merges with another.
+    return remember_batches(
+        dsn,
+        rows,
+        unit_vectors(total, SEED + total),
+        lambda n, m: {"content": f"{m.content} (note {n})", "ring": m.ring, "topics": list(m.topics)},
+        loaders,
+    )
 
 
 def build_indexes(dsn: str, tenant: str) -> float:

@@ -28,6 +28,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -66,6 +67,42 @@ def set_tenant_role(conn: psycopg.Connection, tenant: str) -> None:
     conn.execute(pgsql.SQL("SET ROLE {}").format(pgsql.Identifier(tenant_role(tenant))))
 
 
+def remember_batches(
+    dsn: str, rows: list, vectors: np.ndarray, item: Callable[[int, Any], dict], loaders: int = 2
+) -> float:
+    """Remembers ROWS (workload memories, each with its tenant) through remember_many with `loaders`
+    parallel clients, in batches of one tenant each of at most BATCH items, the embeddings given and the
+    checks by meaning skipped (the loader path); ITEM, given a row's number and the row, makes its item.
+    Returns the seconds it took. Shared by this bench and bench/large_tenant.py."""
+    batches: list[tuple[int, int]] = []
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and end - start < BATCH and rows[end].tenant == rows[start].tenant:
+            end += 1
+        batches.append((start, end))
+        start = end
+
+    def work(k: int) -> None:  # loader k takes every k-th batch
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = off")
+            for first, end in batches[k::loaders]:
+                items = [item(n, m) for n, m in enumerate(rows[first:end], start=first)]
+                conn.execute(
+                    "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
+                    (rows[first].tenant, json.dumps(items), list(vectors[first:end])),
+                )
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(loaders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started
+
+
 def load(
     dsn: str, total: int, loaders: int = 2, scope: Callable[[int], dict[str, str]] | None = None
 ) -> tuple[float, int]:
@@ -82,37 +119,13 @@ def load(
                     pgsql.SQL("CREATE ROLE {} NOLOGIN IN ROLE cogmem_app").format(pgsql.Identifier(tenant_role(tenant)))
                 )
             conn.execute("SELECT cogmem.grant_tenant(%s, %s)", (tenant_role(tenant), tenant))
-    # Batches of one tenant each, at most BATCH items; loader k takes every k-th batch.
-    batches: list[tuple[int, int]] = []
-    start = 0
-    while start < len(rows):
-        end = start
-        while end < len(rows) and end - start < BATCH and rows[end].tenant == rows[start].tenant:
-            end += 1
-        batches.append((start, end))
-        start = end
-
-    def work(k: int) -> None:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            register_vector(conn)
-            conn.execute("SET cogmem.embed = off")
-            for first, end in batches[k::loaders]:
-                items = [
-                    {"content": m.content, "ring": m.ring, "topics": list(m.topics), **(scope(n) if scope else {})}
-                    for n, m in enumerate(rows[first:end], start=first)
-                ]
-                conn.execute(
-                    "SELECT count(*) FROM cogmem.remember_many(%s, %s, %b, skip => '{near_duplicates,conflicts}')",
-                    (rows[first].tenant, json.dumps(items), list(vectors[first:end])),
-                )
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(loaders)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    seconds = time.perf_counter() - started
+    seconds = remember_batches(
+        dsn,
+        rows,
+        vectors,
+        lambda n, m: {"content": m.content, "ring": m.ring, "topics": list(m.topics), **(scope(n) if scope else {})},
+        loaders,
+    )
     with psycopg.connect(dsn, autocommit=True) as conn:
         stored = conn.execute("SELECT count(*) FROM cogmem.memories").fetchone()[0]  # type: ignore[index]
         assert stored == len(rows), f"loaded {stored} of {len(rows)} memories"
