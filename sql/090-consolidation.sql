@@ -4,7 +4,8 @@
 -- Decisions, in this order (thresholds are per-tenant columns of cogmem.tenants):
 --   expire     sensory turns older than sensory_ttl are removed
 --   merge      same ring, cosine > merge_similarity, same discriminating details: the weaker memory is
---              folded into the stronger one (statistics summed, topics united) and deleted
+--              folded into the stronger one (statistics summed, topics united) and deleted; among the
+--              20,000 newest memories of the day (more are left unmerged, counted as merge_skipped)
 --   sibling    the details differ (host, IP, environment, OS, version), cosine > sibling_similarity:
 --              linked, both kept
 --   reinforce  recalled >= reinforce_min_recalls with success > reinforce_min_success: confidence 1,
@@ -77,10 +78,50 @@ CREATE OR REPLACE TRIGGER memories_truncate_keyed_rows
 AFTER TRUNCATE ON cogmem.memories
 FOR EACH STATEMENT EXECUTE FUNCTION cogmem._forget_keyed_rows();
 
+-- The night's pairs: each new or changed memory with its five nearest of the same ring and scope, above the
+-- lower of the merge and sibling cosines. The tenant is a literal, so that the planner matches a large
+-- tenant's own index (sql/016-large-tenants.sql): searched through the index, a night's new memories cost
+-- what they number, where a pass over the tenant for each made the night grow with the square of it (a
+-- day's 1% of 20,000 memories took 6.7 s, of a million it would take hours).
+CREATE OR REPLACE FUNCTION cogmem._night_pairs(t cogmem.tenants, p_changed bigint[])
+RETURNS TABLE (a_id bigint, b_id bigint, similarity double precision, same_details boolean)
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+-- Sorting off: a large tenant's nearest are then read in order from its index. The planner, which
+-- misjudges how few memories share a scope, would rather sort the whole ring for each.
+SET enable_sort = off
+SET "hnsw.ef_search" = 100
+SET "hnsw.iterative_scan" = relaxed_order
+AS $$
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT a.memory_id, b.memory_id, b.similarity, cogmem._details(a.content) = cogmem._details(b.content) '
+        'FROM cogmem.memories AS a '
+        'CROSS JOIN LATERAL ( '
+        '    SELECT n.memory_id, n.content, 1 - (n.embedding OPERATOR(public.<=>) a.embedding) AS similarity '
+        '    FROM cogmem.memories AS n '
+        '    WHERE n.tenant = %L AND n.ring = a.ring AND n.memory_id <> a.memory_id AND n.embedding IS NOT NULL '
+        -- One scope (sql/015-scopes.sql): one person's fact never merges with another's.
+        '      AND cogmem._same_scope(n.person, n.agent, a.person, a.agent) '
+        '    ORDER BY n.embedding OPERATOR(public.<=>) a.embedding LIMIT 5) AS b '
+        'WHERE a.tenant = %L AND a.memory_id = ANY ($1) AND a.embedding IS NOT NULL '
+        -- NaN (a zero vector) is no similarity, though PostgreSQL orders it above every number.
+        '  AND b.similarity > least($2, $3) AND b.similarity <> ''NaN'' '
+        'ORDER BY b.similarity DESC, a.memory_id, b.memory_id', t.tenant, t.tenant)
+    USING p_changed, t.merge_similarity, t.sibling_similarity;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_pairs(cogmem.tenants, bigint[]) IS
+'The night''s candidate pairs for merge and sibling: each given memory with its five nearest of the same '
+'ring and scope, through a large tenant''s own index when it has one; closest first.';
+
 -- merge and sibling: each new memory against its nearest neighbours in the same ring. The new and
 -- changed ones come from an index-only scan (migration 0012), not from reading every row. Returns the
--- counts that are not zero.
-CREATE OR REPLACE FUNCTION cogmem._night_merge(t cogmem.tenants, p_as_of timestamptz, p_since timestamptz)
+-- counts that are not zero (merge_skipped: new memories beyond a night's bound, left unmerged).
+DROP FUNCTION IF EXISTS cogmem._night_merge(cogmem.tenants, timestamptz, timestamptz);  -- before the bound
+CREATE OR REPLACE FUNCTION cogmem._night_merge(
+    t cogmem.tenants, p_as_of timestamptz, p_since timestamptz, p_most bigint DEFAULT 20000
+)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -91,27 +132,22 @@ DECLARE
     v_keep    bigint;
     v_drop    bigint;
     v_changed bigint[];
+    v_skipped bigint;
 BEGIN
-    SELECT coalesce(array_agg(m.memory_id), '{}') INTO v_changed
-    FROM cogmem.memories AS m
-    WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since);
-    FOR v_pair IN
-        SELECT a.memory_id AS a_id, b.memory_id AS b_id, b.similarity,
-               cogmem._details(a.content) = cogmem._details(b.content) AS same_details
-        FROM cogmem.memories AS a
-        CROSS JOIN LATERAL (
-            SELECT n.memory_id, n.content, 1 - (n.embedding OPERATOR(public.<=>) a.embedding) AS similarity
-            FROM cogmem.memories AS n
-            WHERE n.tenant = t.tenant AND n.ring = a.ring AND n.memory_id <> a.memory_id AND n.embedding IS NOT NULL
-              -- One scope (sql/015-scopes.sql): one person's fact never merges with another's.
-              AND cogmem._same_scope(n.person, n.agent, a.person, a.agent)
-            ORDER BY n.embedding OPERATOR(public.<=>) a.embedding
-            LIMIT 5
-        ) AS b
-        WHERE a.tenant = t.tenant AND a.memory_id = ANY (v_changed) AND a.embedding IS NOT NULL
-          -- NaN (a zero vector) is no similarity, though PostgreSQL orders it above every number.
-          AND b.similarity > least(t.merge_similarity, t.sibling_similarity) AND b.similarity <> 'NaN'
-        ORDER BY b.similarity DESC, a.memory_id, b.memory_id
+    -- At most the p_most (20,000) newest: the first night after a bulk load of a million would otherwise hold the
+    -- tenant (its calls wait for its night) for half an hour. The others stay as they are, unmerged, and
+    -- are counted (merge_skipped): a merge only saves room and noise, and a loader that skips the checks
+    -- by meaning (remember_many's skip) chose that already.
+    SELECT coalesce(array_agg(c.memory_id), '{}') INTO v_changed
+    FROM (SELECT m.memory_id FROM cogmem.memories AS m
+          WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since)
+          ORDER BY m.memory_id DESC LIMIT p_most) AS c;
+    IF cardinality(v_changed) = p_most THEN
+        SELECT count(*) - p_most INTO v_skipped FROM cogmem.memories AS m
+        WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since);
+        v_counts := v_counts || jsonb_build_object('merge_skipped', v_skipped);
+    END IF;
+    FOR v_pair IN SELECT * FROM cogmem._night_pairs(t, v_changed)
     LOOP
         CONTINUE WHEN NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.a_id)
                    OR NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.b_id);
@@ -162,8 +198,9 @@ BEGIN
     RETURN v_counts;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._night_merge(cogmem.tenants, timestamptz, timestamptz) IS
-'The night''s merge of near-duplicates and linking of siblings among memories new or changed since p_since.';
+COMMENT ON FUNCTION cogmem._night_merge(cogmem.tenants, timestamptz, timestamptz, bigint) IS
+'The night''s merge of near-duplicates and linking of siblings among the p_most newest memories new or '
+'changed since p_since; the others are counted (merge_skipped) and left as they are.';
 
 -- reinforce
 CREATE OR REPLACE FUNCTION cogmem._night_reinforce(t cogmem.tenants, p_as_of timestamptz, p_recalled bigint[])

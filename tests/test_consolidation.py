@@ -1,5 +1,6 @@
 """sql/090-consolidation.sql: the nightly consolidation, simulated night by night."""
 
+import json
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -7,6 +8,7 @@ import psycopg
 import pytest
 
 from tests.conftest import blend, one, unit_vector
+from tests.test_large_tenants import build, load
 
 STALE = "staging server IP: 192.168.1.50"
 RULE = "Don't restart the server at night"
@@ -400,3 +402,57 @@ def test_duplicates_and_siblings_on_the_test_split(db):
     assert siblings.count("sibling") / len(siblings) >= 0.7
     # Nothing different is ever merged away: a distinct pair or a sibling pair is never a duplicate.
     assert not [t for t, p in decided if p == "duplicate" and t != "duplicate"]
+
+
+def test_a_large_tenants_night_finds_its_pairs_through_its_own_index(db, tenant):
+    # A day's memories against a tenant of hundreds, searched through the tenant's own HNSW index
+    # (sql/016-large-tenants.sql), where a pass over the tenant for each grew with the square of it.
+    start = one(db, "SELECT now()")
+    load(db, tenant, 300)
+    build(db, tenant)
+    base, other = unit_vector(41), unit_vector(43)
+    texts, vectors = zip(
+        ("Nightly backups of db-1 run at 02:00", base),
+        ("db-1 is backed up every night at 02:00", blend(base, unit_vector(42), 0.12)),
+        ("Deploy the shop with make deploy on staging", other),
+        ("Deploy the shop with make deploy on production", blend(other, unit_vector(44), 0.1)),
+        strict=True,
+    )
+    db.execute(
+        "SELECT count(*) FROM cogmem.remember_many(%s, %s, %s, skip => '{near_duplicates,conflicts}')",
+        (
+            tenant,
+            json.dumps([{"content": t, "ring": "long_term"} for t in texts]),
+            [np.asarray(v, dtype=np.float32) for v in vectors],
+        ),
+    )
+    index = one(db, "SELECT cogmem._tenant_index_name(%s, 'vectors')", (tenant,))
+    scans = "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s"
+    before = one(db, scans, (index,))
+    decided = night(db, start, 1)
+    assert (decided["merge"], decided["sibling"]) == (1, 1)
+    db.execute("SELECT pg_stat_force_next_flush()")
+    assert one(db, scans, (index,)) > before
+
+
+def test_a_night_merges_among_its_newest_memories_only(db, tenant):
+    # The first night after a bulk load would otherwise hold the tenant while it searched every memory.
+    older, newer = unit_vector(45), unit_vector(46)
+    ids = [
+        remember(db, tenant, text)
+        for text in ["Backups of db-1 run at 02:00", "db-1 is backed up at 02:00"]
+        + [f"Server web-{n} is in rack {n}" for n in range(8)]
+        + ["Backups of db-2 run at 03:00", "db-2 is backed up at 03:00"]
+    ]
+    for memory_id, vector in [(ids[0], older), (ids[1], blend(older, unit_vector(47), 0.1)),
+                              (ids[-2], newer), (ids[-1], blend(newer, unit_vector(48), 0.1))]:  # fmt: skip
+        backfill(db, tenant, memory_id, vector)
+    counts = one(
+        db,
+        "SELECT cogmem._night_merge(t, now() + interval '1 day', now() - interval '1 day', 5)"
+        " FROM cogmem.tenants AS t WHERE t.tenant = %s",
+        (tenant,),
+    )
+    assert counts == {"merge": 1, "merge_skipped": 7}
+    remaining = {r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories WHERE tenant = %s", (tenant,))}
+    assert {ids[0], ids[1]} <= remaining and len({ids[-2], ids[-1]} & remaining) == 1
