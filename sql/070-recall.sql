@@ -841,6 +841,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_tenant text;
+    v_used   bigint[] := feedback.used;
 BEGIN
     IF feedback.recall_id IS NULL THEN
         RAISE EXCEPTION 'recall_id must not be NULL'
@@ -856,14 +857,21 @@ BEGIN
             USING ERRCODE = 'no_data_found', HINT = 'Pass a recall_id returned by cogmem.recall().';
     END IF;
     PERFORM cogmem._require_tenant(v_tenant);
+    -- A failure without used is charged to what the answer most likely rested on, the recall's best match
+    -- among the ranked memories (as an implicit outcome is, sql/059-followup.sql): charged to everything
+    -- injected, one bad answer weakened 8 to 32 memories, most of them innocent.
+    IF v_used IS NULL AND feedback.outcome < 0.5 THEN
+        v_used := cogmem._implicit_credit(v_tenant, feedback.recall_id, 'failed', NULL, NULL);
+    END IF;
     -- Explicit: it replaces an implicit outcome read from the next turn, and none replaces it.
-    RETURN cogmem._record_outcome(v_tenant, feedback.recall_id, feedback.outcome, feedback.used, 'explicit', 1);
+    RETURN cogmem._record_outcome(v_tenant, feedback.recall_id, feedback.outcome, v_used, 'explicit', 1);
 END;
 $$;
 COMMENT ON FUNCTION cogmem.feedback(uuid, real, bigint[]) IS
 'Records the outcome (0..1) of a recall cycle and credits the memories it injected, or only those of them '
-'named in used (the ones the answer relied on). success_score = mean outcome of the cycles a memory was '
-'credited in; repeated feedback replaces. Returns the number of memories credited.';
+'named in used (the ones the answer relied on); a failure (below 0.5) without used is charged to the best '
+'match among the ranked memories only. success_score = mean outcome of the cycles a memory was credited in; '
+'repeated feedback replaces. Returns the number of memories credited.';
 
 -- Drivers send floating-point parameters as double precision, which PostgreSQL will not narrow to real
 -- on its own when it picks a function: this overload accepts them.

@@ -540,3 +540,18 @@ def test_turns_of_a_conversation_keep_their_order_by_relevance(db, tenant):
                conversation="c1")  # fmt: skip
     rows = recall(db, tenant, "What is the office wifi password?", embedding=subject)
     assert [r[2] for r in rows] == [old, new]
+
+
+def test_a_failure_without_used_is_charged_to_the_best_match_only(db, tenant):
+    # Charged to everything injected, one bad answer weakened every memory of a small tenant.
+    best = add(db, tenant, "Restart the servers one at a time in the maintenance window.", "long_term", ["server"])
+    other = add(db, tenant, "The servers are in Frankfurt.", "long_term", ["server"])
+    recall_id, injected = None, set()
+    for row in recall(db, tenant, SERVER_MSG):
+        recall_id, injected = row[0], injected | {row[2]}
+    assert injected == {best, other}
+    assert one(db, "SELECT cogmem.feedback(%s, 0.0)", (recall_id,)) == 1
+    stats = dict(db.execute("SELECT memory_id, outcome_count FROM cogmem.memory_overview").fetchall())
+    assert stats == {best: 1, other: 0}
+    # A success without used still credits all it injected.
+    assert one(db, "SELECT cogmem.feedback(%s, 1.0)", (recall_id,)) == 2

@@ -160,13 +160,17 @@ def test_any_order_of_recalls_feedback_and_applies_ends_where_immediate_credit_w
     ids = [add(db, tenant, f"Server rule {n}: restart web-{n} one at a time.") for n in range(6)]
     db.execute("SET cogmem.rehearsal_backlog = 5")
     cycles: dict = {}  # recall_id -> (injected, outcome, used)
+    best: dict = {}  # recall_id -> its best-scored memory of a ranked ring
     for _ in range(60):
         step = rng.random()
         if step < 0.45 or not cycles:
             budget = rng.choice([40, 80, 3200])  # small budgets inject some rules, not all
-            rows = db.execute("SELECT recall_id, memory_id FROM cogmem.recall(%s, %s, budget => %s)",
+            rows = db.execute("SELECT recall_id, memory_id, layer::text, score"
+                              " FROM cogmem.recall(%s, %s, budget => %s)",
                               (tenant, SERVER_MSG, budget)).fetchall()  # fmt: skip
             if rows:
+                ranked = [r for r in rows if r[2] in ("long_term", "habits", "procedures", "fresh")]
+                best[rows[0][0]] = max(ranked, key=lambda r: r[3])[1] if ranked else None
                 cycles[rows[0][0]] = ([r[1] for r in rows], None, None)
         elif step < 0.85:
             cycle = rng.choice(sorted(cycles))
@@ -174,6 +178,8 @@ def test_any_order_of_recalls_feedback_and_applies_ends_where_immediate_credit_w
             used = None if rng.random() < 0.5 else rng.sample(injected, rng.randint(0, len(injected)))
             outcome = rng.choice([0.0, 0.25, 0.5, 1.0])
             db.execute("SELECT cogmem.feedback(%s, %s, %s)", (cycle, outcome, used))
+            if used is None and outcome < 0.5 and best[cycle] is not None:
+                used = [best[cycle]]  # a failure without used is charged to the best match only
             cycles[cycle] = (injected, outcome, None if used is None else sorted(set(used)))
         else:
             db.execute("SELECT cogmem.apply_rehearsals()")
