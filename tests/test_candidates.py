@@ -203,9 +203,15 @@ def test_a_long_turn_keeps_only_its_rule_sentence_for_the_ring(db, tenant):
 # What the shipped model reaches on the test split of bench/corpus through classify, less a margin
 # (bench/RESULTS.md has bench/candidates.py's figures through remember): the share of labelled rules and
 # incidents in their ring or held as candidates, and the most casual talk asked about, per language.
-KEPT_FLOORS = {"embedding": {"dos_and_donts": 0.82, "shocks": 0.88},
-               "cues": {"dos_and_donts": 0.73, "shocks": 0.78}}  # fmt: skip
-CASUAL_ASKED_AT_MOST = 0.03
+# Incidents in our voice: 0.88 -> 0.80 with the embedding, 0.78 -> 0.72 without, since the router learned
+# from other writers and our chats (issue 48), while held-out writers' rules and incidents are kept 0.650
+# of the time in English (was 0.481), 0.587 from plain SQL (was 0.375).
+KEPT_FLOORS = {"embedding": {"dos_and_donts": 0.82, "shocks": 0.80},
+               "cues": {"dos_and_donts": 0.73, "shocks": 0.72}}  # fmt: skip
+# Our corpus's casual statements (many worded like advice) asked about with the embedding: 3.4% in English
+# since the router learned from other writers (it was under 3%), while of the turns of real chats between
+# people it asks about 0.2% (it was 2.5%): bench/understanding.py.
+CASUAL_ASKED_AT_MOST = 0.035
 
 
 @pytest.mark.parametrize("model", ["embedding", "cues"])
@@ -235,7 +241,7 @@ def test_a_candidate_said_again_in_other_words_is_more_likely_a_rule(db, tenant)
     night) raises the older candidate's probability, or promotes it; an unrelated candidate does not."""
     from bench import inbound
 
-    first, again = "Always page the on-call before a failover.", "Always page whoever is on call before failing over."
+    first, again = "Always page the on-call before a failover.", "Before a failover, ping the on-call person."
     v_first, v_again, v_other = inbound.embed([first, again, "CC the team lead on escalations."])
     (memory, ring), p_before = _candidate_with_p(db, tenant, first, v_first)
     (other, _), p_other = _candidate_with_p(db, tenant, "CC the team lead on escalations.", v_other)
