@@ -503,7 +503,8 @@ BEGIN
                    AS details,
                'strength ' || round(q.strength::numeric, 2) AS tail,
                -- What was said, without the date and speaker it is shown with (issue 51).
-               coalesce(q.excerpt, q.content) AS said
+               coalesce(q.excerpt, q.content) AS said,
+               q.valid_until IS NOT NULL AS superseded
         FROM qualified AS q
         -- A turn is shown with when and by whom it was said.
         -- A superseded memory, shown for a question about the past, says until when it held.
@@ -524,7 +525,7 @@ BEGIN
                          || array_to_string(ARRAY(SELECT unnest(r.topics || r.category)
                                                   INTERSECT SELECT unnest(p_topics) ORDER BY 1), ',') END,
                concat_ws('; ', r.severity::text, r.requirement, 'never cut'),
-               NULL, r.rule
+               NULL, r.rule, false
         FROM cogmem.bios_rules_in_force AS r
         JOIN layers AS l ON l.layer = 'bios'
         WHERE r.tenant = t.tenant
@@ -541,7 +542,7 @@ BEGIN
                nullif(concat_ws('; ', 'vector (' || round(g.similarity::numeric, 2) || ')',
                                 'topic ' || nullif(array_to_string(ARRAY(SELECT unnest(g.topics)
                                                                          INTERSECT SELECT unnest(p_topics) ORDER BY 1), ','), '')), ''),
-               NULL, g.content
+               NULL, g.content, false
         -- A pattern's vector is compared only with a message of its model; others match it by topic.
         FROM (SELECT x.*, CASE WHEN x.embedding_model = t.embedding_model
                                THEN 1 - (x.embedding OPERATOR(public.<=>) p_embedding) END AS similarity
@@ -555,7 +556,7 @@ BEGIN
         -- Documents (sql/069-resources.sql), for a tenant that has added one (it has the layer); rule_id is
         -- the chunk's id for this layer.
         SELECT l.layer, l.priority, false, l.cumulative, NULL, rc.chunk_id, rc.shown, rc.tokens, rc.score, rc.why,
-               NULL, NULL, rc.shown
+               NULL, NULL, rc.shown, false
         FROM layers AS l
         CROSS JOIN LATERAL cogmem._resource_candidates(t, p_embedding, p_lexemes, p_query, p_person, p_agent) AS rc
         WHERE l.layer::text = 'resources'
@@ -589,9 +590,11 @@ BEGIN
            array_agg(c.never_cut), array_agg(c.score), array_agg(c.shown),
            array_agg(concat_ws('; ', c.why, c.details, 'said after #' || c.older || ', placed before it')),
            array_agg(c.tail), array_agg(c.said)
-    -- Within a priority the never-cut layers first: the candidates share the last never-cut ring's.
+    -- Within a priority the never-cut layers first: the candidates share the last never-cut ring's. A
+    -- superseded memory (only for a question about the past) after every other, so after what replaced it
+    -- whatever layer that went to.
     FROM (SELECT x.*, p.older FROM candidates AS x LEFT JOIN placed AS p ON p.memory_id = x.memory_id
-          ORDER BY x.priority, x.never_cut DESC, coalesce(p.score, x.score) DESC, p.older IS NULL,
+          ORDER BY x.superseded, x.priority, x.never_cut DESC, coalesce(p.score, x.score) DESC, p.older IS NULL,
                    x.memory_id, x.rule_id) AS c;
 END;
 $$;
