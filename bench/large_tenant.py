@@ -14,9 +14,10 @@ merges with another). Then, for each tenant, interleaved in random order with th
 
 Once without the tenant's own indexes (one pass over the tenant, as every tenant below the size is read),
 once with them (built by the statements of `cogmem.tenant_indexes`, timed). Then two nights, timed: the
-first after the load (every memory new), and one a day later whose new memories are the newest 1%. Random vectors flatter no
-index, so the share of the exact top-100 that the index finds is measured on real MiniLM vectors of real
-sentences: the turns of the conversations of bench/conversation.py in one tenant, asked their questions.
+first after the load (every memory new), and one a day later whose new memories are the newest 1%.
+Random vectors flatter no index, so the share of the exact top-100 that the index finds is measured on
+real MiniLM vectors of real sentences: the turns of the conversations of bench/conversation.py in one
+tenant, asked their questions.
 """
 
 from __future__ import annotations
