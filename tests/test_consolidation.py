@@ -18,11 +18,11 @@ def remember(db, tenant, content, ring=None, topics=None):
     return one(db, "SELECT memory_id FROM cogmem.remember(%s, %s, %s, %s)", (tenant, content, ring, topics))
 
 
-def recall_with_outcome(db, tenant, message, topics, outcome):
+def recall_with_outcome(db, tenant, message, topics, outcome, used=None):
     rows = db.execute(
         "SELECT recall_id, memory_id FROM cogmem.recall(%s, %s, topics => %s)", (tenant, message, topics)
     ).fetchall()
-    db.execute("SELECT cogmem.feedback(%s, %s)", (rows[0][0], outcome))
+    db.execute("SELECT cogmem.feedback(%s, %s, %s)", (rows[0][0], outcome, used))
     return [r[1] for r in rows]
 
 
@@ -56,7 +56,7 @@ def test_180_nights_then_five_years(db, tenant):
 
     for _ in range(3):  # recalled three times, and it helped every time
         assert proven in recall_with_outcome(
-            db, tenant, "who sends the invoices from billing@acme.example", ["billing"], 1.0
+            db, tenant, "who sends the invoices from billing@acme.example", ["billing"], 1.0, [proven]
         )
     for _ in range(2):  # recalled twice, and it was wrong both times
         assert failing in recall_with_outcome(db, tenant, "what VAT rate do card payments use", ["payments"], 0.0)
