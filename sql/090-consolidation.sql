@@ -88,8 +88,10 @@ RETURNS TABLE (a_id bigint, b_id bigint, similarity double precision, same_detai
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- Sorting off: a large tenant's nearest are then read in order from its index. The planner, which
--- misjudges how few memories share a scope, would rather sort the whole ring for each.
+-- misjudges how few memories share a scope, would rather sort the whole ring for each. JIT off: the
+-- cost sorting off adds would buy a compilation slower than the query.
 SET enable_sort = off
+SET jit = off
 SET "hnsw.ef_search" = 100
 SET "hnsw.iterative_scan" = relaxed_order
 AS $$
