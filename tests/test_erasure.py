@@ -41,7 +41,8 @@ def test_erase_subject_takes_everything_about_a_person(db, tenant):
     db.execute("SELECT cogmem.observe(%s, 'c9', 'user', %s)", (tenant, f"Hi, this is {PERSON} again"))
     db.execute("SELECT cogmem.vault_put(%s, 'iban', 'TR00 0000', subject => %s)", (tenant, PERSON))
     db.execute(
-        "SELECT * FROM cogmem.remember(%s, %s, contradicts => %s)", (tenant, f"Post {PERSON} paper invoices", [kept])
+        "SELECT * FROM cogmem.remember(%s, %s, 'dos_and_donts', contradicts => %s)",
+        (tenant, f"Always post {PERSON} paper invoices", [kept]),
     )
     db.execute("SELECT cogmem.trust_event(%s, 'praise', %s)", (tenant, f"{PERSON} said thanks"))
     db.execute(
