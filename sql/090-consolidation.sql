@@ -136,17 +136,16 @@ DECLARE
     v_changed bigint[];
     v_skipped bigint;
 BEGIN
-    -- At most the p_most (20,000) newest: the first night after a bulk load of a million would otherwise hold the
-    -- tenant (its calls wait for its night) for half an hour. The others stay as they are, unmerged, and
-    -- are counted (merge_skipped): a merge only saves room and noise, and a loader that skips the checks
-    -- by meaning (remember_many's skip) chose that already.
-    SELECT coalesce(array_agg(c.memory_id), '{}') INTO v_changed
-    FROM (SELECT m.memory_id FROM cogmem.memories AS m
-          WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since)
-          ORDER BY m.memory_id DESC LIMIT p_most) AS c;
-    IF cardinality(v_changed) = p_most THEN
-        SELECT count(*) - p_most INTO v_skipped FROM cogmem.memories AS m
-        WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since);
+    SELECT coalesce(array_agg(m.memory_id ORDER BY m.memory_id DESC), '{}') INTO v_changed
+    FROM cogmem.memories AS m
+    WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since);
+    -- At most the p_most (20,000) newest: the first night after a bulk load of a million would otherwise
+    -- hold the tenant (its calls wait for its night) for half an hour. The others stay as they are,
+    -- unmerged, and are counted (merge_skipped): a merge only saves room and noise, and a loader that skips
+    -- the checks by meaning (remember_many's skip) chose that already.
+    v_skipped := cardinality(v_changed) - p_most;
+    IF v_skipped > 0 THEN
+        v_changed := v_changed[1:p_most];
         v_counts := v_counts || jsonb_build_object('merge_skipped', v_skipped);
     END IF;
     FOR v_pair IN SELECT * FROM cogmem._night_pairs(t, v_changed)
