@@ -450,6 +450,7 @@ DECLARE
     v_stored     record;
     v_candidate  text;
     v_rule_candidate text;
+    v_rule_p     real;  -- a buried rule's own probability (cogmem._buried_rule)
     v_probabilities jsonb;
     v_person     text;  -- the scope (sql/015-scopes.sql): every check below stays within it
     v_agent      text;
@@ -507,6 +508,10 @@ BEGIN
             v_ring := CASE WHEN v_rule_ring IS NOT NULL THEN 'fresh' ELSE v_ring END;
             v_instruction := v_instruction AND v_rule_ring IS NULL;
         END IF;
+    ELSIF p_ring IS NULL THEN
+        -- Routed nowhere protected: a rule or an incident may still be one sentence of a long message.
+        SELECT b.sentence, b.ring, b.probability INTO v_rule, v_rule_candidate, v_rule_p
+        FROM cogmem._buried_rule(v_content, v_probabilities) AS b;
     END IF;
     v_instruction := v_instruction OR v_ring IN ('dos_and_donts', 'procedures');
     v_topics := coalesce(cogmem._normalize_topics(p_topics),
@@ -549,7 +554,7 @@ BEGIN
     IF v_stored.action = 'created' THEN
         PERFORM cogmem._keep_sentence(v_tenant, v_stored.memory_id, coalesce(p_source, '{}'), v_rule, v_rule_ring::text,
                                       coalesce(v_rule_candidate, v_candidate),
-                                      (v_probabilities ->> coalesce(v_rule_candidate, v_candidate))::real);
+                                      coalesce(v_rule_p, (v_probabilities ->> coalesce(v_rule_candidate, v_candidate))::real));
         PERFORM cogmem._restated_sibling_candidates(t, v_stored.memory_id, v_candidate, v_embedding,
                                                     v_found.close_ids, v_probabilities);
         -- A correction replaces what it corrects: the caller's verdict, else the test (not for a rule or

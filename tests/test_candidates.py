@@ -200,6 +200,46 @@ def test_a_long_turn_keeps_only_its_rule_sentence_for_the_ring(db, tenant):
     assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
 
 
+# A rule among thanks and news: the whole message is routed nowhere protected, nor a candidate.
+BURIED = (
+    "Hi! Thanks so much for sorting out the booking last week, the kids loved the hotel and the pool was great. "
+    "My sister is coming with us next time so we might need a bigger room. Please never book us anything near "
+    "the airport again, the noise kept us up all night. Anyway, talk soon and thanks again for everything!"
+)
+# A story of what went wrong, told for its own sake: sentences the cues alone take for incidents.
+STORY = (
+    "So the trip was wild. We drove up on Friday and the car broke down twice on the motorway, and my brother had "
+    "to push it into a lay-by while I called everyone I know. Then the hotel lost our booking and we slept in the "
+    "car park. On Sunday we finally saw the lake and it was beautiful, honestly worth it."
+)
+
+
+def test_a_rule_buried_in_a_long_message_is_kept_as_a_candidate_sentence(db, tenant):
+    whole = db.execute("SELECT ring, candidate FROM cogmem.classify(%s)", (BURIED,)).fetchone()
+    assert whole == ("fresh", None)  # the message's own model misses it: the sentence is found apart
+    row = db.execute("SELECT memory_id, ring, candidate, excerpt_id FROM cogmem.remember(%s, %s)", (tenant, BURIED))
+    turn, ring, asked, excerpt = row.fetchone()
+    assert (ring, asked) == ("fresh", "dos_and_donts") and excerpt is not None
+    kept = db.execute(
+        "SELECT content, ring::text, candidate_ring::text, excerpt_of FROM cogmem.memories WHERE memory_id = %s",
+        (excerpt,),
+    ).fetchone()
+    # The sentence with its reason, asked about, never straight into the ring.
+    assert kept == (
+        "Please never book us anything near the airport again, the noise kept us up all night.",
+        "fresh",
+        "dos_and_donts",
+        turn,
+    )
+    assert [r[0] for r in db.execute("SELECT memory_id FROM cogmem.pending_rules(%s)", (tenant,))] == [excerpt]
+
+
+def test_a_long_story_of_mishaps_is_not_asked_about(db, tenant):
+    row = db.execute("SELECT ring, candidate, excerpt_id FROM cogmem.remember(%s, %s)", (tenant, STORY)).fetchone()
+    assert row == ("fresh", None, None)
+    assert one(db, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,)) == 1
+
+
 # What the shipped model reaches on the test split of bench/corpus through classify, less a margin
 # (bench/RESULTS.md has bench/candidates.py's figures through remember): the share of labelled rules and
 # incidents in their ring or held as candidates, and the most casual talk asked about, per language.
