@@ -481,6 +481,28 @@ BEGIN
                     THEN cogmem._excerpt(sc.content, p_query, t.language) END AS excerpt
         FROM scored AS sc
     ),
+    -- A newer memory about the same thing as one kept (close in meaning, said later) is kept with it,
+    -- though it shares neither topic nor words with the message: "We use Pipedrive as our CRM" is kept for
+    -- "Which CRM?", and so is the later "Just logged the call in HubSpot". Among the 40 best of each
+    -- ranked layer and the 40 nearest to the message, as newer first below; it is then placed before the
+    -- older one. Not for turns of a conversation (their neighbours are close without replacing each other).
+    followed AS (
+        SELECT DISTINCT ON (n.memory_id) n.memory_id, o.memory_id AS older
+        FROM qualified AS n
+        JOIN cogmem.memories AS mn ON mn.tenant = t.tenant AND mn.memory_id = n.memory_id
+        JOIN (SELECT q.memory_id,
+                     row_number() OVER (PARTITION BY q.layer
+                                        ORDER BY q.fused * q.boost * q.confidence * q.strength DESC, q.memory_id) AS place
+              FROM qualified AS q
+              WHERE q.why IS NOT NULL AND NOT q.never_cut AND q.conversation IS NULL
+                AND q.layer::text <> 'candidates') AS o ON o.place <= 40
+        JOIN cogmem.memories AS mo ON mo.tenant = t.tenant AND mo.memory_id = o.memory_id
+        WHERE p_embedding IS NOT NULL AND n.why IS NULL AND n.semantic_rank <= 40 AND NOT n.never_cut
+          AND n.conversation IS NULL AND n.layer::text <> 'candidates'
+          AND coalesce(mn.said_at, mn.created_at) > coalesce(mo.said_at, mo.created_at)
+          AND 1 - (mo.embedding OPERATOR(public.<=>) mn.embedding) >= v_same_thing
+        ORDER BY n.memory_id, o.place
+    ),
     candidates AS (
         SELECT q.layer, q.priority, q.never_cut, q.cumulative, q.memory_id, NULL::bigint AS rule_id,
                w.shown, greatest(1, ceil(length(w.shown) / 4.0))::integer AS tokens,
@@ -489,7 +511,7 @@ BEGIN
                     ELSE (q.fused * q.boost * q.confidence * q.strength)::real END AS score,
                CASE WHEN q.why = 'topic' THEN 'topic ' || array_to_string(ARRAY(
                    SELECT DISTINCT t FROM unnest(q.topics) AS t WHERE t = ANY (p_topics) ORDER BY t), ',')
-                    ELSE q.why END AS why,
+                    ELSE coalesce(q.why, 'newer, about the same thing as #' || fo.older) END AS why,
                nullif(concat_ws('; ', 'lexical #' || q.lexical_rank,
                                 'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')',
                                 CASE WHEN q.boost > 1 THEN 'boost ' || round(q.boost::numeric, 1) END,
@@ -506,6 +528,7 @@ BEGIN
                coalesce(q.excerpt, q.content) AS said,
                q.valid_until IS NOT NULL AS superseded
         FROM qualified AS q
+        LEFT JOIN followed AS fo ON fo.memory_id = q.memory_id
         -- A turn is shown with when and by whom it was said.
         -- A superseded memory, shown for a question about the past, says until when it held.
         CROSS JOIN LATERAL (SELECT CASE WHEN q.valid_until IS NOT NULL
@@ -515,7 +538,7 @@ BEGIN
                                              || coalesce(q.speaker || ': ', '') || coalesce(q.excerpt, q.content)
                                    END AS shown) AS w
         -- A memory faded below the floor is out of attention (never-cut rings do not decay).
-        WHERE q.why IS NOT NULL AND q.strength >= t.recall_min_strength
+        WHERE (q.why IS NOT NULL OR fo.older IS NOT NULL) AND q.strength >= t.recall_min_strength
         UNION ALL
         SELECT l.layer, l.priority, true, l.cumulative, NULL, r.rule_id, r.rule, r.token_estimate,
                ((CASE r.severity WHEN 'must' THEN 1.0 WHEN 'should' THEN 0.6 ELSE 0.3 END)

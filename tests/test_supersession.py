@@ -199,6 +199,24 @@ def test_the_client_the_cli_and_mcp_pass_the_verdict(dsn, db, tenant):
     assert one(db, "SELECT superseded_by FROM cogmem.memories WHERE memory_id = %s", (third,)) == fourth
 
 
+def test_a_newer_fact_that_shares_no_word_with_the_question_comes_with_the_older(db, tenant):
+    old, new, question = "My salary is £42,000 a year.", "I'm on £46,500 now after my review.", "What is my salary?"
+    vectors = dict(zip((old, new), inbound.embed([old, new], MODEL_ID), strict=True))
+    (asked,) = inbound.embed([question], MODEL_ID, query=True)
+    ids = [remember(db, tenant, t, at, embedding=vectors[t]) for t, at in ((old, "2026-03-01"), (new, "2026-04-01"))]
+    rows = db.execute(
+        "SELECT memory_id, reason FROM cogmem.recall(%s, %s, embedding => %s) WHERE memory_id IS NOT NULL",
+        (tenant, question, asked),
+    ).fetchall()
+    assert [r[0] for r in rows] == ids[::-1]  # the newer first, though only the older matches the question
+    assert rows[0][1].startswith(f"newer, about the same thing as #{ids[0]};")
+    assert f"said after #{ids[0]}, placed before it" in rows[0][1]
+    # Without the older one kept, nothing brings the newer one: it does not match the question by itself.
+    db.execute("SELECT cogmem.erase(%s, %s)", (tenant, ids[0]))
+    assert db.execute("SELECT memory_id FROM cogmem.recall(%s, %s, embedding => %s) WHERE memory_id IS NOT NULL",
+                      (tenant, question, asked)).fetchall() == []  # fmt: skip
+
+
 # Writers the test was never tuned on, each pair in a tenant of its own, each language by its default
 # model; floors under what bench/understanding.py measures (new first 0.827 en, 0.893 tr, the newer placed
 # first by recall; compatible facts still recalled 0.982, 0.927).
