@@ -128,14 +128,23 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_old     text[] := cogmem._values(p_older);
-    v_new     text[] := cogmem._values(p_newer);
-    v_cues    record := cogmem._supersession_cues(p_newer);
+    v_old     text[];
+    v_new     text[];
+    v_cues    record;
     v_changed boolean;
     v_shared  integer;
     v_mine    text[];
     v_theirs  text[];
 BEGIN
+    -- Too far in meaning to be about the same thing: decided before any text is read. A large tenant's close
+    -- memories (a radius made for conflicts) hold dozens of these a call.
+    IF p_similarity < cogmem._model_similarity(p_model, 'supersede_similarity') THEN
+        sure := false;
+        RETURN;
+    END IF;
+    v_old := cogmem._values(p_older);
+    v_new := cogmem._values(p_newer);
+    v_cues := cogmem._supersession_cues(p_newer);
     -- (c) both hold: said so, or two holders or purposes named (staging and prod), or one named by the
     -- newer alone unless it says it corrects the older ("pay from my personal account, not the joint one").
     v_mine := cogmem._qualifiers(p_newer);
