@@ -34,7 +34,7 @@ from pgvector.psycopg import register_vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.candidates import Outcome, remember_each
-from bench.conversation import chats_between_people
+from bench.conversation import LOCOMO, chats_between_people, load_locomo
 from bench.corpus import HELD_OUT_UPDATE_WRITERS, HELD_OUT_WRITERS, NEVER_CUT, updates, voice_writers, voices
 from bench.harness import given_or_private
 from bench.inbound import LANGUAGES, create_tenant, declare, embed
@@ -100,11 +100,17 @@ def shapes_table(with_embedding: list[Outcome]) -> list[str]:
 
 def casual_talk(conn: psycopg.Connection, models: dict[str, str]) -> list[str]:
     """Every turn of our conversations between people (bench/corpus/conversations: long, emphatic, tips,
-    stories, rants), remembered as an application does with its language's default model's vector: the
-    share put in a never-cut ring (the turn, or a sentence taken from it) and the share made a candidate."""
-    lines = ["| language | turns | put in a never-cut ring | made a candidate | flagged |", "|---|---:|---:|---:|---:|"]
-    chats = chats_between_people()
-    for lang, model in models.items():
+    stories, rants), and of LoCoMo's when it is here (real chats no model learned from, measured only),
+    remembered as an application does with its language's default model's vector: the share put in a
+    never-cut ring (the turn, or a sentence taken from it) and the share made a candidate."""
+    lines = [
+        "| chats | language | turns | put in a never-cut ring | made a candidate | flagged |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    sources = [("ours", lang, model, chats_between_people()) for lang, model in models.items()]
+    if LOCOMO.exists():
+        sources.append(("LoCoMo", "en", models["en"], load_locomo()))
+    for name, lang, model, chats in sources:
         tenant = f"chat-{uuid.uuid4().hex[:12]}"
         create_tenant(conn, tenant, LANGUAGES[lang], model)
         turns = [(c, t) for c in chats if c.lang == lang for t in c.turns]
@@ -119,7 +125,7 @@ def casual_talk(conn: psycopg.Connection, models: dict[str, str]) -> list[str]:
             ).fetchone()
             ring, candidate = ring + row[0], candidate + row[1]  # type: ignore[index]
         n = len(turns)
-        lines.append(f"| {lang} | {n} | {ring / n:.4f} | {candidate / n:.4f} | {(ring + candidate) / n:.4f} |")
+        lines.append(f"| {name} | {lang} | {n} | {ring / n:.4f} | {candidate / n:.4f} | {(ring + candidate) / n:.4f} |")
     return lines
 
 
@@ -347,8 +353,9 @@ def main() -> None:
         "",
         *shapes_table(with_embedding),
         "",
-        "**Casual talk** (our conversations between people, every turn remembered as an application does): what "
-        "the router puts in a never-cut ring or asks about. The never-cut rings must stay clean of it.",
+        "**Casual talk** (our conversations between people, and LoCoMo's real chats, which no model learned from; "
+        "every turn remembered as an application does): what the router puts in a never-cut ring or asks about. "
+        "The never-cut rings must stay clean of it.",
         "",
         *casual,
         "",

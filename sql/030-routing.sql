@@ -258,23 +258,25 @@ COMMENT ON FUNCTION cogmem._rule_sentence(text, text) IS
 'The sentence of a long text (two sentences or more, over 40 words) most likely to be of the ring (a rule, an '
 'incident); NULL for a text to be kept whole.';
 
--- A rule or an incident buried in a long message that the whole message's model does not see: "Anyway,
--- long story... oh and never give my number to anyone, the last time..." The long heads read the whole
--- message, whose chatter outweighs its one clause; the cues model reads each sentence, but alone it takes
+-- A rule or an incident among other sentences that the whole message's model does not see: "Hi! Thanks
+-- for the booking. Please never book us near the airport again, the noise kept us up. Talk soon!" The
+-- whole message's chatter outweighs its one clause; the cues model reads each sentence, but alone it takes
 -- stories for incidents (a quarter of our long chat turns have a sentence it would ask about). Both must
 -- agree: a sentence at the ring's candidate threshold, and the whole message at least WHOLE_AT_LEAST of that
--- ring. On writers no model saw, English long messages kept went from 0.47 to 0.82, while the long turns of
--- our chats between people asked about went from 1 in 337 to 10 (0.8% of all their turns). Only ever a
--- candidate: it is asked about, and never cut from protection by a doubt.
+-- ring. WHOLE_AT_LEAST was chosen on the writers the router learns from and our chats (0.1 kept hardly more
+-- than 0.2 and asked about half as much chat again). On the writers no model saw, English rules and
+-- incidents kept (ring or candidate, by classify) went from 0.71 to 0.83, from 0.62 to 0.73 without an
+-- embedding, while 0.7% of our chats' English turns were asked about (0.2% before). Only ever a
+-- candidate: asked about, and never cut by a doubt. Scoring clauses as well as sentences kept 0.003 more.
 CREATE OR REPLACE FUNCTION cogmem._buried_rule(p_content text, p_probabilities jsonb)
 RETURNS TABLE (sentence text, ring text, probability real)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    whole_at_least CONSTANT real := 0.10;
+    whole_at_least CONSTANT real := 0.2;
 BEGIN
-    IF NOT cogmem._is_long(p_content) THEN
+    IF cardinality(cogmem._sentences(p_content)) < 2 THEN
         RETURN;
     END IF;
     RETURN QUERY
@@ -288,9 +290,9 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._buried_rule(text, jsonb) IS
-'Of a long text that its model routes nowhere protected, the sentence the cues model finds a candidate rule or '
-'incident when the whole text''s probabilities give that ring at least 0.10: the sentence, its ring and its '
-'probability; no row otherwise.';
+'Of a text of several sentences that its model routes nowhere protected, the sentence the cues model finds a '
+'candidate rule or incident when the whole text''s probabilities give that ring at least 0.2: the sentence, '
+'its ring and its probability; no row otherwise.';
 
 -- Before 0014 route took the text only and matched keywords.
 DROP FUNCTION IF EXISTS cogmem.route(text);
