@@ -344,7 +344,7 @@ def main() -> None:
         "`remember(tenant, text)` in a tenant of its own. In ring: rules and incidents routed to their ring; kept: "
         "in their ring or asked about (a candidate); others flagged: the other messages (most written to look like "
         "rules or incidents) put in a never-cut ring or asked about. The router learns from the writers not held "
-        "out (bench/train_router.py; E5's heads, which Turkish uses with an embedding, not yet); no model has "
+        "out (bench/train_router.py, every head); no model has "
         "learned from a held-out writer, and none will: their rows are what a stranger gets.",
         "",
         *rules_table(with_embedding, without),
