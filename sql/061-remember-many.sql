@@ -155,12 +155,13 @@ BEGIN
     t := cogmem._tenant_settings(p_tenant);
     -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret. A
     -- long turn routed to a never-cut ring carries the sentence that ring keeps (rule); the turn itself is
-    -- stored as fresh (_store_batch, _remember).
+    -- stored as fresh (_store_batch, _remember). A buried rule's sentence is the candidate instead.
     SELECT array_agg(ROW(p.n, r.redacted, k.ring::cogmem.ring,
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
                          e.embedding, s.source, cogmem._union_kinds(r.redactions, s.redactions),
-                         cogmem._fingerprint(r.redacted), x.rule, k.candidate, (k.probabilities ->> k.candidate)::real
+                         cogmem._fingerprint(r.redacted), coalesce(x.rule, u.sentence), coalesce(k.candidate, u.ring),
+                         coalesce(u.probability, (k.probabilities ->> k.candidate)::real)
                      )::cogmem._batch_item ORDER BY p.n)
     INTO v_items
     FROM (
@@ -191,7 +192,12 @@ BEGIN
                          < t.turn_never_cut_probability AS doubted) AS d
     ) AS k
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND (k.ring IN ('dos_and_donts', 'shocks') OR k.candidate IS NOT NULL)
-                                    THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule) AS x;
+                                    THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule) AS x
+    -- Routed nowhere protected: a rule or an incident among its sentences, a candidate (as in _remember).
+    LEFT JOIN LATERAL (SELECT b.sentence, b.ring, b.probability
+                       FROM cogmem._buried_rule(r.redacted, k.probabilities) AS b
+                       WHERE p.ring IS NULL AND k.ring NOT IN ('dos_and_donts', 'shocks') AND k.candidate IS NULL) AS u
+        ON true;
     RETURN v_items;
 END;
 $$;

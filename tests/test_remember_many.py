@@ -351,3 +351,17 @@ def test_the_client_and_the_cli_pass_an_items_supersedes(dsn, db, tenant, tmp_pa
     assert result.exit_code == 1
     assert "item 2: supersedes names memories" in result.output and "(P0002)" in result.output
     assert one(db, "SELECT count(*) FROM cogmem.memories WHERE tenant = %s", (tenant,)) == 3
+
+
+@pytest.mark.parametrize("skip", [(), ("conflicts", "near_duplicates")])
+def test_a_rule_among_other_sentences_is_a_candidate_as_remember_makes_it(db, tenant, skip):
+    from tests.test_candidates import BURIED
+
+    rows = remember_many(db, tenant, [BURIED, "The office plant is a ficus."], skip=skip)
+    assert [(r[2], r[8]) for r in rows] == [("fresh", "dos_and_donts"), ("fresh", None)]
+    kept = db.execute(
+        "SELECT content, ring::text, candidate_ring::text, excerpt_of FROM cogmem.memories WHERE memory_id = %s",
+        (rows[0][9],),
+    ).fetchone()
+    said = "Please never book us anything near the airport again, the noise kept us up all night."
+    assert kept == (said, "fresh", "dos_and_donts", rows[0][1])
