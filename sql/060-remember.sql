@@ -509,7 +509,7 @@ BEGIN
             v_instruction := v_instruction AND v_rule_ring IS NULL;
         END IF;
     ELSIF p_ring IS NULL THEN
-        -- Routed nowhere protected: a rule or an incident may still be one sentence of a long message.
+        -- Routed nowhere protected: a rule or an incident may still be one sentence among others.
         SELECT b.sentence, b.ring, b.probability INTO v_rule, v_rule_candidate, v_rule_p
         FROM cogmem._buried_rule(v_content, v_probabilities) AS b;
     END IF;
