@@ -137,7 +137,7 @@ DECLARE
     v_theirs  text[];
 BEGIN
     -- Too far in meaning to be about the same thing: decided before any text is read. A large tenant's close
-    -- memories (a radius made for conflicts) hold dozens of these a call.
+    -- memories (a radius made for conflicts) held a dozen of these a call at a million memories.
     IF p_similarity < cogmem._model_similarity(p_model, 'supersede_similarity') THEN
         sure := false;
         RETURN;
