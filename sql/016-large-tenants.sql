@@ -108,8 +108,8 @@ COMMENT ON VIEW cogmem._memory_lookup IS
 -- remember's close memories in a large tenant (sql/035-contradiction.sql): the nearest of the same scope
 -- through the tenant's own index, within the cosine its sign-bit radius stands for, instead of a scan of
 -- every memory's sign bits. Forty nearest are more than a near-duplicate, a conflict or a replaced fact ever
--- needs, and pgvector's default search list (40) finds them: at a million memories the call takes 3 ms,
--- where a hundred through a list of 200 took 12 ms.
+-- needs, and pgvector's default search list (40) finds them, at a quarter of the cost of a hundred through a
+-- list of 200 (docs/scaling.md).
 CREATE OR REPLACE FUNCTION cogmem._nearest_within(
     p_tenant text, p_embedding public.vector, p_similarity double precision, p_person text, p_agent text
 )

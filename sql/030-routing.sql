@@ -276,7 +276,8 @@ AS $$
 DECLARE
     whole_at_least CONSTANT real := 0.2;
 BEGIN
-    -- Most messages are far from both rings as a whole: their sentences are not read (5 ms for eight).
+    -- Most messages are far from both rings as a whole: their sentences are not read (as costly as the
+    -- message's own routing, for a message of eight).
     IF greatest(coalesce((p_probabilities ->> 'dos_and_donts')::real, 0),
                 coalesce((p_probabilities ->> 'shocks')::real, 0)) < whole_at_least
        OR cardinality(cogmem._sentences(p_content)) < 2 THEN

@@ -484,9 +484,9 @@ BEGIN
     -- A newer memory about the same thing as one kept (close in meaning, said later) is kept with it,
     -- though it shares neither topic nor words with the message: "We use Pipedrive as our CRM" is kept for
     -- "Which CRM?", and so is the later "Just logged the call in HubSpot". Among the 10 best of each
-    -- ranked layer and the 20 nearest to the message (about 2 ms of a 50 ms recall of an indexed tenant of
-    -- 10,000; 40 and 40 cost as much and kept no more of our updates); it is then placed before the older
-    -- one. Not for turns of a conversation (their neighbours are close without replacing each other).
+    -- ranked layer and the 20 nearest to the message (about 4% of a recall of an indexed tenant of 10,000;
+    -- 40 and 40 cost as much and kept no more of our updates); it is then placed before the older one.
+    -- Not for turns of a conversation (their neighbours are close without replacing each other).
     followed AS (
         SELECT DISTINCT ON (n.memory_id) n.memory_id, o.memory_id AS older
         FROM qualified AS n
