@@ -194,10 +194,13 @@ BEGIN
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND (k.ring IN ('dos_and_donts', 'shocks') OR k.candidate IS NOT NULL)
                                     THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule) AS x
     -- Routed nowhere protected: a rule or an incident among its sentences, a candidate (as in _remember).
-    LEFT JOIN LATERAL (SELECT b.sentence, b.ring, b.probability
-                       FROM cogmem._buried_rule(r.redacted, k.probabilities) AS b
-                       WHERE p.ring IS NULL AND k.ring NOT IN ('dos_and_donts', 'shocks') AND k.candidate IS NULL) AS u
-        ON true;
+    -- A CASE, as the routing above: a function in a lateral FROM would be planned into a join that runs
+    -- for every item, and its arguments' subqueries again with it.
+    CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND k.ring NOT IN ('dos_and_donts', 'shocks') AND k.candidate IS NULL
+                                    THEN (SELECT to_jsonb(b) FROM cogmem._buried_rule(r.redacted, k.probabilities) AS b)
+                               END AS found) AS bu
+    CROSS JOIN LATERAL (SELECT bu.found ->> 'sentence' AS sentence, bu.found ->> 'ring' AS ring,
+                               (bu.found ->> 'probability')::real AS probability) AS u;
     RETURN v_items;
 END;
 $$;
