@@ -236,6 +236,26 @@ COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector, text) IS
 'needs; by the head of the embedding''s model (cogmem._dense_model), else by the cues; a long text '
 '(cogmem._is_long) by the models of long turns.';
 
+-- Each sentence of a text as the cues model reads it alone: its probability of each never-cut ring and that
+-- ring's candidate threshold, in the order said. What a long turn keeps (_rule_sentence) and a rule among
+-- other sentences (_buried_rule) are both chosen from it.
+CREATE OR REPLACE FUNCTION cogmem._sentence_scores(p_content text)
+RETURNS TABLE (sentence text, n bigint, ring text, probability double precision, candidate_threshold real)
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY
+    SELECT s.sentence, s.n, p.label, p.probability, p.candidate_threshold
+    FROM unnest(cogmem._sentences(p_content)) WITH ORDINALITY AS s (sentence, n)
+    CROSS JOIN LATERAL cogmem._inbound_scores(s.sentence, NULL, NULL) AS p
+    WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks');
+END;
+$$;
+COMMENT ON FUNCTION cogmem._sentence_scores(text) IS
+'Each sentence of a text (with its place) scored alone by the cues model: its probability of each never-cut '
+'ring and that ring''s candidate threshold.';
+
 -- A long turn (several sentences, over 40 words) is a rule or an incident only through a sentence of it:
 -- that sentence, the one the cues model finds most likely of the ring, is what the never-cut ring keeps,
 -- and the turn itself stays an ordinary memory. NULL for a text short enough to be kept whole.
@@ -248,10 +268,8 @@ BEGIN
     IF NOT cogmem._is_long(p_content) THEN
         RETURN NULL;
     END IF;
-    RETURN (SELECT s.sentence FROM unnest(cogmem._sentences(p_content)) WITH ORDINALITY AS s (sentence, n)
-            CROSS JOIN LATERAL cogmem._inbound_scores(s.sentence, NULL, NULL) AS p
-            WHERE p.head = 'ring' AND p.label = p_ring
-            ORDER BY p.probability DESC, s.n LIMIT 1);
+    RETURN (SELECT s.sentence FROM cogmem._sentence_scores(p_content) AS s
+            WHERE s.ring = p_ring ORDER BY s.probability DESC, s.n LIMIT 1);
 END;
 $$;
 COMMENT ON FUNCTION cogmem._rule_sentence(text, text) IS
@@ -284,12 +302,10 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY
-    SELECT s.sentence, p.label, p.probability::real
-    FROM unnest(cogmem._sentences(p_content)) WITH ORDINALITY AS s (sentence, n)
-    CROSS JOIN LATERAL cogmem._inbound_scores(s.sentence, NULL, NULL) AS p
-    WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks') AND p.probability >= p.candidate_threshold
-      AND coalesce((p_probabilities ->> p.label)::real, 0) >= whole_at_least
-    ORDER BY p.probability DESC, s.n
+    SELECT s.sentence, s.ring, s.probability::real
+    FROM cogmem._sentence_scores(p_content) AS s
+    WHERE s.probability >= s.candidate_threshold AND coalesce((p_probabilities ->> s.ring)::real, 0) >= whole_at_least
+    ORDER BY s.probability DESC, s.n
     LIMIT 1;
 END;
 $$;

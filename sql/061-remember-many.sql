@@ -160,8 +160,9 @@ BEGIN
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
                          e.embedding, s.source, cogmem._union_kinds(r.redactions, s.redactions),
-                         cogmem._fingerprint(r.redacted), coalesce(x.rule, u.sentence), coalesce(k.candidate, u.ring),
-                         coalesce(u.probability, (k.probabilities ->> k.candidate)::real)
+                         cogmem._fingerprint(r.redacted), coalesce(x.rule, u.found ->> 'sentence'),
+                         coalesce(k.candidate, u.found ->> 'ring'),
+                         coalesce((u.found ->> 'probability')::real, (k.probabilities ->> k.candidate)::real)
                      )::cogmem._batch_item ORDER BY p.n)
     INTO v_items
     FROM (
@@ -198,9 +199,7 @@ BEGIN
     -- for every item, and its arguments' subqueries again with it.
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND k.ring NOT IN ('dos_and_donts', 'shocks') AND k.candidate IS NULL
                                     THEN (SELECT to_jsonb(b) FROM cogmem._buried_rule(r.redacted, k.probabilities) AS b)
-                               END AS found) AS bu
-    CROSS JOIN LATERAL (SELECT bu.found ->> 'sentence' AS sentence, bu.found ->> 'ring' AS ring,
-                               (bu.found ->> 'probability')::real AS probability) AS u;
+                               END AS found) AS u;
     RETURN v_items;
 END;
 $$;
