@@ -317,14 +317,18 @@ BEGIN
                                         p_instruction, v_model);
         END IF;
     ELSIF p_contradicts IS NULL THEN
-        -- No embedding: closeness is two words in common, and the model without a cosine decides.
+        -- No embedding: closeness is two words in common, and the model without a cosine decides, for the
+        -- 50 that share the most: every pair is read by the model, and in a large tenant the pairs that
+        -- share two words were hundreds a call (docs/scaling.md).
         SELECT array_agg(m.memory_id ORDER BY m.memory_id) INTO conflict_ids
-        FROM cogmem.memories AS m
-        WHERE m.tenant = p_tenant AND m.ring NOT IN ('fresh', 'shocks')
-          AND cogmem._same_scope(m.person, m.agent, p_person, p_agent)
-          AND m.search @@ cogmem._or_query(v_words)
-          AND cogmem._shared_words(m.search, v_words) >= 2
-          AND cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, NULL, p_language, p_instruction, NULL);
+        FROM (SELECT a.memory_id, a.content, a.ring
+              FROM cogmem.memories AS a, cogmem._or_query(v_words) AS q (query)
+              WHERE a.tenant = p_tenant AND a.ring NOT IN ('fresh', 'shocks')
+                AND cogmem._same_scope(a.person, a.agent, p_person, p_agent)
+                AND a.search @@ q.query AND cogmem._shared_words(a.search, v_words) >= 2
+              ORDER BY ts_rank(a.search, q.query) DESC, a.memory_id DESC
+              LIMIT 50) AS m
+        WHERE cogmem._contradiction(m.content, m.ring::text, p_content, v_cues, NULL, p_language, p_instruction, NULL);
     END IF;
 END;
 $$;

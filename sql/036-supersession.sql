@@ -238,8 +238,9 @@ SET jit = off
 AS $$
 DECLARE
     v_older record;
-    v_words text[] := CASE WHEN p_embedding IS NULL
-                           THEN coalesce(tsvector_to_array(to_tsvector(t.language, p_content)), '{}') END;
+    -- Without an embedding, the older facts that share a word, as one query built once (not per row).
+    v_query tsquery := CASE WHEN p_embedding IS NULL THEN cogmem._or_query(
+                           coalesce(tsvector_to_array(to_tsvector(t.language, p_content)), '{}')) END;
 BEGIN
     -- A turn of a conversation is evidence of what was said when, and questions about a conversation ask
     -- about then as often as now: on our conversations, superseding turns (even surely) cost evidence
@@ -249,14 +250,19 @@ BEGIN
     END IF;
     -- Two branches, the second cut by a one-time filter when there is an embedding: one condition with an
     -- OR read the whole tenant (3.2 s a call in a tenant of a million), where the close ones are a few ids.
+    -- Without an embedding, the 20 that share the most of its words: the older facts with a word in common
+    -- ("the deploy of the shop") were thousands a call in a large tenant, each read for values (docs/scaling.md).
     SELECT m.memory_id, s.sure INTO v_older
     FROM (SELECT a.memory_id, a.content, a.embedding, a.ring, a.valid_until
           FROM cogmem.memories AS a WHERE a.tenant = t.tenant AND a.memory_id = ANY (p_close)
           UNION ALL
-          SELECT a.memory_id, a.content, a.embedding, a.ring, a.valid_until
-          FROM cogmem.memories AS a
-          WHERE p_embedding IS NULL AND a.tenant = t.tenant AND a.search @@ cogmem._or_query(v_words)
-            AND cogmem._same_scope(a.person, a.agent, p_person, p_agent)) AS m
+          (SELECT a.memory_id, a.content, a.embedding, a.ring, a.valid_until
+           FROM cogmem.memories AS a
+           WHERE p_embedding IS NULL AND a.tenant = t.tenant AND a.search @@ v_query
+             AND a.memory_id <> p_newer AND a.ring NOT IN ('shocks', 'dos_and_donts') AND a.valid_until IS NULL
+             AND cogmem._same_scope(a.person, a.agent, p_person, p_agent)
+           ORDER BY ts_rank(a.search, v_query) DESC, a.memory_id DESC
+           LIMIT 20)) AS m
     CROSS JOIN LATERAL cogmem._supersession(m.content, p_content,
                                             (1 - (m.embedding OPERATOR(public.<=>) p_embedding))::real,
                                             t.language, t.embedding_model) AS s

@@ -156,6 +156,9 @@ BEGIN
     -- Redact first, as remember() does: routing, topics, fingerprint and embedding never see a secret. A
     -- long turn routed to a never-cut ring carries the sentence that ring keeps (rule); the turn itself is
     -- stored as fresh (_store_batch, _remember). A buried rule's sentence is the candidate instead.
+    -- Each step is its own subquery (OFFSET 0): pulled up, every reference to a step's column copied its
+    -- whole expression (the routing's subquery thirty times over), and a batch of given rings took four
+    -- times as long (bench/scale.py's remember_many rows).
     SELECT array_agg(ROW(p.n, r.redacted, k.ring::cogmem.ring,
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
@@ -177,11 +180,11 @@ BEGIN
     ) AS p
     CROSS JOIN LATERAL cogmem.redact(btrim(p.content)) AS r
     CROSS JOIN LATERAL cogmem._redact_source(p.source) AS s
-    CROSS JOIN LATERAL (SELECT cogmem._embedding(p_tenant, p.embedding, r.redacted) AS embedding) AS e
+    CROSS JOIN LATERAL (SELECT cogmem._embedding(p_tenant, p.embedding, r.redacted) AS embedding OFFSET 0) AS e
     -- Routed only when the caller gave no ring (a CASE evaluates its subquery only then).
     CROSS JOIN LATERAL (
         SELECT CASE WHEN p.ring IS NULL THEN (SELECT to_jsonb(x) FROM cogmem.classify(r.redacted, e.embedding, t.embedding_model) AS x)
-               END AS routed
+               END AS routed OFFSET 0
     ) AS c
     CROSS JOIN LATERAL (
         -- A turn of a conversation needs more certainty for a never-cut ring (as in _remember).
@@ -190,16 +193,16 @@ BEGIN
                c.routed -> 'probabilities' AS probabilities
         FROM (SELECT c.routed ->> 'ring' IN ('dos_and_donts', 'shocks') AND p.source ? 'conversation'
                      AND (c.routed #>> ARRAY['probabilities', c.routed ->> 'ring'])::real
-                         < t.turn_never_cut_probability AS doubted) AS d
+                         < t.turn_never_cut_probability AS doubted) AS d OFFSET 0
     ) AS k
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND (k.ring IN ('dos_and_donts', 'shocks') OR k.candidate IS NOT NULL)
-                                    THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule) AS x
+                                    THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule OFFSET 0) AS x
     -- Routed nowhere protected: a rule or an incident among its sentences, a candidate (as in _remember).
     -- A CASE, as the routing above: a function in a lateral FROM would be planned into a join that runs
-    -- for every item, and its arguments' subqueries again with it.
+    -- for every item.
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND k.ring NOT IN ('dos_and_donts', 'shocks') AND k.candidate IS NULL
                                     THEN (SELECT to_jsonb(b) FROM cogmem._buried_rule(r.redacted, k.probabilities) AS b)
-                               END AS found) AS u;
+                               END AS found OFFSET 0) AS u;
     RETURN v_items;
 END;
 $$;

@@ -487,21 +487,30 @@ BEGIN
     -- ranked layer and the 20 nearest to the message (about 4% of a recall of an indexed tenant of 10,000;
     -- 40 and 40 cost as much and kept no more of our updates); it is then placed before the older one.
     -- Not for turns of a conversation (their neighbours are close without replacing each other).
-    followed AS (
-        SELECT DISTINCT ON (n.memory_id) n.memory_id, o.memory_id AS older
-        FROM qualified AS n
-        JOIN cogmem.memories AS mn ON mn.tenant = t.tenant AND mn.memory_id = n.memory_id
-        JOIN (SELECT q.memory_id,
+    -- Each side read once, with its vector and date: joined as they were, the older side was ranked again
+    -- and its memories fetched again for every newer one.
+    kept_older AS MATERIALIZED (
+        SELECT o.memory_id, o.place, coalesce(m.said_at, m.created_at) AS said, m.embedding
+        FROM (SELECT q.memory_id,
                      row_number() OVER (PARTITION BY q.layer
                                         ORDER BY q.fused * q.boost * q.confidence * q.strength DESC, q.memory_id) AS place
               FROM qualified AS q
-              WHERE q.why IS NOT NULL AND NOT q.never_cut AND q.conversation IS NULL
-                AND q.layer::text <> 'candidates') AS o ON o.place <= 10
-        JOIN cogmem.memories AS mo ON mo.tenant = t.tenant AND mo.memory_id = o.memory_id
+              WHERE p_embedding IS NOT NULL AND q.why IS NOT NULL AND NOT q.never_cut AND q.conversation IS NULL
+                AND q.layer::text <> 'candidates') AS o
+        JOIN cogmem.memories AS m ON m.tenant = t.tenant AND m.memory_id = o.memory_id
+        WHERE o.place <= 10
+    ),
+    near_newer AS MATERIALIZED (
+        SELECT n.memory_id, coalesce(m.said_at, m.created_at) AS said, m.embedding
+        FROM qualified AS n
+        JOIN cogmem.memories AS m ON m.tenant = t.tenant AND m.memory_id = n.memory_id
         WHERE p_embedding IS NOT NULL AND n.why IS NULL AND n.semantic_rank <= 20 AND NOT n.never_cut
           AND n.conversation IS NULL AND n.layer::text <> 'candidates'
-          AND coalesce(mn.said_at, mn.created_at) > coalesce(mo.said_at, mo.created_at)
-          AND 1 - (mo.embedding OPERATOR(public.<=>) mn.embedding) >= v_same_thing
+    ),
+    followed AS (
+        SELECT DISTINCT ON (n.memory_id) n.memory_id, o.memory_id AS older
+        FROM near_newer AS n
+        JOIN kept_older AS o ON n.said > o.said AND 1 - (o.embedding OPERATOR(public.<=>) n.embedding) >= v_same_thing
         ORDER BY n.memory_id, o.place
     ),
     candidates AS (
