@@ -15,6 +15,9 @@ merges with another). Then, for each tenant, interleaved in random order with th
 Once without the tenant's own indexes (one pass over the tenant, as every tenant below the size is read),
 once with them (built by the statements of `cogmem.tenant_indexes`, timed). Then two nights, timed: the
 first after the load (every memory new), and one a day later whose new memories are the newest 1%.
+`--night-on DSN --tenant T` times, on a tenant already loaded, what a night costs the tenant's own calls:
+a day's 1% made new again, then the scheduled night (`consolidate_nightly`, its merge in steps) and
+`consolidate()` in one transaction, each while a client recalls the tenant every 0.2 s.
 Random vectors flatter no index, so the share of the exact top-100 that the index finds is measured on
 real MiniLM vectors of real sentences: the turns of the conversations of bench/conversation.py in one
 tenant, asked their questions.
@@ -28,6 +31,7 @@ import json
 import random
 import statistics
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -244,13 +248,86 @@ def real_line(real: tuple[int, int, float, float]) -> str:
     )
 
 
+def night_waits(dsn: str, tenant: str, scheduled: bool) -> dict:
+    """One night of TENANT whose new memories are a day's 1% (the newest not yet made new, said a day after
+    the tenant's last night), while a client recalls the tenant every 0.2 s: the night's seconds and what
+    the recalls waited (a call gives up after cogmem.lock_wait, 10 s)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        size, days = conn.execute(
+            "SELECT (SELECT count(*) FROM cogmem.memories WHERE tenant = %s),"
+            " (SELECT coalesce(max(night) - current_date, 0) + 1 FROM cogmem.consolidation_nights WHERE tenant = %s)",
+            (tenant, tenant),
+        ).fetchone()  # type: ignore[misc]
+        conn.execute(  # the newest 1% that no earlier night saw: those are said in the future
+            "UPDATE cogmem.memories SET created_at = now() + make_interval(days => %s) WHERE tenant = %s AND "
+            "memory_id IN (SELECT memory_id FROM cogmem.memories WHERE tenant = %s AND created_at <= now() "
+            "ORDER BY memory_id DESC LIMIT %s)",
+            (days, tenant, tenant, size // 100),
+        )
+    done, waits, refused = False, [], 0
+
+    def day() -> None:
+        nonlocal refused
+        rng = np.random.default_rng(days)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("SET cogmem.embed = off")
+            while not done:
+                vector = rng.standard_normal(384).astype(np.float32)
+                started = time.perf_counter()
+                try:
+                    conn.execute(
+                        "SELECT count(*) FROM cogmem.recall(%s, 'restart the servers tonight?', %s)",
+                        (tenant, vector / np.linalg.norm(vector)),
+                    )
+                    waits.append((time.perf_counter() - started) * 1000)
+                except psycopg.errors.LockNotAvailable:
+                    refused += 1
+                time.sleep(0.2)
+
+    caller = threading.Thread(target=day)
+    caller.start()
+    time.sleep(2)
+    as_of = "now() + make_interval(days => %s, hours => 1)"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        started = time.perf_counter()
+        if scheduled:
+            conn.execute(f"CALL cogmem.consolidate_nightly({as_of}, %s)", (days, tenant))
+        else:
+            conn.execute(f"SELECT * FROM cogmem.consolidate({as_of}, %s)", (days, tenant)).fetchall()
+        seconds = time.perf_counter() - started
+    time.sleep(1)
+    done = True
+    caller.join()
+    return {"size": size, "seconds": seconds, "waits": waits, "refused": refused}
+
+
+def night_lines(scheduled: dict, one: dict) -> list[str]:
+    lines = [
+        "| night | memories | new | night s | recalls during it | recall p50 ms | longest recall ms | refused (busy) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in (("scheduled, merge in steps", scheduled), ("consolidate(), one transaction", one)):
+        lines.append(
+            f"| {name} | {r['size']:,} | {r['size'] // 100:,} | {r['seconds']:.1f} | {len(r['waits'])} "
+            f"| {statistics.median(r['waits']):.0f} | {max(r['waits']):.0f} | {r['refused']} |"
+        )
+    return lines
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--results", type=Path, help="Markdown file whose '## One large tenant' section to replace")
     parser.add_argument("--real-only", action="store_true", help="only the index's share of the exact top-100")
+    parser.add_argument("--night-on", help="a database holding a loaded tenant: time what its nights cost its calls")
+    parser.add_argument("--tenant", default="one_1000000")
     args = parser.parse_args()
+    if args.night_on:
+        scheduled = night_waits(args.night_on, args.tenant, scheduled=True)
+        print("\n".join(night_lines(scheduled, night_waits(args.night_on, args.tenant, scheduled=False))))
+        sys.exit(0)
     if args.real_only:
         with private_database(5452) as dsn:
             print(real_line(index_finds(dsn)))

@@ -1,5 +1,7 @@
 -- Sleep: the nightly consolidation. Per tenant and night, in one transaction with the record of that
--- night, so re-running a night is a no-op and a crash leaves every tenant either done or untouched.
+-- night, so re-running a night is a no-op and a crash leaves every tenant either done or untouched. The
+-- scheduled night (consolidate_nightly) merges first in steps of their own transactions, so that a large
+-- tenant's calls never wait for a whole night: a crash may leave some merges done, and the night reruns.
 --
 -- Decisions, in this order (thresholds are per-tenant columns of cogmem.tenants):
 --   expire     sensory turns older than sensory_ttl are removed
@@ -130,9 +132,6 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_counts  jsonb := '{}';
-    v_pair    record;
-    v_keep    bigint;
-    v_drop    bigint;
     v_changed bigint[];
     v_skipped bigint;
 BEGIN
@@ -148,7 +147,26 @@ BEGIN
         v_changed := v_changed[1:p_most];
         v_counts := v_counts || jsonb_build_object('merge_skipped', v_skipped);
     END IF;
-    FOR v_pair IN SELECT * FROM cogmem._night_pairs(t, v_changed)
+    RETURN v_counts || cogmem._night_merge_ids(t, p_as_of, v_changed);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_merge(cogmem.tenants, timestamptz, timestamptz, bigint) IS
+'The night''s merge of near-duplicates and linking of siblings among the p_most newest memories new or '
+'changed since p_since; the others are counted (merge_skipped) and left as they are.';
+
+-- The merges and sibling links of the given memories with their nearest (_night_pairs), closest first.
+CREATE OR REPLACE FUNCTION cogmem._night_merge_ids(t cogmem.tenants, p_as_of timestamptz, p_changed bigint[])
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_counts  jsonb := '{}';
+    v_pair    record;
+    v_keep    bigint;
+    v_drop    bigint;
+BEGIN
+    FOR v_pair IN SELECT * FROM cogmem._night_pairs(t, p_changed)
     LOOP
         CONTINUE WHEN NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.a_id)
                    OR NOT EXISTS (SELECT FROM cogmem.memories AS m WHERE m.tenant = t.tenant AND m.memory_id = v_pair.b_id);
@@ -199,9 +217,108 @@ BEGIN
     RETURN v_counts;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._night_merge(cogmem.tenants, timestamptz, timestamptz, bigint) IS
-'The night''s merge of near-duplicates and linking of siblings among the p_most newest memories new or '
-'changed since p_since; the others are counted (merge_skipped) and left as they are.';
+COMMENT ON FUNCTION cogmem._night_merge_ids(cogmem.tenants, timestamptz, bigint[]) IS
+'Merges near-duplicates and links siblings among the given memories and their nearest; returns the counts.';
+
+-- The moment a tenant's night starts from: its previous night's, or on a first night the last day.
+CREATE OR REPLACE FUNCTION cogmem._night_since(p_tenant text, p_night date, p_as_of timestamptz)
+RETURNS timestamptz
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT coalesce(max(n.as_of), p_as_of - interval '1 day') FROM cogmem.consolidation_nights AS n
+            WHERE n.tenant = p_tenant AND n.night < p_night);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_since(text, date, timestamptz) IS
+'The as_of of a tenant''s previous night, or a day before p_as_of on its first.';
+
+-- The merge of a scheduled night in steps (cogmem.consolidate_nightly), each its own transaction holding
+-- the tenant: the day's calls wait for one step, not for the whole merge (a day's 1% of a million
+-- memories took minutes, and a call gives up after cogmem.lock_wait). The p_step newest new memories
+-- below p_below; NULL lowest when nothing is left or the night is done, and NULL counts as well when the
+-- day's calls hold the tenant (the night's own transaction then merges, or skips it and says so).
+CREATE OR REPLACE FUNCTION cogmem._night_merge_step(
+    p_tenant text, p_as_of timestamptz, p_below bigint, p_step integer, OUT counts jsonb, OUT lowest bigint
+)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    t       cogmem.tenants := cogmem._tenant_settings(p_tenant);
+    v_night date := (p_as_of AT TIME ZONE 'UTC')::date;
+    v_since timestamptz;
+    v_ids   bigint[];
+BEGIN
+    counts := '{}';
+    -- A night done (a run every minute finds most so) takes no lock: the rehearsal job skips a held tenant.
+    IF EXISTS (SELECT FROM cogmem.consolidation_nights AS n WHERE n.tenant = p_tenant AND n.night = v_night) THEN
+        RETURN;
+    END IF;
+    BEGIN
+        PERFORM cogmem._lock_tenant(p_tenant, true);
+    EXCEPTION WHEN lock_not_available THEN
+        counts := NULL;  -- busy
+        RETURN;
+    END;
+    v_since := cogmem._night_since(p_tenant, v_night, p_as_of);
+    v_ids := ARRAY(SELECT m.memory_id FROM cogmem.memories AS m
+                   WHERE m.tenant = p_tenant AND m.created_at <= p_as_of
+                     AND (m.created_at > v_since OR m.updated_at > v_since)
+                     AND (p_below IS NULL OR m.memory_id < p_below)
+                   ORDER BY m.memory_id DESC LIMIT p_step);
+    IF cardinality(v_ids) > 0 THEN
+        counts := cogmem._night_merge_ids(t, p_as_of, v_ids);
+        lowest := v_ids[cardinality(v_ids)];
+    END IF;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_merge_step(text, timestamptz, bigint, integer) IS
+'One step of a scheduled night''s merge: the p_step newest memories new since the last night below '
+'p_below, with the tenant held; returns the counts and the lowest memory merged from (NULL: nothing left).';
+
+-- What the merge steps left (cogmem.consolidate_nightly): the new memories below the last step's lowest,
+-- counted as merge_skipped.
+CREATE OR REPLACE FUNCTION cogmem._night_merge_left(p_tenant text, p_as_of timestamptz, p_below bigint)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_since timestamptz := cogmem._night_since(p_tenant, (p_as_of AT TIME ZONE 'UTC')::date, p_as_of);
+    v_left  bigint;
+BEGIN
+    SELECT count(*) INTO v_left FROM cogmem.memories AS m
+    WHERE m.tenant = p_tenant AND m.created_at <= p_as_of AND m.memory_id < p_below
+      AND (m.created_at > v_since OR m.updated_at > v_since);
+    RETURN CASE WHEN v_left > 0 THEN jsonb_build_object('merge_skipped', v_left) ELSE '{}' END;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_merge_left(text, timestamptz, bigint) IS
+'The memories new since the last night below p_below, as a night''s merge_skipped count (none: {}).';
+
+-- Two nights' counts added key by key; NULL when either is (a merge in steps that found the tenant busy).
+CREATE OR REPLACE FUNCTION cogmem._add_counts(p_one jsonb, p_other jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_sum jsonb := p_one;
+    v_key text;
+BEGIN
+    IF p_one IS NULL OR p_other IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOR v_key IN SELECT k.key FROM jsonb_object_keys(p_other) AS k (key) LOOP
+        v_sum := v_sum || jsonb_build_object(v_key, coalesce((v_sum ->> v_key)::bigint, 0) + (p_other ->> v_key)::bigint);
+    END LOOP;
+    RETURN v_sum;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._add_counts(jsonb, jsonb) IS
+'Counts of a night''s decisions added key by key; NULL when either side is NULL.';
 
 -- reinforce
 CREATE OR REPLACE FUNCTION cogmem._night_reinforce(t cogmem.tenants, p_as_of timestamptz, p_recalled bigint[])
@@ -429,7 +546,10 @@ $$;
 COMMENT ON FUNCTION cogmem._night_review(cogmem.tenants, timestamptz) IS
 'Marks the night''s overridden conflicts reviewed and logs how each side has done since; returns how many.';
 
-CREATE OR REPLACE FUNCTION cogmem._consolidate_tenant(p_tenant text, p_as_of timestamptz, p_run_id bigint)
+DROP FUNCTION IF EXISTS cogmem._consolidate_tenant(text, timestamptz, bigint);  -- before the merge in steps
+CREATE OR REPLACE FUNCTION cogmem._consolidate_tenant(
+    p_tenant text, p_as_of timestamptz, p_run_id bigint, p_merged jsonb DEFAULT NULL
+)
 RETURNS TABLE (decision text, memories integer)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -456,8 +576,7 @@ BEGIN
     END;
     -- Only memories new or changed since the tenant's previous night (on a first night: the last day)
     -- need the near-duplicate search; remember() already rehearses duplicates as they arrive.
-    SELECT coalesce(max(n.as_of), p_as_of - interval '1 day') INTO v_since FROM cogmem.consolidation_nights AS n
-    WHERE n.tenant = p_tenant AND n.night < v_night;
+    v_since := cogmem._night_since(p_tenant, v_night, p_as_of);
     INSERT INTO cogmem.consolidation_nights (tenant, night, as_of, run_id)
     VALUES (p_tenant, v_night, p_as_of, p_run_id)
     ON CONFLICT DO NOTHING;
@@ -476,7 +595,8 @@ BEGIN
     WHERE r.tenant = p_tenant AND r.message_embedding IS NOT NULL
       AND r.created_at < p_as_of - t.implicit_feedback_window;
 
-    v_counts := v_counts || cogmem._night_merge(t, p_as_of, v_since);
+    -- A scheduled night merged in steps before (p_merged, its counts); else the merge is done here.
+    v_counts := v_counts || coalesce(p_merged, cogmem._night_merge(t, p_as_of, v_since));
     -- Reinforce, promote and weaken need recalled memories: one pass over the tenant's statistics finds
     -- them, and each decision looks up only those (three passes tripled the cost).
     SELECT coalesce(array_agg(s.memory_id), '{}') INTO v_recalled
@@ -517,9 +637,9 @@ BEGIN
     RETURN QUERY SELECT e.key, e.value::integer FROM jsonb_each_text(v_counts) AS e ORDER BY e.key;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._consolidate_tenant(text, timestamptz, bigint) IS
+COMMENT ON FUNCTION cogmem._consolidate_tenant(text, timestamptz, bigint, jsonb) IS
 'One tenant''s night of consolidation (see the head of sql/090-consolidation.sql); a no-op when that night '
-'is already done.';
+'is already done; p_merged: the counts of its merge done in steps before.';
 
 CREATE OR REPLACE FUNCTION cogmem._consolidate(p_as_of timestamptz, p_tenant text)
 RETURNS TABLE (tenant text, decision text, memories integer)
@@ -576,6 +696,29 @@ COMMENT ON FUNCTION cogmem.consolidate(timestamptz, text) IS
 'Runs the nightly consolidation up to as_of for every tenant (or one) in this transaction and returns '
 'what each decision touched. Idempotent per night. CALL cogmem.consolidate_nightly() commits per tenant.';
 
+-- How many new memories a step of a scheduled night's merge takes (SET cogmem.night_step, or ALTER ROLE
+-- ... SET for the role pg_cron runs as): fewer, shorter waits for the day's calls; more, fewer commits.
+CREATE OR REPLACE FUNCTION cogmem._night_step()
+RETURNS integer
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_setting text := coalesce(nullif(current_setting('cogmem.night_step', true), ''), '100');
+    -- A CASE, so that the cast is tried only on digits.
+    v_valid   boolean := CASE WHEN v_setting ~ '^\s*[0-9]{1,5}\s*$' THEN v_setting::integer BETWEEN 1 AND 20000 ELSE false END;
+BEGIN
+    IF NOT v_valid THEN
+        RAISE EXCEPTION 'cogmem.night_step must be a number of memories from 1 to 20000, not "%"', v_setting
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'SET cogmem.night_step = 100 (the default), or RESET cogmem.night_step.';
+    END IF;
+    RETURN v_setting::integer;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_step() IS
+'The new memories one step of a scheduled night''s merge takes: cogmem.night_step, 100 by default.';
+
 -- A procedure that commits cannot carry a SET clause (PostgreSQL forbids transaction control then),
 -- so it pins nothing and qualifies every name instead; the work happens in the functions above.
 -- Tenants are independent, so a night can run as several workers (one pg_cron job each), every
@@ -593,7 +736,13 @@ DECLARE
     v_run_id bigint;
     v_tenant text;
     v_done   integer := 0;
+    v_step   integer;
+    v_round  integer;
+    v_merged jsonb;
+    v_counts jsonb;
+    v_below  bigint;
 BEGIN
+    v_step := cogmem._night_step();
     IF workers IS NULL OR worker IS NULL OR workers NOT BETWEEN 1 AND 64 OR worker NOT BETWEEN 1 AND workers THEN
         RAISE EXCEPTION 'worker % of % is not a valid share', worker, workers
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Use workers between 1 and 64 and worker between 1 and workers.';
@@ -625,7 +774,21 @@ BEGIN
               OPERATOR(pg_catalog.%) workers OPERATOR(pg_catalog.=) (worker OPERATOR(pg_catalog.-) 1)
         ORDER BY t.tenant
     LOOP
-        PERFORM cogmem._consolidate_tenant(v_tenant, consolidate_nightly.as_of, v_run_id);
+        -- The merge first, in steps of cogmem.night_step new memories, each committed (_night_merge_step),
+        -- up to the night's bound of 20,000; then the rest of the night in one transaction.
+        v_merged := '{}';
+        v_below := NULL;
+        FOR v_round IN 1 .. ((20000 OPERATOR(pg_catalog.+) v_step) OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog./) v_step LOOP
+            SELECT s.counts, s.lowest INTO v_counts, v_below
+            FROM cogmem._night_merge_step(v_tenant, consolidate_nightly.as_of, v_below, v_step) AS s;
+            v_merged := cogmem._add_counts(v_merged, v_counts);
+            COMMIT;
+            EXIT WHEN v_below IS NULL;
+        END LOOP;
+        IF v_below IS NOT NULL THEN
+            v_merged := cogmem._add_counts(v_merged, cogmem._night_merge_left(v_tenant, consolidate_nightly.as_of, v_below));
+        END IF;
+        PERFORM cogmem._consolidate_tenant(v_tenant, consolidate_nightly.as_of, v_run_id, v_merged);
         v_done := v_done + 1;
         UPDATE cogmem.consolidation_runs AS r SET tenants_done = v_done WHERE r.run_id OPERATOR(pg_catalog.=) v_run_id;
         COMMIT;  -- one tenant per transaction: a crash loses at most the tenant in progress
@@ -638,8 +801,9 @@ $$;
 COMMENT ON PROCEDURE cogmem.consolidate_nightly(timestamptz, text, integer, integer) IS  -- noqa: LT01
 'The scheduled form of cogmem.consolidate(): skips on a replica or while this worker slot runs elsewhere '
 '(a run whose session is gone is marked interrupted), '
-'commits after each tenant, records the run in cogmem.consolidation_runs. worker/workers: this run''s '
-'share of the tenants, for several in parallel.';
+'merges each tenant in steps of cogmem.night_step new memories, each committed, then commits after each '
+'tenant, records the run in cogmem.consolidation_runs. worker/workers: this run''s share of the tenants, for '
+'several in parallel.';
 
 CREATE OR REPLACE VIEW cogmem.consolidation_report WITH (security_invoker = TRUE) AS
 SELECT

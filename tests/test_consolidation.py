@@ -456,3 +456,34 @@ def test_a_night_merges_among_its_newest_memories_only(db, tenant):
     assert counts == {"merge": 1, "merge_skipped": 7}
     remaining = {r[0] for r in db.execute("SELECT memory_id FROM cogmem.memories WHERE tenant = %s", (tenant,))}
     assert {ids[0], ids[1]} <= remaining and len({ids[-2], ids[-1]} & remaining) == 1
+
+
+def test_a_scheduled_night_merges_in_steps_to_the_same_end(db, dsn, tenant):
+    # Each step is a transaction of its own: a large tenant's calls wait for one step, not for its night.
+    texts = [f"Backups of db-{n} run at 0{n}:00" for n in range(4)] + [
+        f"db-{n} is backed up at 0{n}:00" for n in range(4)
+    ]
+    texts += [f"Server web-{n} is in rack {n}" for n in range(6)]
+    db.execute("SELECT cogmem.create_tenant('beta')")
+    start = one(db, "SELECT now()")
+    for t in (tenant, "beta"):
+        ids = [remember(db, t, text) for text in texts]
+        for n in range(4):  # each backup with its near-duplicate
+            backfill(db, t, ids[n], unit_vector(60 + n))
+            backfill(db, t, ids[4 + n], blend(unit_vector(60 + n), unit_vector(70 + n), 0.1))
+    in_one = night(db, start, 1, tenant)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET cogmem.night_step = 3")
+        conn.execute("CALL cogmem.consolidate_nightly(%s, 'beta')", (start + timedelta(days=1),))
+    in_steps = dict(db.execute("SELECT decision, memories FROM cogmem.consolidation_decisions WHERE tenant = 'beta'"))
+    assert in_one["merge"] == 4 and in_steps == {k: v for k, v in in_one.items()}
+    kept = "SELECT array_agg(content ORDER BY content) FROM cogmem.memories WHERE tenant = %s"
+    assert one(db, kept, (tenant,)) == one(db, kept, ("beta",))
+    merged_in = "SELECT count(DISTINCT xmin::text) FROM cogmem.audit_log WHERE tenant = %s AND event = 'merged'"
+    assert one(db, merged_in, (tenant,)) == 1 and one(db, merged_in, ("beta",)) > 1
+    for bad in ["0", "20001", "many", "-1"]:
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
+            db.execute(f"SET cogmem.night_step = '{bad}'")
+            db.execute("CALL cogmem.consolidate_nightly(now(), 'beta')")
+        assert err.value.diag.message_hint == "SET cogmem.night_step = 100 (the default), or RESET cogmem.night_step."
+        db.rollback()
