@@ -115,7 +115,8 @@ def measure(admin_dsn: str, dsn_for, memories: int, workers: tuple[int, ...]) ->
 def section(admin_dsn: str, dsn_for, scales: list[int], workers: tuple[int, ...] = (1, 2)) -> list[str]:
     heads = " | ".join(f"night s, {w} worker{'s' if w > 1 else ''}" for w in workers)
     lines = [
-        f"One first night of `CALL cogmem.consolidate_nightly()` (one transaction per tenant) over {TENANTS:,} "
+        f"One first night of `CALL cogmem.consolidate_nightly()` (each tenant's merge in steps of "
+        f"`cogmem.night_step` new memories, then the rest of its night in one transaction) over {TENANTS:,} "
         "tenants, each time on a fresh copy of the same loaded database.",
         "",
         f"| memories | load s | {heads} | merge | sibling | reinforce | promote | weaken | fade | forget |",
