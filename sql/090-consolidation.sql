@@ -119,12 +119,44 @@ COMMENT ON FUNCTION cogmem._night_pairs(cogmem.tenants, bigint[]) IS
 'The night''s candidate pairs for merge and sibling: each given memory with its five nearest of the same '
 'ring and scope, through a large tenant''s own index when it has one; closest first.';
 
+-- The most new memories a night merges among (its newest): the first night after a bulk load of a million
+-- would otherwise hold the tenant (its calls wait for its night) for half an hour. The others stay as they
+-- are, unmerged, and are counted (merge_skipped): a merge only saves room and noise, and a loader that skips
+-- the checks by meaning (remember_many's skip) chose that already. One number for the night in one
+-- transaction (_night_merge) and the night in steps (consolidate_nightly).
+CREATE OR REPLACE FUNCTION cogmem._night_merge_bound()
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+RETURN 20000;
+COMMENT ON FUNCTION cogmem._night_merge_bound() IS 'The most new memories one night merges among: 20,000.';
+
+-- A tenant's memories new or changed since p_since (up to p_as_of), newest first: those below p_below
+-- (NULL: all), at most p_most (NULL: all). An index-only scan (migration 0012), not a read of every row.
+CREATE OR REPLACE FUNCTION cogmem._night_changed(
+    p_tenant text, p_as_of timestamptz, p_since timestamptz, p_below bigint, p_most integer
+)
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN ARRAY(SELECT m.memory_id FROM cogmem.memories AS m
+                 WHERE m.tenant = p_tenant AND m.created_at <= p_as_of
+                   AND (m.created_at > p_since OR m.updated_at > p_since)
+                   AND (p_below IS NULL OR m.memory_id < p_below)
+                 ORDER BY m.memory_id DESC LIMIT p_most);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._night_changed(text, timestamptz, timestamptz, bigint, integer) IS
+'A tenant''s memories new or changed since p_since, newest first: below p_below, at most p_most (NULL: no limit).';
+
 -- merge and sibling: each new memory against its nearest neighbours in the same ring. The new and
 -- changed ones come from an index-only scan (migration 0012), not from reading every row. Returns the
 -- counts that are not zero (merge_skipped: new memories beyond a night's bound, left unmerged).
 DROP FUNCTION IF EXISTS cogmem._night_merge(cogmem.tenants, timestamptz, timestamptz);  -- before the bound
 CREATE OR REPLACE FUNCTION cogmem._night_merge(
-    t cogmem.tenants, p_as_of timestamptz, p_since timestamptz, p_most bigint DEFAULT 20000
+    t cogmem.tenants, p_as_of timestamptz, p_since timestamptz, p_most bigint DEFAULT cogmem._night_merge_bound()
 )
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -135,13 +167,8 @@ DECLARE
     v_changed bigint[];
     v_skipped bigint;
 BEGIN
-    SELECT coalesce(array_agg(m.memory_id ORDER BY m.memory_id DESC), '{}') INTO v_changed
-    FROM cogmem.memories AS m
-    WHERE m.tenant = t.tenant AND m.created_at <= p_as_of AND (m.created_at > p_since OR m.updated_at > p_since);
-    -- At most the p_most (20,000) newest: the first night after a bulk load of a million would otherwise
-    -- hold the tenant (its calls wait for its night) for half an hour. The others stay as they are,
-    -- unmerged, and are counted (merge_skipped): a merge only saves room and noise, and a loader that skips
-    -- the checks by meaning (remember_many's skip) chose that already.
+    v_changed := cogmem._night_changed(t.tenant, p_as_of, p_since, NULL, NULL);
+    -- At most the p_most newest (cogmem._night_merge_bound says why).
     v_skipped := cardinality(v_changed) - p_most;
     IF v_skipped > 0 THEN
         v_changed := v_changed[1:p_most];
@@ -248,7 +275,6 @@ AS $$
 DECLARE
     t       cogmem.tenants := cogmem._tenant_settings(p_tenant);
     v_night date := (p_as_of AT TIME ZONE 'UTC')::date;
-    v_since timestamptz;
     v_ids   bigint[];
 BEGIN
     counts := '{}';
@@ -262,12 +288,7 @@ BEGIN
         counts := NULL;  -- busy
         RETURN;
     END;
-    v_since := cogmem._night_since(p_tenant, v_night, p_as_of);
-    v_ids := ARRAY(SELECT m.memory_id FROM cogmem.memories AS m
-                   WHERE m.tenant = p_tenant AND m.created_at <= p_as_of
-                     AND (m.created_at > v_since OR m.updated_at > v_since)
-                     AND (p_below IS NULL OR m.memory_id < p_below)
-                   ORDER BY m.memory_id DESC LIMIT p_step);
+    v_ids := cogmem._night_changed(p_tenant, p_as_of, cogmem._night_since(p_tenant, v_night, p_as_of), p_below, p_step);
     IF cardinality(v_ids) > 0 THEN
         counts := cogmem._night_merge_ids(t, p_as_of, v_ids);
         lowest := v_ids[cardinality(v_ids)];
@@ -286,12 +307,10 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_since timestamptz := cogmem._night_since(p_tenant, (p_as_of AT TIME ZONE 'UTC')::date, p_as_of);
-    v_left  bigint;
+    v_left bigint := cardinality(cogmem._night_changed(
+                         p_tenant, p_as_of, cogmem._night_since(p_tenant, (p_as_of AT TIME ZONE 'UTC')::date, p_as_of),
+                         p_below, NULL));
 BEGIN
-    SELECT count(*) INTO v_left FROM cogmem.memories AS m
-    WHERE m.tenant = p_tenant AND m.created_at <= p_as_of AND m.memory_id < p_below
-      AND (m.created_at > v_since OR m.updated_at > v_since);
     RETURN CASE WHEN v_left > 0 THEN jsonb_build_object('merge_skipped', v_left) ELSE '{}' END;
 END;
 $$;
@@ -706,10 +725,12 @@ AS $$
 DECLARE
     v_setting text := coalesce(nullif(current_setting('cogmem.night_step', true), ''), '100');
     -- A CASE, so that the cast is tried only on digits.
-    v_valid   boolean := CASE WHEN v_setting ~ '^\s*[0-9]{1,5}\s*$' THEN v_setting::integer BETWEEN 1 AND 20000 ELSE false END;
+    v_valid   boolean := CASE WHEN v_setting ~ '^\s*[0-9]{1,5}\s*$'
+                              THEN v_setting::integer BETWEEN 1 AND cogmem._night_merge_bound() ELSE false END;
 BEGIN
     IF NOT v_valid THEN
-        RAISE EXCEPTION 'cogmem.night_step must be a number of memories from 1 to 20000, not "%"', v_setting
+        RAISE EXCEPTION 'cogmem.night_step must be a number of memories from 1 to %, not "%"',
+                        cogmem._night_merge_bound(), v_setting
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'SET cogmem.night_step = 100 (the default), or RESET cogmem.night_step.';
     END IF;
@@ -775,10 +796,10 @@ BEGIN
         ORDER BY t.tenant
     LOOP
         -- The merge first, in steps of cogmem.night_step new memories, each committed (_night_merge_step),
-        -- up to the night's bound of 20,000; then the rest of the night in one transaction.
+        -- up to the night's bound (cogmem._night_merge_bound); then the rest of the night in one transaction.
         v_merged := '{}';
         v_below := NULL;
-        FOR v_round IN 1 .. ((20000 OPERATOR(pg_catalog.+) v_step) OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog./) v_step LOOP
+        FOR v_round IN 1 .. ((cogmem._night_merge_bound() OPERATOR(pg_catalog.+) v_step) OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog./) v_step LOOP
             SELECT s.counts, s.lowest INTO v_counts, v_below
             FROM cogmem._night_merge_step(v_tenant, consolidate_nightly.as_of, v_below, v_step) AS s;
             v_merged := cogmem._add_counts(v_merged, v_counts);
