@@ -67,12 +67,17 @@ def remember_each(
     for s, v in zip(rows, vectors, strict=True):
         tenant = f"c-{uuid.uuid4().hex[:12]}"
         create_tenant(conn, tenant, LANGUAGES[s.lang], model)
-        ring, candidate, excerpt = conn.execute(
-            "SELECT r.ring, r.candidate, (SELECT m.ring::text FROM cogmem.memories AS m"
-            " WHERE m.tenant = %s AND m.memory_id = r.excerpt_id)"
-            " FROM cogmem.remember(%s, %s, embedding => %s) AS r",
-            (tenant, tenant, s.text, v),
+        ring, candidate, excerpt_id = conn.execute(
+            "SELECT r.ring, r.candidate, r.excerpt_id FROM cogmem.remember(%s, %s, embedding => %s) AS r",
+            (tenant, s.text, v),
         ).fetchone()  # type: ignore[misc]
+        # A statement of its own: a subquery beside remember() reads the statement's snapshot, taken before
+        # remember() stored the sentence, and never finds it (every long turn counted as missed until 12-06).
+        excerpt = conn.execute(
+            "SELECT m.ring::text FROM cogmem.memories AS m WHERE m.tenant = %s AND m.memory_id = %s",
+            (tenant, excerpt_id),
+        ).fetchone()
+        excerpt = excerpt[0] if excerpt else None
         probabilities = conn.execute(
             "SELECT probabilities FROM cogmem.classify(%s, %s, %s)", (s.text, v, model or bench_model())
         ).fetchone()[0]  # type: ignore[index]

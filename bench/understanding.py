@@ -117,13 +117,17 @@ def casual_talk(conn: psycopg.Connection, models: dict[str, str]) -> list[str]:
         ring = candidate = 0
         for (c, t), v in zip(turns, embed([t.text for _, t in turns], model), strict=True):
             row = conn.execute(
-                "SELECT r.ring IN ('dos_and_donts', 'shocks') OR coalesce((SELECT m.ring::text IN"
-                " ('dos_and_donts', 'shocks') FROM cogmem.memories AS m WHERE m.memory_id = r.excerpt_id), false),"
-                " r.candidate IS NOT NULL"
+                "SELECT r.ring IN ('dos_and_donts', 'shocks'), r.candidate IS NOT NULL, r.excerpt_id"
                 " FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s, speaker => %s) AS r",
                 (tenant, t.text, v, c.id, t.speaker),
             ).fetchone()
-            ring, candidate = ring + row[0], candidate + row[1]  # type: ignore[index]
+            # The sentence taken from a long turn, read in a statement of its own: the statement that calls
+            # remember() reads a snapshot taken before it stored the sentence.
+            excerpt = conn.execute(
+                "SELECT ring IN ('dos_and_donts', 'shocks') FROM cogmem.memories WHERE memory_id = %s", (row[2],)
+            ).fetchone()  # type: ignore[index]
+            ring += row[0] or bool(excerpt and excerpt[0])  # type: ignore[index]
+            candidate += row[1]  # type: ignore[index]
         n = len(turns)
         lines.append(f"| {name} | {lang} | {n} | {ring / n:.4f} | {candidate / n:.4f} | {(ring + candidate) / n:.4f} |")
     return lines
