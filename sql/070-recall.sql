@@ -406,9 +406,11 @@ BEGIN
                r.last_recalled_at AS pending_recalled_at,
                -- The most probable candidates that fit the candidates' allocation are injected there (a turn
                -- shown with its date and speaker: ~10 tokens more), one too long for it skipped; the others
-               -- compete in their ring.
-               x.candidate_ring IS NOT NULL AND x.shown_tokens <= a.allocation
-               AND sum(x.shown_tokens) FILTER (WHERE x.candidate_ring IS NOT NULL AND x.shown_tokens <= a.allocation)
+               -- compete in their ring. So does one that a newer memory possibly supersedes: asked about
+               -- first, the old value ("alarm at 06:45") came before the new one in every recall.
+               x.candidate_ring IS NOT NULL AND x.superseded_by IS NULL AND x.shown_tokens <= a.allocation
+               AND sum(x.shown_tokens) FILTER (WHERE x.candidate_ring IS NOT NULL AND x.superseded_by IS NULL
+                                                 AND x.shown_tokens <= a.allocation)
                        OVER (ORDER BY x.candidate_p DESC NULLS LAST, x.memory_id)
                    <= a.allocation AS injected
         FROM pool AS p

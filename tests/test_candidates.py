@@ -109,6 +109,40 @@ def test_candidates_beyond_their_allocation_compete_in_their_ring(db, tenant):
     )
 
 
+def test_a_candidate_a_newer_memory_may_supersede_competes_after_it(db, tenant):
+    """Asked about first, the old value ("alarm at 06:45") came before the new one in every recall."""
+    memory, _ = candidate(db, tenant)
+    newer = one(
+        db, "SELECT memory_id FROM cogmem.remember(%s, 'From today the night shift has its own rota.')", (tenant,)
+    )
+    db.execute("UPDATE cogmem.memories SET superseded_by = %s WHERE memory_id = %s", (newer, memory))
+    rows = db.execute("SELECT layer, memory_id, reason FROM cogmem.recall(%s, 'anything at all')", (tenant,))
+    got = {r[1]: (r[0], r[2]) for r in rows.fetchall() if r[1] is not None}
+    assert "candidates" not in [layer for layer, _ in got.values()]
+    if memory in got:  # ranked in its ring, after what may replace it
+        assert got[memory][0] == "fresh" and f"possibly superseded by #{newer}" in got[memory][1]
+    assert one(db, "SELECT candidate_ring FROM cogmem.memories WHERE memory_id = %s", (memory,)) == "dos_and_donts"
+
+
+def test_a_likely_rule_routed_to_procedures_is_a_candidate_instead(db):
+    """classify never leaves a never-cut ring's candidate in procedures, where it would fade unasked: the
+    steps the voices' writers gave (plain SQL, the cues model) that are likely rules are fresh candidates."""
+    from bench.corpus import voices
+
+    steps = [s.text for s in voices() if s.ring == "procedures"]
+    rows = db.execute(
+        "SELECT c.ring, c.candidate, (SELECT bool_or(p.probability >= p.candidate_threshold)"
+        " FROM cogmem._inbound_scores(x.text, NULL, NULL) AS p"
+        " WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks'))"
+        " FROM unnest(%s::text[]) AS x (text), cogmem.classify(x.text) AS c",
+        (steps,),
+    ).fetchall()
+    assert len(rows) > 100
+    assert not [r for r in rows if r[0] == "procedures" and r[2]]
+    assert all(r[1] is None or r[0] == "fresh" for r in rows)
+    assert [r for r in rows if r[1] is not None and r[2]], "no step of the corpus is a likely rule: choose others"
+
+
 def test_a_person_confirms_a_candidate_into_its_ring(db, tenant):
     memory, _ = candidate(db, tenant)
     assert one(db, "SELECT cogmem.confirm_ring(%s, %s, 'dos_and_donts')", (tenant, memory)) == "dos_and_donts"
