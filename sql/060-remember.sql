@@ -192,7 +192,8 @@ COMMENT ON FUNCTION cogmem._restated_candidate(text, bigint, jsonb) IS
 
 -- Repetition counts in other words too: a new candidate close in meaning (cosine at least the tenant's
 -- candidate_restated_similarity) to an older candidate of the same ring is the rule said again, and raises
--- the older one's probability as a restatement does. p_close: the memories near it by the binary prefilter.
+-- the older one's probability as a restatement does, unless the new one replaces it. p_close: the memories
+-- near it by the binary prefilter.
 CREATE OR REPLACE FUNCTION cogmem._restated_sibling_candidates(
     t cogmem.tenants, p_memory_id bigint, p_candidate text, p_embedding public.vector, p_close bigint[],
     p_probabilities jsonb
@@ -209,6 +210,9 @@ BEGIN
     FROM cogmem.memories AS s
     WHERE s.tenant = t.tenant AND s.memory_id = ANY (p_close) AND s.memory_id <> p_memory_id
       AND s.candidate_ring::text = p_candidate
+      -- "Alarm at 07:20 instead of 06:45" changes the 06:45 candidate (sql/036-supersession.sql): counted as
+      -- said again, it made the old value a never-cut rule.
+      AND s.superseded_by IS DISTINCT FROM p_memory_id
       AND 1 - (s.embedding OPERATOR(public.<=>) p_embedding) >= t.candidate_restated_similarity;
 END;
 $$;
@@ -555,8 +559,6 @@ BEGIN
         PERFORM cogmem._keep_sentence(v_tenant, v_stored.memory_id, coalesce(p_source, '{}'), v_rule, v_rule_ring::text,
                                       coalesce(v_rule_candidate, v_candidate),
                                       coalesce(v_rule_p, (v_probabilities ->> coalesce(v_rule_candidate, v_candidate))::real));
-        PERFORM cogmem._restated_sibling_candidates(t, v_stored.memory_id, v_candidate, v_embedding,
-                                                    v_found.close_ids, v_probabilities);
         -- A correction replaces what it corrects: the caller's verdict, else the test (not for a rule or
         -- an incident: those change through conflicts).
         IF cardinality(v_supersedes) > 0 THEN
@@ -565,6 +567,9 @@ BEGIN
             PERFORM cogmem._detect_superseded(t, v_stored.memory_id, v_content, v_embedding, v_found.close_ids,
                                               v_person, v_agent, coalesce(p_source ? 'conversation', false));
         END IF;
+        -- After the supersession test: a candidate it replaces is changed, not said again.
+        PERFORM cogmem._restated_sibling_candidates(t, v_stored.memory_id, v_candidate, v_embedding,
+                                                    v_found.close_ids, v_probabilities);
     END IF;
     RETURN QUERY SELECT v_stored.memory_id, v_stored.ring, v_stored.topics, v_stored.action, v_stored.redactions,
                         v_stored.conflict_id, v_stored.conflicts_with;

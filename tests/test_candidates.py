@@ -249,8 +249,16 @@ STORY = (
 
 
 def test_a_rule_buried_in_a_long_message_is_kept_as_a_candidate_sentence(db, tenant):
-    whole = db.execute("SELECT ring, candidate FROM cogmem.classify(%s)", (BURIED,)).fetchone()
-    assert whole == ("fresh", None)  # the message's own model misses it: the sentence is found apart
+    # The shipped model finds the whole message a candidate since it learned from 22 writers (it missed it
+    # before): the sentence alone is asked about either way. Where the whole is not sure enough for a
+    # candidate, only likely (0.2 at least), the sentence is found apart.
+    sentence = one(
+        db,
+        'SELECT sentence FROM cogmem._buried_rule(%s, \'{"dos_and_donts": 0.25, "shocks": 0.01}\')',
+        (BURIED,),
+    )
+    assert sentence == "Please never book us anything near the airport again, the noise kept us up all night."
+    assert one(db, "SELECT count(*) FROM cogmem._buried_rule(%s, '{\"dos_and_donts\": 0.1}')", (BURIED,)) == 0
     row = db.execute("SELECT memory_id, ring, candidate, excerpt_id FROM cogmem.remember(%s, %s)", (tenant, BURIED))
     turn, ring, asked, excerpt = row.fetchone()
     assert (ring, asked) == ("fresh", "dos_and_donts") and excerpt is not None
@@ -315,7 +323,7 @@ def test_a_candidate_said_again_in_other_words_is_more_likely_a_rule(db, tenant)
     night) raises the older candidate's probability, or promotes it; an unrelated candidate does not."""
     from bench import inbound
 
-    first, again = "Always page the on-call before a failover.", "Before a failover, ping the on-call person."
+    first, again = "Always ping the on-call before a failover.", "Before a failover, ping the on-call person."
     v_first, v_again, v_other = inbound.embed([first, again, "CC the team lead on escalations."])
     (memory, ring), p_before = _candidate_with_p(db, tenant, first, v_first)
     (other, _), p_other = _candidate_with_p(db, tenant, "CC the team lead on escalations.", v_other)
