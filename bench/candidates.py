@@ -29,7 +29,7 @@ from pgvector.psycopg import register_vector
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import NEVER_CUT, Statement, statements
 from bench.harness import given_or_private
-from bench.inbound import LANGUAGES, bench_model, create_tenant, declare, embed
+from bench.inbound import LANGUAGES, bench_model, create_tenant, declare, embed, excerpt_ring
 from bench.results import replace_section
 
 SECTION = "Candidate rules and incidents"
@@ -71,13 +71,7 @@ def remember_each(
             "SELECT r.ring, r.candidate, r.excerpt_id FROM cogmem.remember(%s, %s, embedding => %s) AS r",
             (tenant, s.text, v),
         ).fetchone()  # type: ignore[misc]
-        # A statement of its own: a subquery beside remember() reads the statement's snapshot, taken before
-        # remember() stored the sentence, and never finds it (every long turn counted as missed until 12-06).
-        excerpt = conn.execute(
-            "SELECT m.ring::text FROM cogmem.memories AS m WHERE m.tenant = %s AND m.memory_id = %s",
-            (tenant, excerpt_id),
-        ).fetchone()
-        excerpt = excerpt[0] if excerpt else None
+        excerpt = excerpt_ring(conn, excerpt_id)  # every long turn counted as missed until 12-06 without it
         probabilities = conn.execute(
             "SELECT probabilities FROM cogmem.classify(%s, %s, %s)", (s.text, v, model or bench_model())
         ).fetchone()[0]  # type: ignore[index]

@@ -132,6 +132,13 @@ def create_tenant(conn: psycopg.Connection, name: str, language: str = "english"
     conn.execute("SELECT cogmem.create_tenant(%s, %s, %s)", (name, language, model or bench_model()))
 
 
+def excerpt_ring(conn: psycopg.Connection, excerpt_id: int | None) -> str | None:
+    """The ring of the sentence remember() took from a long turn (its excerpt_id), or None. A statement of its
+    own: beside remember(), the calling statement reads a snapshot taken before the sentence was stored."""
+    row = conn.execute("SELECT ring::text FROM cogmem.memories WHERE memory_id = %s", (excerpt_id,)).fetchone()
+    return row[0] if row else None
+
+
 def _tenant(conn: psycopg.Connection, lang: str) -> str:
     name = f"corpus-{uuid.uuid4().hex[:12]}"
     create_tenant(conn, name, LANGUAGES[lang])

@@ -37,7 +37,7 @@ from bench.candidates import Outcome, remember_each
 from bench.conversation import LOCOMO, chats_between_people, load_locomo
 from bench.corpus import HELD_OUT_UPDATE_WRITERS, HELD_OUT_WRITERS, NEVER_CUT, updates, voice_writers, voices
 from bench.harness import given_or_private
-from bench.inbound import LANGUAGES, create_tenant, declare, embed
+from bench.inbound import LANGUAGES, create_tenant, declare, embed, excerpt_ring
 from bench.results import replace_section
 from cogmem_pg.embed import E5_MODEL_ID, MODEL_ID
 
@@ -121,12 +121,7 @@ def casual_talk(conn: psycopg.Connection, models: dict[str, str]) -> list[str]:
                 " FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s, speaker => %s) AS r",
                 (tenant, t.text, v, c.id, t.speaker),
             ).fetchone()
-            # The sentence taken from a long turn, read in a statement of its own: the statement that calls
-            # remember() reads a snapshot taken before it stored the sentence.
-            excerpt = conn.execute(
-                "SELECT ring IN ('dos_and_donts', 'shocks') FROM cogmem.memories WHERE memory_id = %s", (row[2],)
-            ).fetchone()  # type: ignore[index]
-            ring += row[0] or bool(excerpt and excerpt[0])  # type: ignore[index]
+            ring += row[0] or excerpt_ring(conn, row[2]) in NEVER_CUT  # type: ignore[index]
             candidate += row[1]  # type: ignore[index]
         n = len(turns)
         lines.append(f"| {name} | {lang} | {n} | {ring / n:.4f} | {candidate / n:.4f} | {(ring + candidate) / n:.4f} |")

@@ -408,13 +408,13 @@ BEGIN
                -- shown with its date and speaker: ~10 tokens more), one too long for it skipped; the others
                -- compete in their ring. So does one that a newer memory possibly supersedes: asked about
                -- first, the old value ("alarm at 06:45") came before the new one in every recall.
-               x.candidate_ring IS NOT NULL AND x.superseded_by IS NULL AND x.shown_tokens <= a.allocation
-               AND sum(x.shown_tokens) FILTER (WHERE x.candidate_ring IS NOT NULL AND x.superseded_by IS NULL
-                                                 AND x.shown_tokens <= a.allocation)
+               x.waiting AND x.shown_tokens <= a.allocation
+               AND sum(x.shown_tokens) FILTER (WHERE x.waiting AND x.shown_tokens <= a.allocation)
                        OVER (ORDER BY x.candidate_p DESC NULLS LAST, x.memory_id)
                    <= a.allocation AS injected
         FROM pool AS p
-        JOIN (SELECT y.*, y.token_estimate + CASE WHEN y.conversation IS NOT NULL THEN 10 ELSE 0 END AS shown_tokens
+        JOIN (SELECT y.*, y.token_estimate + CASE WHEN y.conversation IS NOT NULL THEN 10 ELSE 0 END AS shown_tokens,
+                     y.candidate_ring IS NOT NULL AND y.superseded_by IS NULL AS waiting
               FROM windowed AS y) AS x ON x.memory_id = p.memory_id
         LEFT JOIN pending AS r ON r.memory_id = p.memory_id
         -- The candidates' allocation on this budget; none (NULL) for a tenant without the layer.

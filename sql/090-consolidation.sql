@@ -247,19 +247,21 @@ $$;
 COMMENT ON FUNCTION cogmem._night_merge_ids(cogmem.tenants, timestamptz, bigint[]) IS
 'Merges near-duplicates and links siblings among the given memories and their nearest; returns the counts.';
 
--- The moment a tenant's night starts from: its previous night's, or on a first night the last day.
-CREATE OR REPLACE FUNCTION cogmem._night_since(p_tenant text, p_night date, p_as_of timestamptz)
+-- The moment the night of p_as_of starts from for a tenant: its previous night's, or on a first night the
+-- last day. A night is the UTC date of its as_of.
+DROP FUNCTION IF EXISTS cogmem._night_since(text, date, timestamptz);  -- the night was also passed, derivable
+CREATE OR REPLACE FUNCTION cogmem._night_since(p_tenant text, p_as_of timestamptz)
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
     RETURN (SELECT coalesce(max(n.as_of), p_as_of - interval '1 day') FROM cogmem.consolidation_nights AS n
-            WHERE n.tenant = p_tenant AND n.night < p_night);
+            WHERE n.tenant = p_tenant AND n.night < (p_as_of AT TIME ZONE 'UTC')::date);
 END;
 $$;
-COMMENT ON FUNCTION cogmem._night_since(text, date, timestamptz) IS
-'The as_of of a tenant''s previous night, or a day before p_as_of on its first.';
+COMMENT ON FUNCTION cogmem._night_since(text, timestamptz) IS
+'The as_of of a tenant''s night before the night of p_as_of, or a day before p_as_of on its first.';
 
 -- The merge of a scheduled night in steps (cogmem.consolidate_nightly), each its own transaction holding
 -- the tenant: the day's calls wait for one step, not for the whole merge (a day's 1% of a million
@@ -288,7 +290,7 @@ BEGIN
         counts := NULL;  -- busy
         RETURN;
     END;
-    v_ids := cogmem._night_changed(p_tenant, p_as_of, cogmem._night_since(p_tenant, v_night, p_as_of), p_below, p_step);
+    v_ids := cogmem._night_changed(p_tenant, p_as_of, cogmem._night_since(p_tenant, p_as_of), p_below, p_step);
     IF cardinality(v_ids) > 0 THEN
         counts := cogmem._night_merge_ids(t, p_as_of, v_ids);
         lowest := v_ids[cardinality(v_ids)];
@@ -307,9 +309,8 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
-    v_left bigint := cardinality(cogmem._night_changed(
-                         p_tenant, p_as_of, cogmem._night_since(p_tenant, (p_as_of AT TIME ZONE 'UTC')::date, p_as_of),
-                         p_below, NULL));
+    v_left bigint := cardinality(cogmem._night_changed(p_tenant, p_as_of, cogmem._night_since(p_tenant, p_as_of),
+                                                       p_below, NULL));
 BEGIN
     RETURN CASE WHEN v_left > 0 THEN jsonb_build_object('merge_skipped', v_left) ELSE '{}' END;
 END;
@@ -595,7 +596,7 @@ BEGIN
     END;
     -- Only memories new or changed since the tenant's previous night (on a first night: the last day)
     -- need the near-duplicate search; remember() already rehearses duplicates as they arrive.
-    v_since := cogmem._night_since(p_tenant, v_night, p_as_of);
+    v_since := cogmem._night_since(p_tenant, p_as_of);
     INSERT INTO cogmem.consolidation_nights (tenant, night, as_of, run_id)
     VALUES (p_tenant, v_night, p_as_of, p_run_id)
     ON CONFLICT DO NOTHING;
