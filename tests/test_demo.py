@@ -1,5 +1,7 @@
 """The demo story, end to end, on a fresh database: Monday's rule is there on Wednesday."""
 
+import re
+
 from cogmem_pg.demo import run_demo
 from tests.conftest import one
 
@@ -15,7 +17,11 @@ def test_demo_story(db, dsn):
     assert "✗" not in output
     assert "conflict" not in output.split("Wednesday")[0]  # a runbook step is no answer to a rule
     assert "[dos_and_donts]" in output and "[bios]" in output
-    assert "Invoices for Acme" not in output.split("Wednesday")[1]
+    # The invoices' schedule is a fact by our labelling convention (bench/corpus/README.md). Since the router
+    # reads its hidden layer (issue 48), MiniLM's heads find it a likely rule (p 0.72) and ask about it: it
+    # may be a candidate, never in a ring nor injected by relevance.
+    sections = re.split(r"\n\[(\w+)\] ", output.split("Wednesday")[1])
+    assert {sections[i] for i in range(1, len(sections), 2) if "Invoices for Acme" in sections[i + 1]} <= {"candidates"}
     assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE outcome = 1") == 1
     assert "That night: protect 2" in output and "audit rows sealed" in output
 

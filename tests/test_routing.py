@@ -79,9 +79,10 @@ def test_casual_talk_is_neither_held_nor_made_a_rule(db):
 def test_the_model_was_trained_on_these_cues(db):
     assert one(db, "SELECT cogmem._routing_model_cues() = cogmem._inbound_cue_names()") is True
     assert one(db, "SELECT cardinality(cogmem._inbound_cues('x')) = cardinality(cogmem._inbound_cue_names())")
-    # Short statements and long turns, by MiniLM's and E5's embeddings and without; the three contradiction
-    # models; and the follow-up judge's three (sql/059-followup.sql).
-    assert one(db, "SELECT count(DISTINCT model) FROM cogmem._routing_model()") == 12
+    # Short statements and long turns, by MiniLM's and E5's embeddings and without; the hidden layers of the
+    # four embedding models and their outputs; the three contradiction models; and the follow-up judge's
+    # three (sql/059-followup.sql).
+    assert one(db, "SELECT count(DISTINCT model) FROM cogmem._routing_model()") == 6 + 8 + 3 + 3
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import json
 import re
 import struct
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -15,6 +16,10 @@ from tests.conftest import one
 
 MODEL = json.loads(routing_model_file().read_text(encoding="utf-8"))
 SHA256 = hashlib.sha256(routing_model_file().read_bytes()).hexdigest()
+
+
+UNITS = sum(r["model"] == "hidden" for r in MODEL["labels"])
+ROWS = 6 * 6 + 4 * (UNITS + 4) + 3 * 2 + 3 * 4
 
 
 def real(value: float) -> float:
@@ -49,8 +54,9 @@ def test_the_readers_give_the_files_numbers(db):
         for r in MODEL["labels"]
     )
     # The router's rows: short and long statements, by MiniLM's and E5's vectors and by the cues (6 models,
-    # 6 labels each) and 3 contradiction models; and the follow-up judge's: 3 models, 4 verdicts.
-    assert len(rows) == len(want) == 6 * 6 + 3 * 2 + 3 * 4
+    # 6 labels each), the hidden layers of the 4 embedding models (their units and 4 rings) and 3
+    # contradiction models; and the follow-up judge's: 3 models, 4 verdicts.
+    assert len(rows) == len(want) == ROWS
     assert sorted(tuple(r) for r in rows) == want  # bit for bit, as the literals they replaced
     assert one(db, "SELECT cogmem._routing_model_cues()") == MODEL["cues"]
     assert one(db, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])
@@ -109,7 +115,7 @@ def test_a_new_model_replaces_the_old_and_the_same_one_is_not_loaded_again(fresh
             "SELECT bias FROM cogmem._routing_model() WHERE model = 'embedding' AND head = 'ring'"
             " AND label = 'dos_and_donts'",
         ) == pytest.approx(0.5)
-        assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == 6 * 6 + 3 * 2 + 3 * 4
+        assert one(conn, "SELECT count(*) FROM cogmem.routing_model") == ROWS
         assert one(conn, "SELECT count(*) FROM cogmem.routing_terms") == len(MODEL["terms"])
 
 
@@ -121,3 +127,28 @@ def test_a_models_scores_are_a_distribution_per_head(db):
     ).fetchall()
     assert [(head, round(total, 9), n) for head, total, n in rows] == [("instruction", 1, 2), ("ring", 1, 4)]
     assert db.execute("SELECT * FROM cogmem._model_scores('no-such-model', '[1]', '{}')").fetchall() == []
+
+
+@pytest.mark.parametrize("suffix", ["", "-long@multilingual-e5-small-q4"])
+def test_the_hidden_layer_computes_what_the_trainers_network_does(db, suffix):
+    """_hidden_layer_features: the units rectified, then the rings' softmax, as log-probabilities (what
+    bench/train_router.py's MLPClassifier gives, log-clipped at 1e-6)."""
+    hidden, output = (
+        sorted((r for r in MODEL["labels"] if r["model"] == name + suffix), key=lambda r: r["slot"])
+        for name in ("hidden", "hidden-output")
+    )
+    assert len(hidden) == UNITS >= 64 and [r["label"] for r in output] == sorted(r["label"] for r in output)
+    vector = np.random.default_rng(7).normal(size=len(hidden[0]["weights"]))
+    vector /= np.linalg.norm(vector)
+    units = np.maximum(0.0, np.array([r["bias"] for r in hidden]) + np.array([r["weights"] for r in hidden]) @ vector)
+    scores = np.array([r["bias"] for r in output]) + np.array([r["weights"] for r in output]) @ units
+    scores -= scores.max()
+    want = np.maximum(np.log(1e-6), scores - np.log(np.exp(scores).sum()))
+    got = one(
+        db,
+        "SELECT cogmem._hidden_layer_features(%s, %s, %s::vector)::real[]",
+        ("hidden" + suffix, "hidden-output" + suffix, vector.tolist()),
+    )
+    assert got == pytest.approx(want, abs=1e-3)
+    assert one(db, "SELECT cogmem._hidden_layer_features('no-such-model', 'hidden-output', %s::vector)",
+               (vector.tolist(),)) is None  # fmt: skip
