@@ -35,6 +35,27 @@ COMMENT ON FUNCTION cogmem._routing_model() IS
 'contradiction needs, the threshold of a candidate rule or incident, and the weights of the '
 'dense features (models named -long judge long texts, cogmem._is_long).';
 
+-- One model's rows, for the scorers: a plpgsql function returns every row it selects before its caller's
+-- WHERE applies, and since the hidden layers (a thousand vectors of 384 numbers) reading all of
+-- _routing_model() cost more than the rest of a classify. NULL names no model.
+CREATE OR REPLACE FUNCTION cogmem._routing_model_of(p_model text)
+RETURNS TABLE (
+    model text, head text, label text, slot integer, bias real, threshold real,
+    candidate_threshold real, weights public.vector
+)
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY
+    SELECT m.model, m.head, m.label, m.slot, m.bias, m.threshold, m.candidate_threshold, m.weights
+    FROM cogmem.routing_model AS m
+    WHERE m.model = p_model;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._routing_model_of(text) IS
+'The rows of one model of cogmem._routing_model() (none for NULL), read through the primary key.';
+
 -- A term said twice counts twice, as it did when the terms were one jsonb per head.
 CREATE OR REPLACE FUNCTION cogmem._routing_term_scores(p_model text, p_terms text[])
 RETURNS TABLE (head text, slot integer, score double precision)
@@ -67,9 +88,8 @@ BEGIN
     WITH scores AS (
         SELECT m.head, m.label, m.threshold, m.candidate_threshold,
                m.bias - (m.weights OPERATOR(public.<#>) p_features) + coalesce(ts.score, 0) AS score  -- <#>: minus the dot product
-        FROM cogmem._routing_model() AS m
+        FROM cogmem._routing_model_of(p_model) AS m
         LEFT JOIN cogmem._routing_term_scores(p_model, p_terms) AS ts ON ts.head = m.head AND ts.slot = m.slot
-        WHERE m.model = p_model
     ),
     shifted AS (
         SELECT s.head, s.label, s.threshold, s.candidate_threshold,
@@ -89,8 +109,9 @@ COMMENT ON FUNCTION cogmem._model_scores(text, public.vector, text[]) IS
 -- issue 48). A linear head over a sentence vector sees its topic more than what it does ("text, don't
 -- call" is a standing wish, "text me when you land" is not); the hidden layer learns that, and the linear
 -- head weighs it with the cues and terms. Its rows are models of their own: P_HIDDEN, one row per unit
--- (bias, weights over the embedding), and P_OUTPUT, one per ring (bias, weights over the units). Returns
--- each ring's log-probability in slot order, never below ln(1e-6) as in training; NULL without the rows.
+-- (bias, weights over the embedding), and P_OUTPUT, one per ring (bias, weights over the units, scored by
+-- _model_scores). Returns each ring's log-probability in slot order, never below ln(1e-6) as in training;
+-- NULL without the rows.
 CREATE OR REPLACE FUNCTION cogmem._hidden_layer_features(p_hidden text, p_output text, p_embedding public.vector)
 RETURNS public.vector
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
@@ -101,23 +122,13 @@ DECLARE
 BEGIN
     SELECT array_agg(greatest(0, m.bias - (m.weights OPERATOR(public.<#>) p_embedding)) ORDER BY m.slot)::public.vector
     INTO v_units
-    FROM cogmem.routing_model AS m
-    WHERE m.model = p_hidden;
+    FROM cogmem._routing_model_of(p_hidden) AS m;
     IF v_units IS NULL THEN
         RETURN NULL;
     END IF;
-    RETURN (
-        SELECT array_agg(greatest(ln(1e-6), e.shifted - ln(e.total)) ORDER BY e.slot)::public.vector
-        FROM (
-            SELECT t.slot, t.shifted, sum(exp(t.shifted)) OVER () AS total
-            FROM (
-                SELECT m.slot, m.bias - (m.weights OPERATOR(public.<#>) v_units)
-                       - max(m.bias - (m.weights OPERATOR(public.<#>) v_units)) OVER () AS shifted  -- exp() cannot overflow
-                FROM cogmem.routing_model AS m
-                WHERE m.model = p_output
-            ) AS t
-        ) AS e
-    );
+    -- The output's labels are the rings, their slots in the trainer's (sorted) order.
+    RETURN (SELECT array_agg(ln(greatest(s.probability, 1e-6)) ORDER BY s.label)::public.vector
+            FROM cogmem._model_scores(p_output, v_units, '{}') AS s);
 END;
 $$;
 COMMENT ON FUNCTION cogmem._hidden_layer_features(text, text, public.vector) IS

@@ -203,8 +203,8 @@ BEGIN
                                         p_instruction)::public.vector;
     END IF;
     SELECT m.bias - (m.weights OPERATOR(public.<#>) v_features), m.threshold INTO v_score, v_threshold
-    FROM cogmem._routing_model() AS m
-    WHERE m.model = coalesce(v_model, 'pair-cues') AND m.head = 'contradicts' AND m.label = 'contradicts';
+    FROM cogmem._routing_model_of(coalesce(v_model, 'pair-cues')) AS m
+    WHERE m.head = 'contradicts' AND m.label = 'contradicts';
     RETURN 1 / (1 + exp(-least(greatest(v_score, -50), 50))) >= v_threshold;
 END;
 $$;

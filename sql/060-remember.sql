@@ -170,9 +170,10 @@ BEGIN
     END IF;
     v_p := 1 - (1 - v_memory.candidate_p)
                * (1 - coalesce((p_probabilities ->> v_memory.candidate_ring::text)::real, v_memory.candidate_p));
-    SELECT r.threshold INTO v_sure FROM cogmem._routing_model() AS r
-    WHERE r.model = coalesce(cogmem._dense_model('embedding', cogmem._embedding_model_of(p_tenant)), 'embedding')
-      AND r.head = 'ring' AND r.label = v_memory.candidate_ring::text;
+    SELECT r.threshold INTO v_sure
+    FROM cogmem._routing_model_of(coalesce(cogmem._dense_model('embedding', cogmem._embedding_model_of(p_tenant)),
+                                           'embedding')) AS r
+    WHERE r.head = 'ring' AND r.label = v_memory.candidate_ring::text;
     IF v_p >= coalesce(v_sure, 1) THEN
         UPDATE cogmem.memories AS m SET ring = v_memory.candidate_ring, candidate_ring = NULL, candidate_p = NULL,
                                         updated_at = now()
