@@ -15,29 +15,11 @@ AS $$ SELECT v.cues FROM cogmem.routing_model_version AS v $$;
 COMMENT ON FUNCTION cogmem._routing_model_cues() IS
 'The cues the routing model was trained on, in order (cogmem._inbound_cue_names() must match).';
 
-CREATE OR REPLACE FUNCTION cogmem._routing_model()
-RETURNS TABLE (
-    model text, head text, label text, slot integer, bias real, threshold real,
-    candidate_threshold real, weights public.vector
-)
-LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-AS $$
-BEGIN
-    RETURN QUERY
-    SELECT m.model, m.head, m.label, m.slot, m.bias, m.threshold, m.candidate_threshold, m.weights
-    FROM cogmem.routing_model AS m;
-END;
-$$;
-COMMENT ON FUNCTION cogmem._routing_model() IS
-'The routing model: per model (embedding, cues, pair-embedding, pair-cues), head and label, the '
-'label''s slot in its head, the bias, the threshold a never-cut ring, an instruction or a '
-'contradiction needs, the threshold of a candidate rule or incident, and the weights of the '
-'dense features (models named -long judge long texts, cogmem._is_long).';
+DROP FUNCTION IF EXISTS cogmem._routing_model();  -- every row, returned in full before a caller's WHERE
 
--- One model's rows, for the scorers: a plpgsql function returns every row it selects before its caller's
--- WHERE applies, and since the hidden layers (a thousand vectors of 384 numbers) reading all of
--- _routing_model() cost more than the rest of a classify. NULL names no model.
+-- One model's rows: a plpgsql function returns every row it selects before its caller's WHERE applies, and
+-- since the hidden layers (a thousand vectors of 384 numbers) reading every row on each score (as
+-- _routing_model() did until issue 48) cost more than the rest of a classify. NULL names no model.
 CREATE OR REPLACE FUNCTION cogmem._routing_model_of(p_model text)
 RETURNS TABLE (
     model text, head text, label text, slot integer, bias real, threshold real,
@@ -54,7 +36,10 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem._routing_model_of(text) IS
-'The rows of one model of cogmem._routing_model() (none for NULL), read through the primary key.';
+'The routing model''s rows of P_MODEL (none for NULL; models embedding, cues, pair-embedding, pair-cues, '
+'hidden, ...; -long for long texts, cogmem._is_long): per head and label, the label''s slot in its head, the '
+'bias, the threshold a never-cut ring, an instruction or a contradiction needs, that of a candidate, and '
+'the weights of the dense features.';
 
 -- A term said twice counts twice, as it did when the terms were one jsonb per head.
 CREATE OR REPLACE FUNCTION cogmem._routing_term_scores(p_model text, p_terms text[])

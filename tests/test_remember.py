@@ -65,9 +65,7 @@ def test_turkish_is_tagged_and_a_rule_the_model_is_unsure_of_stays_fresh(db):
     probability = one(
         db, "SELECT (probabilities->>'dos_and_donts')::real FROM cogmem.classify('Sunucuyu gece restart etme')"
     )
-    threshold = one(
-        db, "SELECT threshold FROM cogmem._routing_model() WHERE model = 'cues' AND label = 'dos_and_donts'"
-    )
+    threshold = one(db, "SELECT threshold FROM cogmem._routing_model_of('cues') WHERE label = 'dos_and_donts'")
     row = remember(db, "firma", "Sunucuyu gece restart etme")
     assert row[1:4] == ("dos_and_donts" if probability >= threshold else "fresh", ["server"], "created")
 

@@ -82,7 +82,7 @@ def test_the_model_was_trained_on_these_cues(db):
     # Short statements and long turns, by MiniLM's and E5's embeddings and without; the hidden layers of the
     # four embedding models and their outputs; the three contradiction models; and the follow-up judge's
     # three (sql/059-followup.sql).
-    assert one(db, "SELECT count(DISTINCT model) FROM cogmem._routing_model()") == 6 + 8 + 3 + 3
+    assert one(db, "SELECT count(DISTINCT model) FROM cogmem.routing_model") == 6 + 8 + 3 + 3
 
 
 @pytest.mark.parametrize(
