@@ -29,7 +29,7 @@ from pgvector.psycopg import register_vector
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import NEVER_CUT, Statement, statements
 from bench.harness import given_or_private
-from bench.inbound import LANGUAGES, bench_model, create_tenant, declare, embed, excerpt_ring
+from bench.inbound import LANGUAGES, bench_model, clause_vectors, create_tenant, declare, embed, excerpt_ring
 from bench.results import replace_section
 
 SECTION = "Candidate rules and incidents"
@@ -62,14 +62,15 @@ def remember_each(
     model: str | None = None,
 ) -> list[Outcome]:
     """Each statement remembered in a tenant of its own (of MODEL's vectors, default bench_model()); where it
-    went."""
+    went. As the client does, the parts the router reads alone (cogmem.clauses) are embedded and sent too."""
     out = []
-    for s, v in zip(rows, vectors, strict=True):
+    for s, v, parts in zip(rows, vectors, clause_vectors(conn, [s.text for s in rows], vectors, model), strict=True):
         tenant = f"c-{uuid.uuid4().hex[:12]}"
         create_tenant(conn, tenant, LANGUAGES[s.lang], model)
         ring, candidate, excerpt_id = conn.execute(
-            "SELECT r.ring, r.candidate, r.excerpt_id FROM cogmem.remember(%s, %s, embedding => %s) AS r",
-            (tenant, s.text, v),
+            "SELECT r.ring, r.candidate, r.excerpt_id"
+            " FROM cogmem.remember(%s, %s, embedding => %s, clause_embeddings => %s) AS r",
+            (tenant, s.text, v, parts),
         ).fetchone()  # type: ignore[misc]
         excerpt = excerpt_ring(conn, excerpt_id)  # every long turn counted as missed until 12-06 without it
         probabilities = conn.execute(

@@ -101,6 +101,21 @@ class Routing:
         return Counter(zip(self.truth, self.predicted, strict=True))
 
 
+def clause_vectors(
+    conn: psycopg.Connection, texts: Sequence[str], vectors: Sequence[np.ndarray | None], model: str | None = None
+) -> list[list[np.ndarray | None] | None]:
+    """For each text, the embeddings of the parts cogmem.clauses() gives with its vector (None for none): what
+    Client.remember sends as clause_embeddings. One embedding call for them all."""
+    parts: list[list[str]] = [
+        (conn.execute("SELECT cogmem.clauses(%s, %s, %s)", (t, v, model or bench_model())).fetchone() or [[]])[0]
+        if v is not None
+        else []
+        for t, v in zip(texts, vectors, strict=True)
+    ]
+    flat = iter(embed([p for ps in parts for p in ps], model))
+    return [[next(flat) for _ in ps] if ps else None for ps in parts]
+
+
 def classify(
     conn: psycopg.Connection, texts: Sequence[str], vectors: Sequence[np.ndarray | None]
 ) -> list[tuple[str, bool]]:

@@ -37,7 +37,7 @@ from bench.candidates import Outcome, remember_each
 from bench.conversation import LOCOMO, chats_between_people, load_locomo
 from bench.corpus import HELD_OUT_UPDATE_WRITERS, HELD_OUT_WRITERS, NEVER_CUT, updates, voice_writers, voices
 from bench.harness import given_or_private
-from bench.inbound import LANGUAGES, create_tenant, declare, embed, excerpt_ring
+from bench.inbound import LANGUAGES, clause_vectors, create_tenant, declare, embed, excerpt_ring
 from bench.results import replace_section
 from cogmem_pg.embed import E5_MODEL_ID, MODEL_ID
 
@@ -115,13 +115,16 @@ def casual_talk(conn: psycopg.Connection, models: dict[str, str]) -> list[str]:
         create_tenant(conn, tenant, LANGUAGES[lang], model)
         turns = [(c, t) for c in chats if c.lang == lang for t in c.turns]
         ring = candidate = 0
-        for (c, t), v in zip(turns, embed([t.text for _, t in turns], model), strict=True):
+        texts = [t.text for _, t in turns]
+        vectors = embed(texts, model)
+        for (c, t), v, parts in zip(turns, vectors, clause_vectors(conn, texts, vectors, model), strict=True):
             row = conn.execute(
                 "SELECT r.ring IN ('dos_and_donts', 'shocks'), r.candidate IS NOT NULL, r.excerpt_id"
-                " FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s, speaker => %s) AS r",
-                (tenant, t.text, v, c.id, t.speaker),
+                " FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s, speaker => %s,"
+                " clause_embeddings => %s) AS r",
+                (tenant, t.text, v, c.id, t.speaker, parts),
             ).fetchone()
-            ring += row[0] or excerpt_ring(conn, row[2]) in NEVER_CUT  # type: ignore[index]
+            ring += row[0] or excerpt_ring(conn, row[2]) in NEVER_CUT  # type: ignore[index, operator]
             candidate += row[1]  # type: ignore[index]
         n = len(turns)
         lines.append(f"| {name} | {lang} | {n} | {ring / n:.4f} | {candidate / n:.4f} | {(ring + candidate) / n:.4f} |")
@@ -210,11 +213,12 @@ def chat_check(conn: psycopg.Connection, chat: dict, model: str) -> list[ChatAns
     vectors = embed(texts, model)
     held: dict[int, set[int]] = {}
     start = datetime(2026, 3, 2, 9, tzinfo=UTC)
-    for i, (turn, v) in enumerate(zip(chat["turns"], vectors, strict=True)):
+    parts = clause_vectors(conn, texts, vectors, model)
+    for i, (turn, v, p) in enumerate(zip(chat["turns"], vectors, parts, strict=True)):
         memory, excerpt = conn.execute(
             "SELECT memory_id, excerpt_id FROM cogmem.remember(%s, %s, embedding => %s, conversation => %s,"
-            " speaker => %s, said_at => %s)",
-            (tenant, turn["text"], v, chat["id"], turn["speaker"], start + timedelta(minutes=2 * i)),
+            " speaker => %s, said_at => %s, clause_embeddings => %s)",
+            (tenant, turn["text"], v, chat["id"], turn["speaker"], start + timedelta(minutes=2 * i), p),
         ).fetchone()  # type: ignore[misc]
         held[i] = {m for m in (memory, excerpt) if m is not None}
     questions = [q["question"] for q in chat["questions"]]
@@ -273,8 +277,11 @@ def candidate_cost(
     neither rules nor incidents, at most 20) at 3,200 tokens."""
     tenant = f"w-{uuid.uuid4().hex[:12]}"
     create_tenant(conn, tenant, LANGUAGES[messages[0].lang], model)
-    for m, v in zip(messages, vectors, strict=True):
-        conn.execute("SELECT FROM cogmem.remember(%s, %s, embedding => %s)", (tenant, m.text, v))
+    parts = clause_vectors(conn, [m.text for m in messages], vectors, model)
+    for m, v, p in zip(messages, vectors, parts, strict=True):
+        conn.execute(
+            "SELECT FROM cogmem.remember(%s, %s, embedding => %s, clause_embeddings => %s)", (tenant, m.text, v, p)
+        )
     held = conn.execute(
         "SELECT count(*) FROM cogmem.memories WHERE tenant = %s AND candidate_ring IS NOT NULL", (tenant,)
     ).fetchone()[0]  # type: ignore[index]

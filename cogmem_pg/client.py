@@ -695,11 +695,13 @@ class Client:
                 contradicts = [i for i in verdict.contradicts if i in known]
             if supersedes is None and verdict.supersedes is not None:
                 supersedes = [i for i in verdict.supersedes if i in known]
+        # A rule said as one clause, with its story, is read by the model in its clauses too.
+        clauses = self._clause_vectors(tenant, content, vector, conn) if ring is None and embedding is None else None
         (memory,) = self._rows(
             conn,
             Memory,
             # Vectors travel binary (%b): as text, formatting and parsing 384 floats costs more than the call.
-            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[], %s, %s, %s, %s, %s, %s::bigint[])",
+            "SELECT * FROM cogmem.remember(%s, %s, %s, %s, %b, %s, %s::bigint[], %s, %s, %s, %s, %s, %s::bigint[], %b)",
             (
                 tenant,
                 content,
@@ -714,9 +716,26 @@ class Client:
                 person,
                 agent,
                 list(supersedes) if supersedes is not None else None,
+                clauses,
             ),
         )
         return memory
+
+    def _clause_vectors(
+        self, tenant: str, content: str, vector: Any, conn: psycopg.Connection | None
+    ) -> list[Any] | None:
+        """The embeddings of the parts of CONTENT the router reads alone (cogmem.clauses), when it would read
+        them: a message routed nowhere protected yet near a never-cut ring. None for most messages."""
+        if vector is None:
+            return None
+        embedder = self.embedder_for(tenant, conn)
+        model = getattr(embedder, "model_id", None)
+        declared = getattr(self._next_model, "model", None)
+        parts = self._scalar(conn, "SELECT cogmem.clauses(%s, %b, %s)", (content, vector, model))
+        if parts:
+            return self.vectors(parts, tenant, conn)
+        self._next_model.model = declared  # for remember's own connection, which may be another
+        return None
 
     # sql/061-remember-many.sql
     def remember_many(

@@ -414,12 +414,15 @@ COMMENT ON FUNCTION cogmem._store_memory(
 
 DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[]);
 DROP FUNCTION IF EXISTS cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean);
+DROP FUNCTION IF EXISTS cogmem._remember(  -- before issue 48's clauses: no clause embeddings
+    text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean, bigint[]
+);
 -- The one store. Longer than a screen only as the list of its stages, each one call: checks, redaction,
 -- the same text, routing, topics, conflicts, near-duplicates, storing, what it supersedes.
 CREATE OR REPLACE FUNCTION cogmem._remember(
     p_tenant text, p_content text, p_ring text, p_topics text[], p_embedding public.vector, p_source jsonb,
     p_contradicts bigint[], p_unlike bigint[] DEFAULT '{}', p_near_duplicates boolean DEFAULT TRUE,
-    p_supersedes bigint[] DEFAULT NULL
+    p_supersedes bigint[] DEFAULT NULL, p_clause_embeddings public.vector[] DEFAULT NULL
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -514,9 +517,15 @@ BEGIN
             v_instruction := v_instruction AND v_rule_ring IS NULL;
         END IF;
     ELSIF p_ring IS NULL THEN
-        -- Routed nowhere protected: a rule or an incident may still be one sentence among others.
+        -- Routed nowhere protected: a rule or an incident may still be one sentence among others, or one
+        -- clause with its story.
         SELECT b.sentence, b.ring, b.probability INTO v_rule, v_rule_candidate, v_rule_p
         FROM cogmem._buried_rule(v_content, v_probabilities) AS b;
+        IF v_rule_candidate IS NULL THEN
+            SELECT k.sentence, k.ring, k.probability INTO v_rule, v_rule_candidate, v_rule_p
+            FROM cogmem._clause_rule(v_tenant, v_content, v_probabilities, p_clause_embeddings,
+                                     p_embedding IS NULL AND v_embedding IS NOT NULL) AS k;
+        END IF;
     END IF;
     v_instruction := v_instruction OR v_ring IN ('dos_and_donts', 'procedures');
     v_topics := coalesce(cogmem._normalize_topics(p_topics),
@@ -576,10 +585,13 @@ BEGIN
                         v_stored.conflict_id, v_stored.conflicts_with;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._remember(text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean, bigint[]) IS
+COMMENT ON FUNCTION cogmem._remember(
+    text, text, text, text[], public.vector, jsonb, bigint[], bigint[], boolean, bigint[], public.vector[]
+) IS
 'The one store: cogmem.remember() and each item of remember_many() (PL/pgSQL cannot name an input and an '
 'output column alike). p_near_duplicates = false: a batch that skips that check on purpose. p_supersedes: '
-'the memories the caller says the text replaces (''{}'': none; NULL: detect them).';
+'the memories the caller says the text replaces (''{}'': none; NULL: detect them). p_clause_embeddings: '
+'the embeddings of cogmem.clauses(p_content), for a rule said as one clause (cogmem._clause_rule).';
 
 -- A very long text is more likely a document than something said: remember keeps it all the same (nothing a
 -- person said is dropped) and says that add_resource (sql/069-resources.sql) would keep it whole, chunked by
@@ -624,6 +636,32 @@ $$;
 COMMENT ON FUNCTION cogmem._remembered_as(text, bigint[]) IS
 'Each stored memory''s candidate ring (its own or its sentence''s) and the memory keeping its rule sentence.';
 
+-- The clause embeddings a caller sends must be those of cogmem.clauses(content), one for each part, of the
+-- installed dimension: a list of another text's parts would be read against the wrong words.
+CREATE OR REPLACE FUNCTION cogmem._check_clause_embeddings(p_content text, p_vectors public.vector[])
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+DECLARE
+    v_parts integer;
+BEGIN
+    IF p_vectors IS NULL THEN
+        RETURN;
+    END IF;
+    v_parts := coalesce(cardinality(cogmem.clauses(p_content)), 0);
+    IF cardinality(p_vectors) <> v_parts THEN
+        RAISE EXCEPTION 'clause_embeddings has % vectors, the content has % parts', cardinality(p_vectors), v_parts
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Embed the texts cogmem.clauses(content) returns, in order, or pass NULL.';
+    END IF;
+    PERFORM cogmem._check_embedding(v) FROM unnest(p_vectors) AS v;
+END;
+$$;
+COMMENT ON FUNCTION cogmem._check_clause_embeddings(text, public.vector[]) IS
+'Raises invalid_parameter_value unless the vectors are as many as cogmem.clauses(content)''s parts, each of '
+'the installed dimension.';
+
 -- The public signature is a contract; its output columns reuse input names (ring, topics), which only
 -- a SQL-language function allows, so it wraps the PL/pgSQL implementation.
 -- Before 0028 remember took no conversation, speaker or time.
@@ -632,6 +670,9 @@ DROP FUNCTION IF EXISTS cogmem.remember(text, text, text, text[], public.vector,
 DROP FUNCTION IF EXISTS cogmem.remember(
     text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text
 );  -- before 0041: nothing superseded
+DROP FUNCTION IF EXISTS cogmem.remember(
+    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text, bigint[]
+);  -- before issue 48's clauses: no clause embeddings
 CREATE OR REPLACE FUNCTION cogmem.remember(
     tenant text,
     content text,
@@ -645,7 +686,8 @@ CREATE OR REPLACE FUNCTION cogmem.remember(
     said_at timestamptz DEFAULT NULL,
     person text DEFAULT NULL,
     agent text DEFAULT NULL,
-    supersedes bigint[] DEFAULT NULL
+    supersedes bigint[] DEFAULT NULL,
+    clause_embeddings public.vector[] DEFAULT NULL
 )
 RETURNS TABLE (
     memory_id bigint, ring text, topics text[], action text, redactions text[], conflict_id bigint,
@@ -658,12 +700,13 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
     SELECT cogmem._require_tenant(tenant);
     SELECT cogmem._require_scope(tenant, coalesce(person, cogmem._person(source)), coalesce(agent, cogmem._agent(source)));
+    SELECT cogmem._check_clause_embeddings(content, clause_embeddings);
     -- A turn of a conversation is also the reply to its last recall's answer (sql/059-followup.sql): judged
     -- once the turn is stored, with the stored turn's embedding.
     SELECT r.*, a.candidate, a.excerpt_id, cogmem._resource_suggestion(tenant, content)
     FROM cogmem._remember(tenant, content, ring, topics, embedding,
                           cogmem._with_said(source, conversation, speaker, said_at, person, agent), contradicts,
-                          '{}', true, supersedes) AS r
+                          '{}', true, supersedes, clause_embeddings) AS r
     LEFT JOIN cogmem._remembered_as(tenant, ARRAY[r.memory_id]) AS a ON a.memory_id = r.memory_id
     CROSS JOIN LATERAL (SELECT cogmem._judge_turn(tenant, coalesce(conversation, source ->> 'conversation'),
                                                   coalesce(speaker, source ->> 'speaker'), content, embedding,
@@ -671,7 +714,8 @@ AS $$
                                                   coalesce(agent, cogmem._agent(source)))) AS j;
 $$;
 COMMENT ON FUNCTION cogmem.remember(
-    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text, bigint[]
+    text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text, bigint[],
+    public.vector[]
 ) IS
 'Stores a memory: redacts secrets, routes it to a ring (when ring is NULL), detects topics (when NULL), '
 'embeds it (when NULL and the server can). A near-duplicate rehearses the existing memory instead '
@@ -687,7 +731,9 @@ COMMENT ON FUNCTION cogmem.remember(
 'longer than the tenant''s resource_suggest_chars, stored all the same, that add_resource() would keep it '
 'as a document. supersedes: the memories the text replaces (a correction, a changed fact), by the '
 'caller''s judgement: they stay for the audit and history, out of recall; NULL lets cogmem detect the one '
-'it replaces (sql/036-supersession.sql), ''{}'' says none.';
+'it replaces (sql/036-supersession.sql), ''{}'' says none. clause_embeddings: the embeddings of '
+'cogmem.clauses(content, embedding), in order, when it gives any: a rule or an incident said as one clause '
+'of the text (with its story) is then found by the embedding''s model too, and kept as a candidate.';
 
 -- The batch path: many memories in one call (a loader, an import, a backfill). By default every item
 -- gets all the checks of the one store, _remember(): those no check relates to anything are stored

@@ -133,7 +133,7 @@ TO cogmem_app, cogmem_auditor, cogmem_bi;
 GRANT EXECUTE ON FUNCTION cogmem.in_scope(text, text, cogmem.ring, text, text, cogmem.tenants) TO cogmem_app;
 
 GRANT EXECUTE ON FUNCTION
-cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text, bigint[]),
+cogmem.remember(text, text, text, text[], public.vector, jsonb, bigint[], text, text, timestamptz, text, text, bigint[], public.vector[]),
 cogmem.remember_many(text, jsonb, public.vector[], text[], text, text),
 cogmem.recall(text, text, public.vector, text[], bigint, text, text, text),
 cogmem.add_resource(text, text, text, text, jsonb, public.vector[], text, text),
@@ -149,6 +149,7 @@ cogmem.detect_topics(text, text),
 cogmem.topic_keywords(text),
 cogmem.route(text, public.vector),
 cogmem.classify(text, public.vector, text),
+cogmem.clauses(text, public.vector, text),
 cogmem.judge_followup(text, public.vector, public.vector, text),
 cogmem.judge_recall(text, uuid, text, real, text, bigint[]),
 cogmem.redact(text),

@@ -386,7 +386,7 @@ def test_text_that_looks_like_sql_stays_data(db, login):
 WRITE_PRIVILEGES = ["INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"]
 # The verbs that name no tenant and no id: pure functions over their arguments and the global model.
 TENANT_FREE = {"classify", "route", "redact", "polarity", "contradicts", "attention", "judge_followup",
-               "chunk_text"}  # fmt: skip
+               "chunk_text", "clauses"}  # fmt: skip
 # Verbs keyed by an id: the id's own row (read under row-level security) names the tenant to reach.
 ID_KEYED = {"feedback": "recalls", "explain_recall": "audit_log", "resolve_conflict": "conflicts",
             "end_session": "sessions"}  # fmt: skip

@@ -76,6 +76,7 @@ NOT_WRAPPED = {
     "may_use_vault", "in_scope",  # ... and the scope rule reads use
     "chunk_text",  # what SQL computes with; chunk_resource is the tenant's
     "embed", "embedding_dimensions", "strength",  # what SQL computes with; the client embeds itself
+    "clauses",  # what Client.remember asks before it embeds a message's parts (remember's clause_embeddings)
     "restore_memory_stats", "restore_siblings", "restore_episode",  # `cogmem import` calls them
     "audit_partitions_ensure", "audit_apply_retention", "audit_mark_exported",  # pg_cron, `cogmem audit export`
     "schedule_nightly", "schedule_audit", "schedule_gut", "schedule_rehearsals",  # installed by migrate
