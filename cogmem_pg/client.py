@@ -197,7 +197,13 @@ class Client:
         judge: Judge | None = None,
         min_size: int = 1,
         max_size: int = 4,
+        clauses: bool = True,
     ) -> None:
+        """embedder: the model of the vectors (None: each tenant's built-in one; False: none, the server embeds
+        or full text serves). classifier, judge: the caller's LLM verdicts. clauses: remember also embeds the
+        parts of a message that the router reads alone (cogmem.clauses; a rule said as one clause with its
+        story), for the few messages that need it; False saves those embeddings and that call."""
+        self._clauses = clauses
         self._embedder: Embedder | None = None if embedder is False else (embedder or default_embedder())
         # Without an embedder of its own, the client embeds each tenant with the built-in model that made
         # its vectors (tenants.embedding_model, fixed at creation; one vector space per tenant).
@@ -726,7 +732,7 @@ class Client:
     ) -> list[Any] | None:
         """The embeddings of the parts of CONTENT the router reads alone (cogmem.clauses), when it would read
         them: a message routed nowhere protected yet near a never-cut ring. None for most messages."""
-        if vector is None:
+        if vector is None or not self._clauses:
             return None
         embedder = self.embedder_for(tenant, conn)
         model = getattr(embedder, "model_id", None)
