@@ -338,6 +338,15 @@ def test_a_rule_said_with_its_story_in_one_sentence_is_asked_about(dsn, db, lang
                (SEED[language], memory.memory_id)) is None  # fmt: skip
 
 
+def test_a_client_may_leave_the_parts_unread(dsn, db):
+    from cogmem_pg.client import Client
+
+    with Client(dsn, clauses=False) as client:
+        client.create_tenant("ev")
+        memory = client.remember("ev", SEED["english"])
+    assert (memory.ring, memory.candidate) == ("fresh", None)
+
+
 @server_embeds
 def test_a_server_that_embeds_reads_the_parts_itself(db):
     """From plain SQL, on a server whose Python embeds (cogmem.embed)."""
