@@ -471,8 +471,8 @@ COMMENT ON FUNCTION cogmem.clauses(text, public.vector, text) IS
 -- clause; the clause alone is a rule at 0.98. As for a sentence among others (_buried_rule), both must
 -- agree: a part (cogmem.clauses) at its ring's candidate threshold, read by the head of the tenant's
 -- embedding model, and the whole message near that ring (_parts_floor). On the writers no model saw, rules and incidents
--- kept (ring or candidate) went from 0.866 to 0.894 (English, MiniLM) and from 0.833 to 0.865 (Turkish, E5),
--- while our chats' turns asked about went from 0.15% to 0.46% and from 0.7% to 1.5% (docs/understanding.md).
+-- kept (ring or candidate) went from 0.866 to 0.890 (English, MiniLM) and from 0.833 to 0.865 (Turkish, E5),
+-- while our chats' turns asked about went from 0.15% to 0.46% and from 0.7% to 1.2% (docs/understanding.md).
 -- Only ever a candidate: the message itself when it is one sentence, else the sentence that holds the part.
 CREATE OR REPLACE FUNCTION cogmem._clause_rule(
     p_tenant text, p_content text, p_probabilities jsonb, p_vectors public.vector[], p_server_embeds boolean
