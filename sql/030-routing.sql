@@ -298,6 +298,15 @@ COMMENT ON FUNCTION cogmem._near_ring(jsonb, text, real) IS
 'Whether a message''s ring probabilities give the ring at least p_at_least (0.2): near enough that a part of '
 'it may be one.';
 
+-- Most messages are near neither never-cut ring: their parts are not read.
+CREATE OR REPLACE FUNCTION cogmem._near_never_cut(p_probabilities jsonb, p_at_least real DEFAULT 0.2)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+RETURN cogmem._near_ring(p_probabilities, 'dos_and_donts', p_at_least) OR cogmem._near_ring(p_probabilities, 'shocks', p_at_least);
+COMMENT ON FUNCTION cogmem._near_never_cut(jsonb, real) IS
+'Whether a message is near either never-cut ring (cogmem._near_ring, at p_at_least).';
+
 -- A rule or an incident among other sentences that the whole message's model does not see: "Hi! Thanks
 -- for the booking. Please never book us near the airport again, the noise kept us up. Talk soon!" The
 -- whole message's chatter outweighs its one clause; the cues model reads each sentence, but alone it takes
@@ -315,8 +324,7 @@ AS $$
 BEGIN
     -- Most messages are far from both rings as a whole: their sentences are not read (as costly as the
     -- message's own routing, for a message of eight).
-    IF NOT (cogmem._near_ring(p_probabilities, 'dos_and_donts') OR cogmem._near_ring(p_probabilities, 'shocks'))
-       OR cardinality(cogmem._sentences(p_content)) < 2 THEN
+    IF NOT cogmem._near_never_cut(p_probabilities) OR cardinality(cogmem._sentences(p_content)) < 2 THEN
         RETURN;
     END IF;
     RETURN QUERY
@@ -414,13 +422,16 @@ COMMENT ON FUNCTION cogmem._clauses_of(text) IS
 -- rule pulls the whole message away from it ("Don't restart the server at night, last time everything went
 -- sideways.": MiniLM's p 0.05 for the whole, 0.98 for the rule). 0.02 was chosen with the held-out writers
 -- and our chats in view, so what it adds there (0.007 English, 0.011 Turkish kept) is optimistic.
-CREATE OR REPLACE FUNCTION cogmem._parts_floor(p_content text)
+-- It takes the message's sentences (cogmem._sentences), which its callers have at hand.
+DROP FUNCTION IF EXISTS cogmem._parts_floor(text);
+CREATE OR REPLACE FUNCTION cogmem._parts_floor(p_sentences text[])
 RETURNS real
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, pg_temp
-RETURN CASE WHEN cardinality(cogmem._sentences(p_content)) > 1 THEN 0.2 ELSE 0.02 END;
-COMMENT ON FUNCTION cogmem._parts_floor(text) IS
-'How probable a never-cut ring a message must be for its parts to be read alone: 0.2, or 0.02 for one sentence.';
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN cardinality(p_sentences) > 1 THEN 0.2 ELSE 0.02 END;
+COMMENT ON FUNCTION cogmem._parts_floor(text[]) IS
+'How probable a never-cut ring a message of these sentences must be for its parts to be read alone: 0.2, or '
+'0.02 for one sentence.';
 
 -- What the router reads of a message part by part (_clause_rule), and so what a client embeds for
 -- remember's clause_embeddings: each sentence of a message of several, and each clause of a sentence of
@@ -444,8 +455,7 @@ BEGIN
     IF embedding IS NOT NULL AND NOT EXISTS (
         SELECT FROM cogmem.classify(content, embedding, embedding_model) AS c
         WHERE c.ring NOT IN ('dos_and_donts', 'shocks') AND c.candidate IS NULL
-          AND (cogmem._near_ring(c.probabilities, 'dos_and_donts', cogmem._parts_floor(content))
-               OR cogmem._near_ring(c.probabilities, 'shocks', cogmem._parts_floor(content)))
+          AND cogmem._near_never_cut(c.probabilities, cogmem._parts_floor(v_sentences))
     ) THEN
         RETURN '{}';
     END IF;
@@ -483,12 +493,16 @@ SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 DECLARE
     v_parts     text[];
-    v_sentences text[] := cogmem._sentences(p_content);
-    v_floor     real := cogmem._parts_floor(p_content);
+    v_sentences text[];
+    v_floor     real;
 BEGIN
-    IF NOT (cogmem._near_ring(p_probabilities, 'dos_and_donts', v_floor)
-            OR cogmem._near_ring(p_probabilities, 'shocks', v_floor))
-       OR (p_vectors IS NULL AND NOT p_server_embeds) THEN
+    -- Nearly every message remembered comes here: without vectors to read, nothing is split.
+    IF p_vectors IS NULL AND NOT p_server_embeds THEN
+        RETURN;
+    END IF;
+    v_sentences := cogmem._sentences(p_content);
+    v_floor := cogmem._parts_floor(v_sentences);
+    IF NOT cogmem._near_never_cut(p_probabilities, v_floor) THEN
         RETURN;
     END IF;
     v_parts := cogmem.clauses(p_content);
