@@ -79,6 +79,21 @@ $$;
 COMMENT ON FUNCTION cogmem._neighbours(text, bigint[]) IS
 'The turns said just before and after each given memory that is a turn of a conversation (its window).';
 
+-- What replaced each of the given memories that is superseded (sql/036-supersession.sql).
+CREATE OR REPLACE FUNCTION cogmem._heirs(p_tenant text, p_ids bigint[])
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, pg_temp
+AS $$
+BEGIN
+    RETURN ARRAY(SELECT m.superseded_by FROM cogmem.memories AS m
+                 WHERE m.tenant = p_tenant AND m.memory_id = ANY (p_ids) AND m.valid_until IS NOT NULL
+                   AND m.superseded_by IS NOT NULL);
+END;
+$$;
+COMMENT ON FUNCTION cogmem._heirs(text, bigint[]) IS
+'The memories that superseded the given ones, for those superseded (recall reads a superseded memory for its heir).';
+
 -- The memories as a large tenant's own indexes find them. Row-level security would forbid those indexes:
 -- its policies come first, and the full-text match (like most operators) is not leakproof, so the planner
 -- may not evaluate it before them, in an index or elsewhere. This view runs with its owner's rights (the
@@ -98,7 +113,8 @@ SELECT
     m.candidate_ring,
     m.candidate_p,
     m.topics,
-    m.created_at
+    m.created_at,
+    m.superseded_by
 FROM cogmem.memories AS m
 WHERE (SELECT cogmem.reaches_every_tenant()) OR m.tenant IN (SELECT unnest(cogmem.reachable_tenants()));
 COMMENT ON VIEW cogmem._memory_lookup IS
@@ -171,9 +187,10 @@ DECLARE
     c_recent    CONSTANT integer := 5000;  -- topics are matched among the most recent memories
     c_topical   CONSTANT integer := 200;   -- the best of those kept
     c_proposed  CONSTANT integer := 200;   -- the most probable unconfirmed candidates
-    -- What recall's own pass keeps: the tenant, the caller's scope, the present unless asked about the past.
+    -- What recall's own pass keeps: the tenant, the caller's scope, the present unless asked about the past
+    -- (and a superseded memory with an heir: recall reads it for its heir, sql/070-recall.sql, signals).
     v_visible   text := format('m.tenant = %L AND cogmem.in_scope(m.person, m.agent, m.ring, $2, $3, $4) '
-                               'AND (m.valid_until IS NULL OR $5)', t.tenant);
+                               'AND (m.valid_until IS NULL OR $5 OR m.superseded_by IS NOT NULL)', t.tenant);
     v_found     bigint[];
     v_word      text;
     v_count     bigint;
@@ -255,8 +272,10 @@ BEGIN
         INTO v_found USING p_topics;
         reach := reach || v_found;
     END IF;
-    -- A turn ranks with its neighbours (sql/070-recall.sql, windowed).
-    reach := reach || cogmem._neighbours(t.tenant, reach);
+    -- A turn ranks with its neighbours (sql/070-recall.sql, windowed); a superseded memory found stands for
+    -- what replaced it, unless the question is about the past.
+    reach := reach || cogmem._neighbours(t.tenant, reach)
+             || CASE WHEN NOT p_history THEN cogmem._heirs(t.tenant, reach) END;
     reach := ARRAY(SELECT DISTINCT r FROM unnest(reach) AS r);
     RETURN NEXT;
 END;

@@ -278,6 +278,11 @@ DECLARE
     v_holding      bigint[];
     v_memories     double precision;
     v_large        boolean;
+    -- Rehearsals not yet applied to memory_stats (sql/058-rehearsal.sql), by memory: the last recall
+    -- restarts the clock. A lookup, not a join: the generic plan, which cannot see how many rows the pool
+    -- and the rehearsals hold, joined them by a nested loop (3,000 by 4,500 rows: 1.5 s).
+    v_pending      jsonb := (SELECT jsonb_object_agg(p.memory_id::text, p.last_recalled_at)
+                             FROM cogmem.pending_stats AS p WHERE p.tenant = t.tenant AND p.last_recalled_at IS NOT NULL);
 BEGIN
     SELECT r.reach, r.words, r.holding, r.memories INTO v_reach, v_words, v_holding, v_memories
     FROM cogmem._recall_reach(t, p_protected, p_topics, p_embedding, p_lexemes, p_person, p_agent, p_history) AS r;
@@ -301,8 +306,16 @@ BEGIN
     -- One pass over the tenant's memories (a large tenant's reach) yields every signal. Vector search is
     -- exact within a tenant that has no index of its own, so the pass is needed anyway; a scan per signal
     -- would read the rows again.
+    -- A superseded memory (sql/036-supersession.sql) is read for what replaced it, unless the question is
+    -- about the past: "Jill retired, so my taxes are handled by Tom Briggs now" shares neither words nor
+    -- much meaning with "Who is my accountant?", which found "My accountant is Jill Harper" (its row, under
+    -- its heir's id, is a proxy: its signals count for the heir, its content is never shown).
     signals AS MATERIALIZED (
-        SELECT m.memory_id, m.ring, m.topics, m.created_at, m.token_estimate, m.content, m.conversation,
+        SELECT CASE WHEN m.valid_until IS NULL OR p_history THEN m.memory_id ELSE m.superseded_by END AS memory_id,
+               CASE WHEN m.valid_until IS NOT NULL AND NOT p_history THEN m.memory_id END AS replaced,
+               -- A proxy is outside any conversation: its heir's turns are not its neighbours.
+               m.ring, m.topics, m.created_at, m.token_estimate, m.content,
+               CASE WHEN m.valid_until IS NULL OR p_history THEN m.conversation END AS conversation,
                m.said_at, m.speaker, m.candidate_ring, m.candidate_p, m.superseded_by, m.valid_until,
                -- The message's words the memory holds: tsvector deletions, not an unnest per row.
                CASE WHEN m.search @@ p_query THEN tsvector_to_array(ts_delete(m.search, tsvector_to_array(
@@ -318,8 +331,8 @@ BEGIN
              AS m
         -- Only what the scope sees (sql/015-scopes.sql): never another person's memory, never-cut or not.
         WHERE m.tenant = t.tenant AND cogmem.in_scope(m.person, m.agent, m.ring, p_person, p_agent, t)
-          -- A superseded memory (sql/036-supersession.sql) only for a question about the past.
-          AND (m.valid_until IS NULL OR p_history)
+          -- A superseded memory as itself only for a question about the past; else as a proxy, if it has an heir.
+          AND (m.valid_until IS NULL OR p_history OR m.superseded_by IS NOT NULL)
     ),
     -- How rare each of the message's words is among the tenant's memories: ln(memories / holding it).
     -- A large tenant's reach is not the tenant: there, the holders were counted through its index.
@@ -341,7 +354,7 @@ BEGIN
     -- A turn and its window, in the order its conversation was said; outside a conversation the window is
     -- the memory alone.
     windowed AS MATERIALIZED (
-        SELECT s.memory_id, s.ring, s.topics, s.created_at, s.token_estimate, s.content, s.conversation,
+        SELECT s.memory_id, s.replaced, s.ring, s.topics, s.created_at, s.token_estimate, s.content, s.conversation,
                s.said_at, s.speaker, s.candidate_ring, s.candidate_p, s.superseded_by, s.valid_until, s.distance,
                s.shared,
                x.score AS lexical_score,
@@ -358,52 +371,53 @@ BEGIN
         WINDOW w AS (PARTITION BY s.conversation ORDER BY s.said_at, s.memory_id)
     ),
     -- Five rankings of at most 100 candidates each, plus every memory of a never-cut ring.
+    -- An heir takes the best of its own signals and its proxy's (each ranking carries the one it ranks by).
     pool AS (
         SELECT c.memory_id, min(c.lexical_rank) AS lexical_rank, min(c.semantic_rank) AS semantic_rank,
                min(c.window_lexical_rank) AS window_lexical_rank,
-               min(c.window_semantic_rank) AS window_semantic_rank, min(c.topic_rank) AS topic_rank
+               min(c.window_semantic_rank) AS window_semantic_rank, min(c.topic_rank) AS topic_rank,
+               min(c.distance) AS distance, max(c.shared_words) AS shared_words, max(c.shared) AS shared,
+               min(c.replaced) AS replaced
         FROM (
             -- Top 100 first (a bounded heap sort), then numbered: row_number() over the whole tenant
             -- sorted all of it, for every ranking.
             SELECT x.memory_id, row_number() OVER (ORDER BY x.lexical_score DESC, x.memory_id) AS lexical_rank,
                    NULL::bigint AS semantic_rank, NULL::bigint AS window_lexical_rank,
-                   NULL::bigint AS window_semantic_rank, NULL::bigint AS topic_rank
-            FROM (SELECT y.memory_id, y.lexical_score FROM windowed AS y WHERE y.lexical_score IS NOT NULL
-                  ORDER BY y.lexical_score DESC, y.memory_id LIMIT 100) AS x
+                   NULL::bigint AS window_semantic_rank, NULL::bigint AS topic_rank,
+                   NULL::double precision AS distance, x.shared_words, NULL::bigint AS shared, x.replaced
+            FROM (SELECT y.memory_id, y.lexical_score, y.shared_words, y.replaced FROM windowed AS y
+                  WHERE y.lexical_score IS NOT NULL ORDER BY y.lexical_score DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL, NULL, NULL
-            FROM (SELECT y.memory_id, y.distance FROM windowed AS y WHERE y.distance IS NOT NULL
+            SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL, NULL, NULL,
+                   x.distance, NULL, NULL, x.replaced
+            FROM (SELECT y.memory_id, y.distance, y.replaced FROM windowed AS y WHERE y.distance IS NOT NULL
                   ORDER BY y.distance, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, NULL, row_number() OVER (ORDER BY x.window_lexical DESC, x.memory_id), NULL, NULL
+            SELECT x.memory_id, NULL, NULL, row_number() OVER (ORDER BY x.window_lexical DESC, x.memory_id), NULL, NULL,
+                   NULL, NULL, NULL, NULL
             FROM (SELECT y.memory_id, y.window_lexical FROM windowed AS y WHERE y.window_lexical IS NOT NULL
                   ORDER BY y.window_lexical DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
             SELECT x.memory_id, NULL, NULL, NULL, row_number() OVER (ORDER BY x.window_similarity DESC, x.memory_id),
-                   NULL
+                   NULL, NULL, NULL, NULL, NULL
             FROM (SELECT y.memory_id, y.window_similarity FROM windowed AS y WHERE y.window_similarity IS NOT NULL
                   ORDER BY y.window_similarity DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
             SELECT x.memory_id, NULL, NULL, NULL, NULL,
-                   row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id)
-            FROM (SELECT y.memory_id, y.shared, y.created_at FROM windowed AS y WHERE y.shared IS NOT NULL
+                   row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id), NULL, NULL, x.shared,
+                   x.replaced
+            FROM (SELECT y.memory_id, y.shared, y.created_at, y.replaced FROM windowed AS y WHERE y.shared IS NOT NULL
                   ORDER BY y.shared DESC, y.created_at DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, NULL, NULL, NULL, NULL FROM windowed AS x
+            SELECT x.memory_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, x.replaced FROM windowed AS x
             WHERE x.ring = ANY (p_protected) OR (v_candidates AND x.candidate_ring IS NOT NULL)
         ) AS c
         GROUP BY c.memory_id
     ),
-    -- Materialized: otherwise the planner, which cannot see how few rows the pool holds, looks up the
-    -- statistics of every memory of the tenant before joining the pool.
-    -- Rehearsals not yet applied to memory_stats (sql/058-rehearsal.sql): the last recall restarts the clock.
-    pending AS MATERIALIZED (
-        SELECT p.memory_id, p.last_recalled_at
-        FROM cogmem.pending_stats AS p WHERE p.tenant = t.tenant AND p.last_recalled_at IS NOT NULL
-    ),
     pooled AS MATERIALIZED (
         SELECT x.*, p.lexical_rank, p.semantic_rank, p.window_lexical_rank, p.window_semantic_rank, p.topic_rank,
-               r.last_recalled_at AS pending_recalled_at,
+               p.distance AS best_distance, p.shared_words AS best_words, p.shared AS best_shared,
+               p.replaced AS found_for, (v_pending ->> p.memory_id::text)::timestamptz AS pending_recalled_at,
                -- The most probable candidates that fit the candidates' allocation are injected there (a turn
                -- shown with its date and speaker: ~10 tokens more), one too long for it skipped; the others
                -- compete in their ring. So does one that a newer memory possibly supersedes: asked about
@@ -415,8 +429,7 @@ BEGIN
         FROM pool AS p
         JOIN (SELECT y.*, y.token_estimate + CASE WHEN y.conversation IS NOT NULL THEN 10 ELSE 0 END AS shown_tokens,
                      y.candidate_ring IS NOT NULL AND y.superseded_by IS NULL AS waiting
-              FROM windowed AS y) AS x ON x.memory_id = p.memory_id
-        LEFT JOIN pending AS r ON r.memory_id = p.memory_id
+              FROM windowed AS y WHERE y.replaced IS NULL) AS x ON x.memory_id = p.memory_id
         -- The candidates' allocation on this budget; none (NULL) for a tenant without the layer.
         LEFT JOIN scaled AS a ON a.layer::text = 'candidates'
     ),
@@ -432,8 +445,11 @@ BEGIN
                     THEN f.cumulative ELSE l.cumulative END AS cumulative,
                x.token_estimate, x.content, x.topics,
                x.conversation, x.said_at, x.speaker, x.candidate_ring, x.candidate_p, x.superseded_by, x.valid_until,
-               x.lexical_rank, x.shared_words, x.semantic_rank, x.window_lexical_rank, x.shared IS NOT NULL AS on_topic,
-               CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - x.distance END AS similarity,
+               -- An heir is judged by the best of its own signals and its proxy's (signals, above).
+               x.lexical_rank, greatest(x.shared_words, x.best_words) AS shared_words, x.semantic_rank,
+               x.window_lexical_rank, coalesce(x.best_shared, x.shared) IS NOT NULL AS on_topic,
+               CASE WHEN x.semantic_rank IS NOT NULL THEN 1 - least(x.distance, x.best_distance) END AS similarity,
+               x.found_for,
                cardinality(x.topics) = 0 OR cardinality(p_topics) = 0 AS untopical,
                -- A candidate rule waiting to be confirmed does not fade (sql/060-remember.sql).
                cogmem.strength(now() - coalesce(greatest(s.last_recalled_at, x.pending_recalled_at), x.created_at),
@@ -528,6 +544,7 @@ BEGIN
                                 'vector #' || q.semantic_rank || ' (' || round(q.similarity::numeric, 2) || ')',
                                 CASE WHEN q.boost > 1 THEN 'boost ' || round(q.boost::numeric, 1) END,
                                 'unconfirmed ' || q.candidate_ring || ' candidate',
+                                'found through #' || q.found_for || ', which it superseded',
                                 CASE WHEN q.valid_until IS NOT NULL
                                      THEN 'superseded' || coalesce(' by #' || q.superseded_by, '') || ' on '
                                           || to_char(q.valid_until, 'YYYY-MM-DD')

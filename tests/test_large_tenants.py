@@ -133,6 +133,22 @@ def test_the_boundaries_hold_through_the_indexes(db, tenant):
     assert old in {r[1] for r in recall(db, tenant, "What was the previous VPN gateway?", vector)}
 
 
+def test_what_replaced_a_fact_is_found_through_the_indexes(db, tenant):
+    load(db, tenant, 300)
+    asked = unit_vector(881)
+    old = one(db, "SELECT memory_id FROM cogmem.remember('acme', 'Our courier is Parcelwise.', 'long_term', "
+                  "embedding => %s::vector)", (blend(asked, unit_vector(882), 0.95),))  # fmt: skip
+    # The newer is far from the question in meaning and shares no word with it: only the older finds it.
+    new = one(db, "SELECT memory_id FROM cogmem.remember('acme', 'Deliveries go with Nordfrakt from Monday.', "
+                  "'long_term', embedding => %s::vector, supersedes => %s::bigint[])",
+              (unit_vector(883), [old]))  # fmt: skip
+    before = [r[1] for r in recall(db, tenant, "Which courier do we use?", asked)]
+    build(db, tenant)
+    after = [r[1] for r in recall(db, tenant, "Which courier do we use?", asked)]
+    assert new in before and new in after and old not in after
+    assert old in {r[1] for r in recall(db, tenant, "Which courier did we use before?", asked)}
+
+
 def test_the_cli_lists_and_builds_them(dsn, db, tenant):
     load(db, tenant, 60)
     with Client(dsn, embedder=False) as client:

@@ -162,6 +162,22 @@ def test_the_callers_verdict_as_the_application_login(db, tenant, login):
         app.execute("SELECT cogmem._supersede(%s, 1, '{2}', 'caller')", (tenant,))
 
 
+def test_what_replaced_a_fact_is_found_by_what_the_fact_said(db, tenant):
+    # The newer shares no word with the question; the older, out of recall, still finds it (a proxy).
+    old = remember(db, tenant, "Our VPN gateway is vpn1.acme.io.", "2026-03-01")
+    new = remember(db, tenant, "Use the jump host bastion-2 for prod.", "2026-04-01", supersedes=[old])
+    rows = recalled(db, tenant, "Which VPN gateway do we use?")
+    assert [r[0] for r in rows] == [new]
+    assert f"found through #{old}, which it superseded" in rows[0][2]
+    # A question about the past reads the older as itself, after what replaced it.
+    past = recalled(db, tenant, "What was our previous VPN gateway?")
+    assert [r[0] for r in past] == [new, old]
+    assert "found through" not in past[0][2]
+    # A chain: the fact a replacement replaced finds it only while it is the present one.
+    newest = remember(db, tenant, "Prod goes through bastion-3.", "2026-05-01", supersedes=[new])
+    assert [r[0] for r in recalled(db, tenant, "Which jump host for prod?")] == [newest]
+
+
 def test_erasing_the_newer_keeps_the_older_out_of_recall(db, tenant):
     old = remember(db, tenant, OLD, "2026-03-01")
     new = remember(db, tenant, NEW, "2026-04-01")
