@@ -96,8 +96,11 @@ BEGIN
                                 || 'scratch\s+that|i\s+meant|mistake|typo|wrong|updated?|rescheduled|pushed|renamed|'
                                 || 'migrated|retired|decommissioned|upgraded|no\s+more|not\s+[[:alnum:]]+\s+but)\M')
                OR p_content ~* ('(^|[^[:alpha:]])(artık|aslında|düzeltme|değişti|değiştir|değişik|taşındı|taşındık|'
-                                || 'taşındım|taşıdık|yanlış|pardon|bundan\s+sonra|yerine|yeni|güncel|oldu|kaydı|'
-                                || 'ertelendi|geçtik|geçti|kapandı|iptal|degisti|tasindi|artik|aslinda|yanlis)');
+                                || 'taşındım|taşıdık|yanlış|pardon|bundan\s+sonra|yerine|yeni|güncel|'
+                                || 'ertelendi|geçtik|geçti|kapandı|iptal|degisti|tasindi|artik|aslinda|yanlis)')
+               -- "oldu" (it became) and "kaydı" (it moved) as verbs only: "olduğu gibi" (as it is) and
+               -- "kaydımı" (my registration) say nothing changed.
+               OR p_content ~* '(^|[^[:alpha:]])(oldu|kaydı)(k|m|n|lar)?($|[^[:alpha:]])';
     compatible := p_content ~* ('\m(just\s+(this|today|tomorrow|for)|only\s+(this|today|tomorrow|for\s+this)|'
                                 || 'this\s+(time|once)|for\s+this\s+(week|weekend|month|time)|one[\s-]off|one\s+time|'
                                 || 'exception|temporar(y|ily)|also|too|as\s+well|another|additionally|'

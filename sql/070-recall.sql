@@ -619,22 +619,25 @@ BEGIN
     -- Both stay: two facts that both hold lose nothing. Among the few that can fit a budget only, and not
     -- for turns of a conversation: they are shown with when they were said, and its neighbouring turns are
     -- close in meaning without replacing each other (placed so, LoCoMo's evidence recall at 1,000 tokens
-    -- fell from 0.75 to 0.60).
+    -- fell from 0.75 to 0.60). An unconfirmed candidate (shown before every ranked layer) is followed so by
+    -- any newer memory about the same thing: "Seat preference: aisle.", asked about as a possible rule, came
+    -- before "I'd like a window seat on all my flights." in every recall.
     top AS MATERIALIZED (
-        SELECT r.memory_id, r.layer, r.score, m.embedding, coalesce(m.said_at, m.created_at) AS said
-        FROM (SELECT x.memory_id, x.layer, x.score,
+        SELECT r.memory_id, r.layer, r.priority, r.score, m.embedding, coalesce(m.said_at, m.created_at) AS said
+        FROM (SELECT x.memory_id, x.layer, x.priority, x.score,
                      row_number() OVER (PARTITION BY x.layer ORDER BY x.score DESC, x.memory_id) AS place
               FROM candidates AS x
-              WHERE x.memory_id IS NOT NULL AND NOT x.never_cut AND x.layer::text <> 'candidates') AS r
+              WHERE x.memory_id IS NOT NULL AND NOT x.never_cut) AS r
         JOIN cogmem.memories AS m ON m.tenant = t.tenant AND m.memory_id = r.memory_id
         WHERE r.place <= 40 AND p_embedding IS NOT NULL AND m.conversation IS NULL
     ),
     placed AS (
-        SELECT DISTINCT ON (n.memory_id) n.memory_id, o.memory_id AS older, o.score
+        SELECT DISTINCT ON (n.memory_id) n.memory_id, o.memory_id AS older, o.priority, o.score
         FROM top AS n
-        JOIN top AS o ON o.layer = n.layer AND o.said < n.said AND o.score > n.score
+        JOIN top AS o ON o.said < n.said AND n.layer::text <> 'candidates'
+                     AND (o.layer = n.layer AND o.score > n.score OR o.layer::text = 'candidates')
                      AND 1 - (o.embedding OPERATOR(public.<=>) n.embedding) >= v_same_thing
-        ORDER BY n.memory_id, o.score DESC
+        ORDER BY n.memory_id, o.priority, o.score DESC
     )
     -- One sort, then aggregates in that order (an ORDER BY per aggregate would sort ten times).
     SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id),
@@ -646,8 +649,8 @@ BEGIN
     -- superseded memory (only for a question about the past) after every other, so after what replaced it
     -- whatever layer that went to.
     FROM (SELECT x.*, p.older FROM candidates AS x LEFT JOIN placed AS p ON p.memory_id = x.memory_id
-          ORDER BY x.superseded, x.priority, x.never_cut DESC, coalesce(p.score, x.score) DESC, p.older IS NULL,
-                   x.memory_id, x.rule_id) AS c;
+          ORDER BY x.superseded, coalesce(p.priority, x.priority), x.never_cut DESC, coalesce(p.score, x.score) DESC,
+                   p.older IS NULL, x.memory_id, x.rule_id) AS c;
 END;
 $$;
 COMMENT ON FUNCTION cogmem._recall_candidates(

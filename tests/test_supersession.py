@@ -233,9 +233,25 @@ def test_a_newer_fact_that_shares_no_word_with_the_question_comes_with_the_older
                       (tenant, question, asked)).fetchall() == []  # fmt: skip
 
 
+def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, tenant):
+    # The older is asked about as a possible rule (shown before every ranked layer); the newer is a fact.
+    old, new, question = "Seat preference: aisle.", "I'd like a window seat on all my flights.", "Which seat for me?"
+    vectors = dict(zip((old, new), inbound.embed([old, new], MODEL_ID), strict=True))
+    (asked,) = inbound.embed([question], MODEL_ID, query=True)
+    ids = [remember(db, tenant, t, at, embedding=vectors[t]) for t, at in ((old, "2026-03-01"), (new, "2026-04-01"))]
+    assert one(db, "SELECT candidate_ring FROM cogmem.memories WHERE memory_id = %s", (ids[0],)) == "dos_and_donts"
+    rows = db.execute(
+        "SELECT memory_id, layer, reason FROM cogmem.recall(%s, %s, embedding => %s) WHERE memory_id IS NOT NULL",
+        (tenant, question, asked),
+    ).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [(ids[1], "fresh"), (ids[0], "candidates")]
+    assert f"said after #{ids[0]}, placed before it" in rows[0][2]
+
+
 # Writers the test was never tuned on, each pair in a tenant of its own, each language by its default
-# model; floors under what bench/understanding.py measures (new first 0.840 en, 0.907 tr, the newer placed
-# first by recall; compatible facts still recalled 0.982, 0.945).
+# model; floors under what bench/understanding.py measures (new first 0.853 en, 0.973 tr, the newer placed
+# first by recall or found through what it replaced; compatible facts still recalled 0.982, 0.945, wrongly
+# superseded 0 and 2 of 55).
 
 
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
@@ -252,6 +268,6 @@ def test_held_out_writers_updates_come_first_and_compatible_facts_stay(db, lang)
     outcomes = [recall_pair(db, p, vectors, model) for p in pairs]
     updated = [o for o in outcomes if o.pair["relation"] == "update"]
     compatible = [o for o in outcomes if o.pair["relation"] == "compatible"]
-    assert sum(o.new_first for o in updated) / len(updated) >= 0.76
+    assert sum(o.new_first for o in updated) / len(updated) >= 0.82
     assert sum(o.old_recalled for o in compatible) / len(compatible) >= 0.88
-    assert sum(o.old_superseded for o in compatible) / len(compatible) <= 0.1
+    assert sum(o.old_superseded for o in compatible) / len(compatible) <= 0.06
