@@ -621,7 +621,10 @@ BEGIN
     -- close in meaning without replacing each other (placed so, LoCoMo's evidence recall at 1,000 tokens
     -- fell from 0.75 to 0.60). An unconfirmed candidate (shown before every ranked layer) is followed so by
     -- any newer memory about the same thing: "Seat preference: aisle.", asked about as a possible rule, came
-    -- before "I'd like a window seat on all my flights." in every recall.
+    -- before "I'd like a window seat on all my flights." in every recall; a newer candidate less probable
+    -- than the older ("alarm at 07:20, not 06:45") is placed before it among the candidates. Not at a lower
+    -- cosine: at recall's "related" (0.35 for MiniLM), newer memories pushed the answer out of small budgets
+    -- (bench/run.py's facts among 400 memories: 57% to 50% at 60 tokens).
     top AS MATERIALIZED (
         SELECT r.memory_id, r.layer, r.priority, r.score, m.embedding, coalesce(m.said_at, m.created_at) AS said
         FROM (SELECT x.memory_id, x.layer, x.priority, x.score,
@@ -634,7 +637,7 @@ BEGIN
     placed AS (
         SELECT DISTINCT ON (n.memory_id) n.memory_id, o.memory_id AS older, o.priority, o.score
         FROM top AS n
-        JOIN top AS o ON o.said < n.said AND n.layer::text <> 'candidates'
+        JOIN top AS o ON o.said < n.said
                      AND (o.layer = n.layer AND o.score > n.score OR o.layer::text = 'candidates')
                      AND 1 - (o.embedding OPERATOR(public.<=>) n.embedding) >= v_same_thing
         ORDER BY n.memory_id, o.priority, o.score DESC

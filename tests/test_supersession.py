@@ -233,18 +233,32 @@ def test_a_newer_fact_that_shares_no_word_with_the_question_comes_with_the_older
                       (tenant, question, asked)).fetchall() == []  # fmt: skip
 
 
-def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, tenant):
-    # The older is asked about as a possible rule (shown before every ranked layer); the newer is a fact.
-    old, new, question = "Seat preference: aisle.", "I'd like a window seat on all my flights.", "Which seat for me?"
-    vectors = dict(zip((old, new), inbound.embed([old, new], MODEL_ID), strict=True))
-    (asked,) = inbound.embed([question], MODEL_ID, query=True)
+@pytest.mark.parametrize(
+    ("lang", "old", "new", "question", "layer"),
+    [
+        # The newer a fact, ranked in fresh.
+        ("en", "Seat preference: aisle.", "I'd like a window seat on all my flights.", "Which seat for me?", "fresh"),
+        # The newer a possible rule too, less probable than the older.
+        ("tr", "Hafta içi her sabah 06:45'e alarm kur.",
+         "Alarmı 06:45 yerine 07:20'ye al, bu projede ekip 10'da başlıyor. Hafta sonları hiç kurma.",
+         "Hafta içi sabah alarmı saat kaça kurulmalı?", "candidates"),
+    ],
+)  # fmt: skip
+def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, lang, old, new, question, layer):
+    # The older is asked about as a possible rule: shown before every ranked layer, most probable first.
+    model = {"en": MODEL_ID, "tr": E5_MODEL_ID}[lang]
+    inbound.declare(db, model)
+    tenant = f"newer-{lang}"
+    inbound.create_tenant(db, tenant, LANGUAGES[lang], model)
+    vectors = dict(zip((old, new), inbound.embed([old, new], model), strict=True))
+    (asked,) = inbound.embed([question], model, query=True)
     ids = [remember(db, tenant, t, at, embedding=vectors[t]) for t, at in ((old, "2026-03-01"), (new, "2026-04-01"))]
     assert one(db, "SELECT candidate_ring FROM cogmem.memories WHERE memory_id = %s", (ids[0],)) == "dos_and_donts"
     rows = db.execute(
         "SELECT memory_id, layer, reason FROM cogmem.recall(%s, %s, embedding => %s) WHERE memory_id IS NOT NULL",
         (tenant, question, asked),
     ).fetchall()
-    assert [(r[0], r[1]) for r in rows] == [(ids[1], "fresh"), (ids[0], "candidates")]
+    assert [(r[0], r[1]) for r in rows] == [(ids[1], layer), (ids[0], "candidates")]
     assert f"said after #{ids[0]}, placed before it" in rows[0][2]
 
 
