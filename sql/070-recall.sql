@@ -623,8 +623,8 @@ BEGIN
     -- for turns of a conversation: they are shown with when they were said, and its neighbouring turns are
     -- close in meaning without replacing each other (placed so, LoCoMo's evidence recall at 1,000 tokens
     -- fell from 0.75 to 0.60). An unconfirmed candidate (shown before every ranked layer) is followed so by
-    -- any newer memory about the same thing: "Seat preference: aisle.", asked about as a possible rule, came
-    -- before "I'd like a window seat on all my flights." in every recall; a newer candidate less probable
+    -- any newer memory about the same thing: "Please call me on my landline", asked about as a possible
+    -- rule, came before "Can you stop using the landline? Mobile only" in every recall; a newer candidate less probable
     -- than the older ("alarm at 07:20, not 06:45") is placed before it among the candidates. Not at a lower
     -- cosine: at recall's "related" (0.35 for MiniLM), newer memories pushed the answer out of small budgets
     -- (bench/run.py's facts among 400 memories: 57% to 50% at 60 tokens).

@@ -237,7 +237,9 @@ def test_a_newer_fact_that_shares_no_word_with_the_question_comes_with_the_older
     ("lang", "old", "new", "question", "layer"),
     [
         # The newer a fact, ranked in fresh.
-        ("en", "Seat preference: aisle.", "I'd like a window seat on all my flights.", "Which seat for me?", "fresh"),
+        ("en", "Please call me on my landline, 0161 496 0732.",
+         "Can you stop using the landline? We've had it cut off. Mobile only please: 07911 123884.",
+         "Which number should support call?", "fresh"),
         # The newer a possible rule too, less probable than the older.
         ("tr", "Hafta içi her sabah 06:45'e alarm kur.",
          "Alarmı 06:45 yerine 07:20'ye al, bu projede ekip 10'da başlıyor. Hafta sonları hiç kurma.",
