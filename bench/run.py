@@ -161,13 +161,16 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
 
     # The audit's cost on the hot path: recall's cycle log with its one audit INSERT cut out, and recall
     # calling that log (bench only; same names in pg_temp, so the bodies' parameter references resolve).
-    def definition(signature: str) -> str:
-        return conn.execute("SELECT pg_get_functiondef(%s::regprocedure)", (signature,)).fetchone()[0]  # type: ignore[index]
+    # Looked up by name: a signature written here broke the bench each time the function took a parameter.
+    def definition(name: str) -> str:
+        (body,) = conn.execute(
+            "SELECT pg_get_functiondef(p.oid) FROM pg_proc AS p WHERE p.pronamespace = 'cogmem'::regnamespace"
+            " AND p.proname = %s",
+            (name,),
+        ).fetchall()
+        return body[0]
 
-    log = definition(
-        "cogmem._log_recall(text, uuid, text, text, text[], integer, integer, integer, cogmem.layer[], bigint[],"
-        " bigint[], real[], integer[], text[], text[])"
-    )
+    log = definition("_log_recall")
     unaudited, cuts = re.subn(
         r"INSERT INTO cogmem\.audit_log \(tenant, level, event, recall_id, detail\)[^;]*;",  # to its end
         "",
@@ -175,7 +178,7 @@ def latency(conn: psycopg.Connection, tenants: int = 20, per_tenant: int = 500, 
     )
     assert cuts == 1, "the audit INSERT of recall's cycle log was not found"
     conn.execute(unaudited.replace("FUNCTION cogmem._log_recall(", "FUNCTION pg_temp._log_recall(", 1))
-    recall = definition("cogmem.recall(text, text, vector, text[], bigint, text)")
+    recall = definition("recall")
     assert recall.count("cogmem._log_recall(") == 1, "recall's call of its cycle log was not found"
     recall = recall.replace("cogmem._log_recall(", "pg_temp._log_recall(")
     conn.execute(recall.replace("FUNCTION cogmem.recall(", "FUNCTION pg_temp.recall(", 1))
@@ -382,9 +385,15 @@ if __name__ == "__main__":
                 "",
             ]
         )
-        # The sections other scripts write (bench/scale.py, bench/consolidation.py) are kept.
+        # The sections other scripts write (bench/scale.py, bench/consolidation.py) are kept; so is
+        # bench/router_ceiling.py's (an hour's run), in its place after the inbound section.
         previous = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
         kept = [previous.find(h) for h in ("\n## Speed at scale\n", "\n## Consolidation\n") if h in previous]
+        ceiling = previous.find("\n## Never-cut recall: how far models that run here can go\n")
+        if ceiling >= 0:
+            section = previous[ceiling + 1 : previous.find("\n## ", ceiling + 1) + 1]
+            quality_heading = "## Memory quality at equal budget"
+            report = report.replace(quality_heading, section + quality_heading, 1)
         report = report.rstrip("\n") + "\n" + (previous[min(kept) :] if kept else "")
         RESULTS.write_text(report, encoding="utf-8")
         print(report)

@@ -278,11 +278,6 @@ DECLARE
     v_holding      bigint[];
     v_memories     double precision;
     v_large        boolean;
-    -- Rehearsals not yet applied to memory_stats (sql/058-rehearsal.sql), by memory: the last recall
-    -- restarts the clock. A lookup, not a join: the generic plan, which cannot see how many rows the pool
-    -- and the rehearsals hold, joined them by a nested loop (3,000 by 4,500 rows: 1.5 s).
-    v_pending      jsonb := (SELECT jsonb_object_agg(p.memory_id::text, p.last_recalled_at)
-                             FROM cogmem.pending_stats AS p WHERE p.tenant = t.tenant AND p.last_recalled_at IS NOT NULL);
 BEGIN
     SELECT r.reach, r.words, r.holding, r.memories INTO v_reach, v_words, v_holding, v_memories
     FROM cogmem._recall_reach(t, p_protected, p_topics, p_embedding, p_lexemes, p_person, p_agent, p_history) AS r;
@@ -377,47 +372,59 @@ BEGIN
                min(c.window_lexical_rank) AS window_lexical_rank,
                min(c.window_semantic_rank) AS window_semantic_rank, min(c.topic_rank) AS topic_rank,
                min(c.distance) AS distance, max(c.shared_words) AS shared_words, max(c.shared) AS shared,
-               min(c.replaced) AS replaced
+               min(c.replaced) AS replaced, max(c.recalled_at) AS pending_recalled_at
         FROM (
             -- Top 100 first (a bounded heap sort), then numbered: row_number() over the whole tenant
             -- sorted all of it, for every ranking.
             SELECT x.memory_id, row_number() OVER (ORDER BY x.lexical_score DESC, x.memory_id) AS lexical_rank,
                    NULL::bigint AS semantic_rank, NULL::bigint AS window_lexical_rank,
                    NULL::bigint AS window_semantic_rank, NULL::bigint AS topic_rank,
-                   NULL::double precision AS distance, x.shared_words, NULL::bigint AS shared, x.replaced
+                   NULL::double precision AS distance, x.shared_words, NULL::bigint AS shared, x.replaced,
+                   NULL::timestamptz AS recalled_at
             FROM (SELECT y.memory_id, y.lexical_score, y.shared_words, y.replaced FROM windowed AS y
                   WHERE y.lexical_score IS NOT NULL ORDER BY y.lexical_score DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
             SELECT x.memory_id, NULL, row_number() OVER (ORDER BY x.distance, x.memory_id), NULL, NULL, NULL,
-                   x.distance, NULL, NULL, x.replaced
+                   x.distance, NULL, NULL, x.replaced, NULL
             FROM (SELECT y.memory_id, y.distance, y.replaced FROM windowed AS y WHERE y.distance IS NOT NULL
                   ORDER BY y.distance, y.memory_id LIMIT 100) AS x
             UNION ALL
             SELECT x.memory_id, NULL, NULL, row_number() OVER (ORDER BY x.window_lexical DESC, x.memory_id), NULL, NULL,
-                   NULL, NULL, NULL, NULL
+                   NULL, NULL, NULL, NULL, NULL
             FROM (SELECT y.memory_id, y.window_lexical FROM windowed AS y WHERE y.window_lexical IS NOT NULL
                   ORDER BY y.window_lexical DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
             SELECT x.memory_id, NULL, NULL, NULL, row_number() OVER (ORDER BY x.window_similarity DESC, x.memory_id),
-                   NULL, NULL, NULL, NULL, NULL
+                   NULL, NULL, NULL, NULL, NULL, NULL
             FROM (SELECT y.memory_id, y.window_similarity FROM windowed AS y WHERE y.window_similarity IS NOT NULL
                   ORDER BY y.window_similarity DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
             SELECT x.memory_id, NULL, NULL, NULL, NULL,
                    row_number() OVER (ORDER BY x.shared DESC, x.created_at DESC, x.memory_id), NULL, NULL, x.shared,
-                   x.replaced
+                   x.replaced, NULL
             FROM (SELECT y.memory_id, y.shared, y.created_at, y.replaced FROM windowed AS y WHERE y.shared IS NOT NULL
                   ORDER BY y.shared DESC, y.created_at DESC, y.memory_id LIMIT 100) AS x
             UNION ALL
-            SELECT x.memory_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, x.replaced FROM windowed AS x
+            SELECT x.memory_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, x.replaced, NULL FROM windowed AS x
             WHERE x.ring = ANY (p_protected) OR (v_candidates AND x.candidate_ring IS NOT NULL)
+            UNION ALL
+            -- Rehearsals not yet applied to memory_stats (sql/058-rehearsal.sql): the last recall restarts
+            -- the clock. Aggregated with the pool, not joined to it: the generic plan, which cannot see how
+            -- many rows either holds, joined them by a nested loop (3,000 by 4,500 rows: 1.5 s).
+            SELECT r.memory_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, r.last_recalled_at
+            FROM cogmem.pending_stats AS r WHERE r.tenant = t.tenant AND r.last_recalled_at IS NOT NULL
         ) AS c
         GROUP BY c.memory_id
+        -- A memory only recalled before, and in no ranking now, is not in the pool.
+        HAVING count(*) > count(c.recalled_at)
     ),
     pooled AS MATERIALIZED (
         SELECT x.*, p.lexical_rank, p.semantic_rank, p.window_lexical_rank, p.window_semantic_rank, p.topic_rank,
                p.distance AS best_distance, p.shared_words AS best_words, p.shared AS best_shared,
-               p.replaced AS found_for, (v_pending ->> p.memory_id::text)::timestamptz AS pending_recalled_at,
+               p.replaced AS found_for, p.pending_recalled_at,
+               -- Its statistics by a lookup per memory of the pool: joined, the generic plan read every
+               -- memory's row of the tenant once per memory of the pool (a tenant of 500: 110,000 rows).
+               (SELECT s FROM cogmem.memory_stats AS s WHERE s.tenant = t.tenant AND s.memory_id = x.memory_id) AS stats,
                -- The most probable candidates that fit the candidates' allocation are injected there (a turn
                -- shown with its date and speaker: ~10 tokens more), one too long for it skipped; the others
                -- compete in their ring. So does one that a newer memory possibly supersedes: asked about
@@ -470,10 +477,11 @@ BEGIN
                * CASE WHEN x.superseded_by IS NOT NULL OR x.valid_until IS NOT NULL THEN 0.3 ELSE 1 END AS boost,
                s.confidence
         FROM pooled AS x
-        JOIN cogmem.memory_stats AS s ON s.tenant = t.tenant AND s.memory_id = x.memory_id
+        CROSS JOIN LATERAL (SELECT (x.stats).*) AS s
         -- A candidate waiting for a person is in its own layer, where the tenant has one.
         JOIN layers AS l ON l.layer::text = CASE WHEN x.injected THEN 'candidates' ELSE x.ring::text END
         JOIN layers AS f ON f.layer = 'fresh'
+        WHERE s.memory_id IS NOT NULL  -- none read: not one the policies let this role see
     ),
     qualified AS (
         SELECT sc.*,
