@@ -653,7 +653,9 @@ BEGIN
         FROM (SELECT DISTINCT ON (o.memory_id) n.memory_id, o.memory_id AS older, o.priority, o.score
               FROM top AS n
               JOIN top AS o ON o.said < n.said
-                           AND (o.layer = n.layer AND o.score > n.score OR o.layer::text = 'candidates')
+                           -- Within a layer only when it ranks below; before a candidate from any other layer.
+                           AND (o.layer = n.layer AND o.score > n.score
+                                OR o.layer::text = 'candidates' AND n.layer <> o.layer)
                            AND 1 - (o.embedding OPERATOR(public.<=>) n.embedding) >= v_same_thing
               ORDER BY o.memory_id, o.embedding OPERATOR(public.<=>) n.embedding, n.said DESC) AS p
         ORDER BY p.memory_id, p.priority, p.score DESC
