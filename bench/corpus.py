@@ -66,6 +66,11 @@ def statements(split: str | None = None) -> list[Statement]:
 # Writers of voices/ that no model may learn from: what the shipped models score on them is what a stranger
 # gets (bench/understanding.py). The router learns from the others (bench/train_router.py).
 HELD_OUT_WRITERS = ("en-w3", "en-w6", "en-w10", "tr-w3", "tr-w5", "tr-w10")
+# Writers of preferences (en-w18 to tr-w20, 2026-12-07: most of their rules are a person's wishes, many said
+# as a state, "I'm vegetarian", with look-alikes of taste) held out the same way. Apart from HELD_OUT_WRITERS
+# so that its figures stay comparable with the earlier sessions'.
+HELD_OUT_PREFERENCE_WRITERS = ("en-w20", "tr-w20")
+UNSEEN_WRITERS = HELD_OUT_WRITERS + HELD_OUT_PREFERENCE_WRITERS
 
 
 def voices(writers: Sequence[str] | None = None) -> list[Statement]:

@@ -18,7 +18,7 @@ crosses it, so that a statement the model is unsure of goes to fresh. The folds 
 (and whole chats): a threshold is set on writers the fold's model never saw, which is what a stranger
 gets; the trainer prints each writer's figures judged that way. Every text is also learned wrapped in a
 pleasantry ("ok", "thx", "btw", "tamam", ...) at one rate whatever its ring, so that a pleasantry says
-nothing of the ring. The test split and the held-out writers (HELD_OUT_WRITERS) are never seen here
+nothing of the ring. The test split and the held-out writers (UNSEEN_WRITERS) are never seen here
 (bench/inbound.py and bench/understanding.py report them).
 The cues and terms are computed by the database itself, so that training and routing share one
 implementation. Dense features are scaled before fitting (the penalty treats every weight alike, and a
@@ -50,8 +50,8 @@ from sklearn.neural_network import MLPClassifier
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.conversation import chats_between_people
 from bench.corpus import (
-    HELD_OUT_WRITERS,
     NEVER_CUT,
+    UNSEEN_WRITERS,
     Statement,
     pairs,
     statements,
@@ -508,11 +508,11 @@ def training_rows() -> tuple[list[Statement], np.ndarray, np.ndarray, np.ndarray
         rows.append(s)
         groups.append("corpus:" + s.text)
         casual.append(s.casual and s.ring == "fresh")
-    for s in voices([w for w in voice_writers() if w not in HELD_OUT_WRITERS]):
+    for s in voices([w for w in voice_writers() if w not in UNSEEN_WRITERS]):
         rows.append(s)
         groups.append(s.writer or "")
         casual.append(False)
-    for s in voices([w for w in voice_writers() if w not in HELD_OUT_WRITERS]):
+    for s in voices([w for w in voice_writers() if w not in UNSEEN_WRITERS]):
         # A rule's or an incident's clause alone is one too, as it is said in a shorter message.
         if s.sentence and s.sentence.strip() != s.text.strip() and s.ring in NEVER_CUT:
             rows.append(Statement(**{**s.__dict__, "text": s.sentence, "shape": "clause"}))

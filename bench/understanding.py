@@ -35,7 +35,16 @@ from pgvector.psycopg import register_vector
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.candidates import Outcome, remember_each
 from bench.conversation import LOCOMO, chats_between_people, load_locomo
-from bench.corpus import HELD_OUT_UPDATE_WRITERS, HELD_OUT_WRITERS, NEVER_CUT, updates, voice_writers, voices
+from bench.corpus import (
+    HELD_OUT_PREFERENCE_WRITERS,
+    HELD_OUT_UPDATE_WRITERS,
+    HELD_OUT_WRITERS,
+    NEVER_CUT,
+    UNSEEN_WRITERS,
+    updates,
+    voice_writers,
+    voices,
+)
 from bench.harness import given_or_private
 from bench.inbound import LANGUAGES, clause_vectors, create_tenant, declare, embed, excerpt_ring
 from bench.results import replace_section
@@ -72,12 +81,16 @@ def rules_table(with_embedding: list[Outcome], without: list[Outcome]) -> list[s
     ]
     groups = [(w, [w]) for w in voice_writers()]
     groups += [(f"all held out ({lang})", [w for w in HELD_OUT_WRITERS if w.startswith(lang)]) for lang in LANGUAGES]
+    groups += [
+        (f"preferences held out ({lang})", [w for w in HELD_OUT_PREFERENCE_WRITERS if w.startswith(lang)])
+        for lang in LANGUAGES
+    ]
     groups += [("all", voice_writers())]
     for name, writers in groups:
         a = [o for o in with_embedding if o.statement.writer in writers]
         b = [o for o in without if o.statement.writer in writers]
         fa, fb = writer_figures(a), writer_figures(b)
-        label = f"{name} (held out)" if name in HELD_OUT_WRITERS else name
+        label = f"{name} (held out)" if name in UNSEEN_WRITERS else name
         lines.append(
             f"| {label} | {len(a)} | {sum(o.truth in NEVER_CUT for o in a)} | {fa.in_ring:.3f} | {fa.kept:.3f} | "
             f"{fa.flagged:.3f} | {fa.precision:.3f} | {fb.in_ring:.3f} | {fb.kept:.3f} | {fb.flagged:.3f} |"
