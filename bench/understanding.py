@@ -51,6 +51,9 @@ from bench.results import replace_section
 from cogmem_pg.embed import E5_MODEL_ID, MODEL_ID
 
 SECTION = "Understanding what people say"
+# The preference writers (bench/corpus/README.md) are en-w18 onwards, and what their look-alikes are.
+FIRST_PREFERENCE_WRITER = 18
+LOOK_ALIKES = ("taste", "one_off", "past", "other_person", "question")
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,36 @@ def shapes_table(with_embedding: list[Outcome]) -> list[str]:
             f"| {shape} | {len(mine)} | {sum(o.ring == o.truth for o in mine) / len(mine):.3f} | "
             f"{sum(o.kept for o in mine) / len(mine):.3f} |"
         )
+    return lines
+
+
+def preferences_table(with_embedding: list[Outcome], without: list[Outcome]) -> list[str]:
+    """The preference writers' messages (en-w18 to tr-w20) by what they are: preferences said as a state
+    ("I'm vegetarian") or otherwise, kept; look-alikes in the same words (a taste in chat, a one-off, the
+    past, another person's taste, a question) flagged. Held-out writers apart from the ones trained on."""
+    lines = [
+        "| writers | language | what | messages | kept | flagged | no embedding: kept | flagged |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    writers = [w for w in voice_writers() if int(w.split("-w")[1]) >= FIRST_PREFERENCE_WRITER]
+    groups = [
+        ("preference, said as a state", lambda s: s.kind == "preference" and s.shape == "state"),
+        ("preference, said otherwise", lambda s: s.kind == "preference" and s.shape != "state"),
+        *[
+            (f"look-alike: {shape}", lambda s, shape=shape: s.ring == "fresh" and s.shape == shape)
+            for shape in LOOK_ALIKES
+        ],
+    ]
+    for held_out in (True, False):
+        for lang in LANGUAGES:
+            mine = [w for w in writers if w.startswith(lang) and (w in HELD_OUT_PREFERENCE_WRITERS) == held_out]
+            for what, chosen in groups:
+                a = [o for o in with_embedding if o.statement.writer in mine and chosen(o.statement)]
+                b = [o for o in without if o.statement.writer in mine and chosen(o.statement)]
+                fa, fb = writer_figures(a), writer_figures(b)
+                shown = (f"{fa.kept:.3f} | | {fb.kept:.3f} |" if what.startswith("preference")
+                         else f"| {fa.flagged:.3f} | | {fb.flagged:.3f}")  # fmt: skip
+                lines.append(f"| {'held out' if held_out else 'trained on'} | {lang} | {what} | {len(a)} | {shown} |")
     return lines
 
 
@@ -367,6 +400,12 @@ def main() -> None:
         "learned from a held-out writer, and none will: their rows are what a stranger gets.",
         "",
         *rules_table(with_embedding, without),
+        "",
+        "**Preferences** (en-w18 to tr-w20, writers of a person's wishes, half of them said as a state with no "
+        'directive, "I\'m vegetarian", "texts are better for me", and look-alikes in the same words that bind '
+        "nothing): kept, in dos_and_donts or asked about; flagged, a look-alike put there or asked about.",
+        "",
+        *preferences_table(with_embedding, without),
         "",
         "By the shape of the message (every writer, with the embedding):",
         "",
