@@ -338,6 +338,72 @@ def test_a_rule_said_with_its_story_in_one_sentence_is_asked_about(dsn, db, lang
                (SEED[language], memory.memory_id)) is None  # fmt: skip
 
 
+# A person's standing wishes said as a state, with no directive ("I'm vegetarian"), and look-alikes in the
+# same words that bind nothing: a taste in chat, a one-off, the past, another person's taste, a question.
+# Written for this test, in no corpus a model learned from.
+PREFERENCES = {
+    "english": [
+        "I prefer an aisle seat.",
+        "I'm vegetarian, no meat please.",
+        "Metric units for me.",
+        "I'm more of an email person than a phone person.",
+        "I'm allergic to shellfish.",
+        "Short answers suit me best.",
+        "Always email me, never call.",
+    ],
+    "turkish": [
+        "Koridor tarafı koltuk tercih ederim.",
+        "Vejetaryenim, et yemiyorum.",
+        "Bana telefon yerine mesaj daha uygun.",
+        "Fıstığa alerjim var.",
+        "Kısa cevapları severim.",
+        "Metrik birimler benim için.",
+        "Bana her zaman e-posta at, arama.",
+    ],
+}
+LOOK_ALIKES = {
+    "english": [
+        "Honestly I prefer autumn to summer, the light is gorgeous.",
+        "I loved the aisle seat on that flight, so much legroom!",
+        "I used to be vegetarian back in college.",
+        "My brother prefers window seats, he sleeps the whole way.",
+        "Aisle seat this time, my knee is sore.",
+        "Do you think I should go vegetarian?",
+    ],
+    "turkish": [
+        "Açıkçası sonbaharı yaza tercih ederim, ışığı çok güzel.",
+        "Eskiden vejetaryendim, üniversitede bıraktım.",
+        "Abim hep cam kenarını tercih eder, yolculuk boyunca uyur.",
+        "Bu seferlik koridor tarafı olsun, dizim ağrıyor.",
+        "Sence vejetaryen olmalı mıyım?",
+        "O uçuştaki koridor koltuğu harikaydı!",
+    ],
+}
+
+
+# Of the 7 in each language the shipped model keeps 6 in English and 5 in Turkish (2 and 2 before).
+PREFERENCES_KEPT_AT_LEAST = 5
+
+
+@pytest.mark.parametrize("language", ["english", "turkish"])
+def test_a_preference_said_as_a_state_is_kept_and_a_taste_is_not(dsn, db, language):
+    """From the client, by the language's default model, each text in a tenant of its own: the preferences
+    in dos_and_donts or asked about, the look-alikes in no never-cut ring and hardly ever asked about. Before
+    the preference writers (2026-12-07) 2 of 7 were kept in each language."""
+    from cogmem_pg.client import Client
+
+    with Client(dsn) as client:
+        outcomes = {}
+        for n, text in enumerate(PREFERENCES[language] + LOOK_ALIKES[language]):
+            client.create_tenant(f"pref{n}", language)
+            memory = client.remember(f"pref{n}", text)
+            outcomes[text] = (memory.ring, memory.candidate)
+    kept = [t for t in PREFERENCES[language] if "dos_and_donts" in outcomes[t]]
+    assert len(kept) >= PREFERENCES_KEPT_AT_LEAST, outcomes
+    assert all(outcomes[t][0] == "fresh" for t in LOOK_ALIKES[language]), outcomes
+    assert sum(outcomes[t][1] is not None for t in LOOK_ALIKES[language]) <= 1, outcomes
+
+
 def test_a_client_may_leave_the_parts_unread(dsn, db):
     from cogmem_pg.client import Client
 

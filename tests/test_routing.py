@@ -177,10 +177,15 @@ def test_chats_between_people_put_at_most_one_turn_in_a_thousand_into_a_never_cu
 
 
 def test_the_voices_corpus_holds_whole_writers_out():
-    from bench.corpus import HELD_OUT_WRITERS, updates, voice_writers, voices
+    from bench.corpus import UNSEEN_WRITERS, updates, voice_writers, voices
 
     rows = voices()
-    assert len(voice_writers()) >= 12 and set(HELD_OUT_WRITERS) <= set(voice_writers())
+    assert len(voice_writers()) >= 12 and set(UNSEEN_WRITERS) <= set(voice_writers())
+    # Preferences said as a state, and look-alikes of taste, in each language (the preference writers).
+    for lang in ("en", "tr"):
+        mine = [s for s in rows if s.lang == lang]
+        assert sum(s.kind == "preference" and s.shape == "state" for s in mine) >= 90
+        assert sum(s.ring == "fresh" and s.shape == "taste" for s in mine) >= 36
     assert all(s.ring in RINGS for s in rows)
     assert all((s.sentence is None) == (s.ring == "fresh") and (s.sentence or "") in s.text for s in rows)
     pairs = updates()
