@@ -445,8 +445,9 @@ RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 RETURN cardinality(p_sentences) = 1 AND EXISTS (
-    SELECT FROM unnest(cogmem._inbound_cues(p_content), cogmem._inbound_cue_names()) AS c (on_, name)
-    WHERE c.on_ = 1 AND c.name IN ('rule_start', 'rule_word_then_verb', 'tr_negative_imperative'));
+    SELECT FROM unnest(cogmem._inbound_cues(p_content), cogmem._inbound_cue_names()) AS c (is_on, name)
+    WHERE c.is_on = 1 AND c.name IN ('rule_start', 'rule_word_then_verb', 'tr_negative_imperative')
+);
 COMMENT ON FUNCTION cogmem._directive_sentence(text, text[]) IS
 'Whether a message of these sentences is one sentence that opens with a rule word or holds a Turkish negative '
 'imperative (the cues rule_start, rule_word_then_verb, tr_negative_imperative): its parts are read.';
