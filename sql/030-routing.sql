@@ -435,23 +435,6 @@ COMMENT ON FUNCTION cogmem._parts_floor(text[]) IS
 'How probable a never-cut ring a message of these sentences must be for its parts to be read alone: 0.2, or '
 '0.02 for one sentence.';
 
--- A message of one sentence that opens with a rule word ("Don't ...", "Never ...") or holds a Turkish
--- negative imperative ("... etme,"): its parts are read however far the whole is from a never-cut ring. The
--- story beside a rule pulls the whole away by an amount each retrain of the router changes: E5's head gave
--- the seed's "Sunucuyu gece restart etme, geçen sefer her şey alt üst oldu." 0.12, then 0.012 once it learned
--- from the preference writers (2026-12-07), under _parts_floor's 0.02.
-CREATE OR REPLACE FUNCTION cogmem._directive_sentence(p_content text, p_sentences text[])
-RETURNS boolean
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, cogmem, public, pg_temp
-RETURN cardinality(p_sentences) = 1 AND EXISTS (
-    SELECT FROM unnest(cogmem._inbound_cues(p_content), cogmem._inbound_cue_names()) AS c (is_on, name)
-    WHERE c.is_on = 1 AND c.name IN ('rule_start', 'rule_word_then_verb', 'tr_negative_imperative')
-);
-COMMENT ON FUNCTION cogmem._directive_sentence(text, text[]) IS
-'Whether a message of these sentences is one sentence that opens with a rule word or holds a Turkish negative '
-'imperative (the cues rule_start, rule_word_then_verb, tr_negative_imperative): its parts are read.';
-
 -- What the router reads of a message part by part (_clause_rule), and so what a client embeds for
 -- remember's clause_embeddings: each sentence of a message of several, and each clause of a sentence of
 -- several, in order. Given the message's embedding, none unless the message is routed nowhere protected yet
@@ -474,8 +457,7 @@ BEGIN
     IF embedding IS NOT NULL AND NOT EXISTS (
         SELECT FROM cogmem.classify(content, embedding, embedding_model) AS c
         WHERE c.ring NOT IN ('dos_and_donts', 'shocks') AND c.candidate IS NULL
-          AND (cogmem._near_never_cut(c.probabilities, cogmem._parts_floor(v_sentences))
-               OR cogmem._directive_sentence(content, v_sentences))
+          AND cogmem._near_never_cut(c.probabilities, cogmem._parts_floor(v_sentences))
     ) THEN
         RETURN '{}';
     END IF;
@@ -515,7 +497,6 @@ DECLARE
     v_parts     text[];
     v_sentences text[];
     v_floor     real;
-    v_directive boolean;
 BEGIN
     -- Nearly every message remembered comes here: without vectors to read, nothing is split.
     IF p_vectors IS NULL AND NOT p_server_embeds THEN
@@ -523,8 +504,7 @@ BEGIN
     END IF;
     v_sentences := cogmem._sentences(p_content);
     v_floor := cogmem._parts_floor(v_sentences);
-    v_directive := cogmem._directive_sentence(p_content, v_sentences);
-    IF NOT cogmem._near_never_cut(p_probabilities, v_floor) AND NOT v_directive THEN
+    IF NOT cogmem._near_never_cut(p_probabilities, v_floor) THEN
         RETURN;
     END IF;
     v_parts := cogmem.clauses(p_content);
@@ -543,14 +523,10 @@ BEGIN
     CROSS JOIN LATERAL cogmem._inbound_scores(x.part, x.vector, cogmem._embedding_model_of(p_tenant)) AS p
     WHERE x.vector IS NOT NULL AND p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
       AND p.probability >= p.candidate_threshold
-      -- Nearer than 0.2 only for a message of one sentence (_parts_floor), and then only a likely part (0.85):
-      -- at the candidate threshold alone, a sixth more of our corpus's casual Turkish was asked about. It was
-      -- 0.9 until the router learned from the preference writers (2026-12-07), whose MiniLM head gives the
-      -- seed's "Don't restart the server at night" 0.88 (0.98 before); at 0.85, of the writers it learns from
-      -- and our chats, no more English was asked about, and 6 more Turkish messages of 2,877 and 1 turn of 942.
+      -- Nearer than 0.2 only for a message of one sentence (_parts_floor), and then only a likely part (0.9):
+      -- at the candidate threshold alone, a sixth more of our corpus's casual Turkish was asked about.
       AND (cogmem._near_ring(p_probabilities, p.label)
-           OR ((cogmem._near_ring(p_probabilities, p.label, v_floor) OR (v_directive AND p.label = 'dos_and_donts'))
-               AND p.probability >= 0.85))
+           OR (cogmem._near_ring(p_probabilities, p.label, v_floor) AND p.probability >= 0.9))
     ORDER BY p.probability DESC, x.n
     LIMIT 1;
 END;

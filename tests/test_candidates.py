@@ -381,15 +381,15 @@ LOOK_ALIKES = {
 }
 
 
-# Of the 7 in each language the shipped model keeps 6 in English and 5 in Turkish (2 and 2 before).
-PREFERENCES_KEPT_AT_LEAST = 5
+# Of the 7 in each language the shipped model keeps 2 in English and 3 in Turkish. A router retrained with
+# the preference writers (2026-12-07) kept 6 and 5, and was not shipped (docs/understanding.md).
+PREFERENCES_KEPT_AT_LEAST = 2
 
 
 @pytest.mark.parametrize("language", ["english", "turkish"])
 def test_a_preference_said_as_a_state_is_kept_and_a_taste_is_not(dsn, db, language):
     """From the client, by the language's default model, each text in a tenant of its own: the preferences
-    in dos_and_donts or asked about, the look-alikes in no never-cut ring and hardly ever asked about. Before
-    the preference writers (2026-12-07) 2 of 7 were kept in each language."""
+    in dos_and_donts or asked about, the look-alikes in no never-cut ring and hardly ever asked about."""
     from cogmem_pg.client import Client
 
     with Client(dsn) as client:

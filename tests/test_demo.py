@@ -16,22 +16,14 @@ def test_demo_story(db, dsn):
     assert "✓ the unconfirmed refund rule is shown as a candidate" in output
     assert "✗" not in output
     assert "conflict" not in output.split("Wednesday")[0]  # a runbook step is no answer to a rule
-    assert "[bios]" in output
-    # The Monday rule is in dos_and_donts, or asked about: since the router learned from the preference
-    # writers (2026-12-07) MiniLM's head gives it 0.993, its ring's sure threshold being 0.994.
-    monday = re.split(r"\n\[(\w+)\] ", output.split("Wednesday")[1])
-    assert {monday[i] for i in range(1, len(monday), 2) if "Never restart the servers" in monday[i + 1]} & {
-        "dos_and_donts",
-        "candidates",
-    }
+    assert "[dos_and_donts]" in output and "[bios]" in output
     # The invoices' schedule is a fact by our labelling convention (bench/corpus/README.md). Since the router
     # reads its hidden layer (issue 48), MiniLM's heads find it a likely rule (p 0.72) and ask about it: it
     # may be a candidate, never in a ring nor injected by relevance.
     sections = re.split(r"\n\[(\w+)\] ", output.split("Wednesday")[1])
     assert {sections[i] for i in range(1, len(sections), 2) if "Invoices for Acme" in sections[i + 1]} <= {"candidates"}
     assert one(db, "SELECT count(*) FROM cogmem.recalls WHERE outcome = 1") == 1
-    # The never-cut memories the night protects: the outage, and the Monday rule when it is in its ring.
-    assert re.search(r"That night: protect [12];", output) and "audit rows sealed" in output
+    assert "That night: protect 2" in output and "audit rows sealed" in output
 
     # Running it again changes nothing but rehearsals: every Monday memory is a duplicate now.
     again: list[str] = []

@@ -237,18 +237,14 @@ def test_a_newer_fact_that_shares_no_word_with_the_question_comes_with_the_older
     ("lang", "old", "new", "question", "layer"),
     [
         # The newer a fact, ranked in fresh.
-        # (The router learned "Please call me on my landline" for a rule from the preference writers: it is
-        # in dos_and_donts since 2026-12-07, and the older here is said less surely.)
-        ("en", "Best to call me on the landline, 0161 496 0732.",
+        ("en", "Please call me on my landline, 0161 496 0732.",
          "Can you stop using the landline? We've had it cut off. Mobile only please: 07911 123884.",
          "Which number should support call?", "fresh"),
-        ("tr", "Hafta içi sabahları alarmı hep 06:45'e kur.",
-         "Ekip 10'da başladığından alarm 07:20'de çalsın.",
-         "Hafta içi sabah alarmı saat kaça kurulmalı?", "fresh"),
-        # A newer possible rule less probable than the older was placed before it among the candidates
-        # ("Alarmı 06:45 yerine 07:20'ye al, ..."); since the router learned from the preference writers
-        # (2026-12-07) that newer is a rule, and no pair we tried is two candidates in that order.
-    ]
+        # The newer a possible rule too, less probable than the older.
+        ("tr", "Hafta içi her sabah 06:45'e alarm kur.",
+         "Alarmı 06:45 yerine 07:20'ye al, bu projede ekip 10'da başlıyor. Hafta sonları hiç kurma.",
+         "Hafta içi sabah alarmı saat kaça kurulmalı?", "candidates"),
+    ],
 )  # fmt: skip
 def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, lang, old, new, question, layer):
     # The older is asked about as a possible rule: shown before every ranked layer, most probable first.
