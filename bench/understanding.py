@@ -1,6 +1,6 @@
 """Understanding what people say (issue 48), on text written in voices other than our corpus's.
 
-- Rules and incidents: bench/corpus/voices/, twenty writers, each a persona of their own (a baker, a
+- Rules and incidents: bench/corpus/voices/, each writer a persona of their own (a baker, a
   non-native DevOps engineer, a night-shift nurse, a German-born builder, a student, a compliance officer;
   a Turkish SRE, shop owner, student, dentist, grandmother and sales manager; ...), rules and incidents among
   pleasantries, with their reasons, conditional, polite, and as many look-alikes that are none. Every message
@@ -51,8 +51,7 @@ from bench.results import replace_section
 from cogmem_pg.embed import E5_MODEL_ID, MODEL_ID
 
 SECTION = "Understanding what people say"
-# The preference writers (bench/corpus/README.md) are en-w18 onwards, and what their look-alikes are.
-FIRST_PREFERENCE_WRITER = 18
+# What the preference writers' look-alikes are (bench/corpus/README.md).
 LOOK_ALIKES = ("taste", "one_off", "past", "other_person", "question")
 
 
@@ -117,12 +116,14 @@ def shapes_table(with_embedding: list[Outcome]) -> list[str]:
 def preferences_table(with_embedding: list[Outcome], without: list[Outcome]) -> list[str]:
     """The preference writers' messages (en-w18 to tr-w20) by what they are: preferences said as a state
     ("I'm vegetarian") or otherwise, kept; look-alikes in the same words (a taste in chat, a one-off, the
-    past, another person's taste, a question) flagged. Held-out writers apart from the ones trained on."""
+    past, another person's taste, a question) flagged. Held-out writers apart from the training writers (the
+    shipped router learned from none of them: a retrain with them was not shipped, docs/understanding.md)."""
     lines = [
         "| writers | language | what | messages | kept | flagged | no embedding: kept | flagged |",
         "|---|---|---|---:|---:|---:|---:|---:|",
     ]
-    writers = [w for w in voice_writers() if int(w.split("-w")[1]) >= FIRST_PREFERENCE_WRITER]
+    # The preference writers are the ones who said a preference as a state (no earlier brief asked for one).
+    writers = {o.statement.writer for o in with_embedding if o.statement.shape == "state"}
     groups = [
         ("preference, said as a state", lambda s: s.kind == "preference" and s.shape == "state"),
         ("preference, said otherwise", lambda s: s.kind == "preference" and s.shape != "state"),
@@ -140,7 +141,8 @@ def preferences_table(with_embedding: list[Outcome], without: list[Outcome]) -> 
                 fa, fb = writer_figures(a), writer_figures(b)
                 shown = (f"{fa.kept:.3f} | | {fb.kept:.3f} |" if what.startswith("preference")
                          else f"| {fa.flagged:.3f} | | {fb.flagged:.3f}")  # fmt: skip
-                lines.append(f"| {'held out' if held_out else 'trained on'} | {lang} | {what} | {len(a)} | {shown} |")
+                who = "held out" if held_out else "training writers"
+                lines.append(f"| {who} | {lang} | {what} | {len(a)} | {shown} |")
     return lines
 
 
@@ -392,11 +394,13 @@ def main() -> None:
     lines = [
         "`bench/understanding.py` (issue 48), each language by its default model (MiniLM for English, E5 for "
         "Turkish). **Rules and incidents** in people's own "
-        "words: bench/corpus/voices/, twenty writers with personas of their own, each message remembered through "
+        f"words: bench/corpus/voices/, {len(voice_writers())} writers with personas of their own, each message "
+        "remembered through "
         "`remember(tenant, text)` in a tenant of its own. In ring: rules and incidents routed to their ring; kept: "
         "in their ring or asked about (a candidate); others flagged: the other messages (most written to look like "
         "rules or incidents) put in a never-cut ring or asked about. The router learns from the writers not held "
-        "out (bench/train_router.py, every head); no model has "
+        "out (bench/train_router.py, every head; the shipped one learned from those before the preference "
+        "writers); no model has "
         "learned from a held-out writer, and none will: their rows are what a stranger gets.",
         "",
         *rules_table(with_embedding, without),
