@@ -200,9 +200,10 @@ class Client:
         clauses: bool = True,
     ) -> None:
         """embedder: the model of the vectors (None: each tenant's built-in one; False: none, the server embeds
-        or full text serves). classifier, judge: the caller's LLM verdicts. clauses: remember also embeds the
-        parts of a message that the router reads alone (cogmem.clauses; a rule said as one clause with its
-        story), for the few messages that need it; False saves those embeddings and that call."""
+        or full text serves). classifier, judge: the caller's LLM verdicts. clauses: remember (remember_many,
+        store_put) also embeds the parts of a message that the router reads alone (cogmem.clauses; a rule said
+        as one clause with its story), for the few messages that need it; False saves those embeddings and that
+        call."""
         self._clauses = clauses
         self._embedder: Embedder | None = None if embedder is False else (embedder or default_embedder())
         # Without an embedder of its own, the client embeds each tenant with the built-in model that made
@@ -732,16 +733,22 @@ class Client:
     ) -> list[Any] | None:
         """The embeddings of the parts of CONTENT the router reads alone (cogmem.clauses), when it would read
         them: a message routed nowhere protected yet near a never-cut ring. None for most messages."""
-        if vector is None or not self._clauses:
-            return None
-        embedder = self.embedder_for(tenant, conn)
-        model = getattr(embedder, "model_id", None)
+        return self._clauses_of_each(tenant, [content], [vector], conn)[0]
+
+    def _clauses_of_each(
+        self, tenant: str, contents: Sequence[str], vectors: Sequence[Any], conn: psycopg.Connection | None
+    ) -> list[list[Any] | None]:
+        """_clause_vectors for many messages (each embedded by the client, as VECTORS), in one query and one
+        embedding call: what remember_many's and the store's items send as their clause_embeddings."""
+        if not self._clauses or not contents or any(v is None for v in vectors):
+            return [None] * len(contents)
+        model = getattr(self.embedder_for(tenant, conn), "model_id", None)
         declared = getattr(self._next_model, "model", None)
-        parts = self._scalar(conn, "SELECT cogmem.clauses(%s, %b, %s)", (content, vector, model))
-        if parts:
-            return self.vectors(parts, tenant, conn)
-        self._next_model.model = declared  # for remember's own connection, which may be another
-        return None
+        parts: list[list[str]] = self._scalar(conn, *clauses_call(contents, vectors, model))
+        embedded = iter(self.vectors([p for each in parts for p in each], tenant, conn) or [])
+        if not any(parts):
+            self._next_model.model = declared  # for the store's own connection, which may be another
+        return [[next(embedded) for _ in each] if each else None for each in parts]
 
     # sql/061-remember-many.sql
     def remember_many(
@@ -762,12 +769,15 @@ class Client:
         embedder (if any) embeds the whole batch at once. Each item gets every check remember() makes, unless
         ``skip`` names some (``near_duplicates``, ``conflicts``)."""
         texts = [i if isinstance(i, str) else str(i.get("content", "")) for i in items]
+        embedded_here = embeddings is None
         if embeddings is None and items:
             embeddings = self.vectors(texts, tenant, conn)
         if self._classifier is not None and items:
             # Rings and topics: the classifier is not asked about conflicts in a batch.
             verdicts = self._classifier(texts, [[] for _ in texts])
             items = [_classified(item, verdict) for item, verdict in zip(items, verdicts, strict=True)]
+        if embedded_here and embeddings is not None:
+            items = self._with_clauses(tenant, items, texts, embeddings, conn)
         vectors = None
         if embeddings is not None and any(e is not None for e in embeddings):
             import numpy as np  # only with vectors: numpy comes with the [embed] extra
@@ -782,6 +792,27 @@ class Client:
             # A datetime said_at travels as ISO 8601 text.
             (tenant, json.dumps(list(items), default=_iso), vectors, list(skip), person, agent),
         )
+
+    def _with_clauses(
+        self,
+        tenant: str,
+        items: Sequence[str | dict[str, Any]],
+        texts: Sequence[str],
+        embeddings: Sequence[Any],
+        conn: psycopg.Connection | None,
+    ) -> list[str | dict[str, Any]]:
+        """ITEMS, each routed by cogmem with the clause_embeddings of its parts (as remember sends them), for
+        the few the router reads part by part; an item given a ring or its own clause_embeddings is as it was."""
+        given = {"ring", "clause_embeddings"}
+        routed = [n for n, i in enumerate(items) if isinstance(i, str) or not given & i.keys()]
+        found = self._clauses_of_each(tenant, [texts[n] for n in routed], [embeddings[n] for n in routed], conn)
+        out = list(items)
+        for n, parts in zip(routed, found, strict=True):
+            if parts:
+                item = out[n]
+                out[n] = {**({"content": item} if isinstance(item, str) else item),
+                          "clause_embeddings": [[float(x) for x in v] for v in parts]}  # fmt: skip
+        return out
 
     # sql/064-siblings.sql
     def siblings(self, tenant: str, memory_id: int, *, conn: psycopg.Connection | None = None) -> list[Sibling]:
@@ -1331,18 +1362,33 @@ class Client:
         agent: str | None = None,
         embedded_fields: Sequence[str] | None = None,
         embeddings: Sequence[Sequence[float]] | None = None,
+        clause_embeddings: Sequence[Any] | None = None,
         conn: psycopg.Connection | None = None,
     ) -> StorePut:
         """Puts VALUE under NAMESPACE and KEY; INDEX_TEXT, when given, becomes the item's memory (in the
         scope of ``person`` and ``agent``); EMBEDDINGS, the item's own vectors by the caller's model, each
-        named by the field of EMBEDDED_FIELDS it was made from."""
+        named by the field of EMBEDDED_FIELDS it was made from. CLAUSE_EMBEDDINGS: as remember's, by the
+        tenant's model; the client makes them itself when it embeds INDEX_TEXT."""
         labels = self._store_labels(namespace, key, index_text, *(embedded_fields or ()))
         vector = None if not index_text else self._vector(index_text, embedding, tenant, conn)
+        if clause_embeddings is None and index_text and embedding is None and ttl_minutes is None:
+            clause_embeddings = self._clause_vectors(tenant, index_text, vector, conn)
         return self._rows(
             conn,
             StorePut,
             *store_put_call(
-                tenant, labels, key, value, index_text, ttl_minutes, vector, person, agent, embedded_fields, embeddings
+                tenant,
+                labels,
+                key,
+                value,
+                index_text,
+                ttl_minutes,
+                vector,
+                person,
+                agent,
+                embedded_fields,
+                embeddings,
+                clause_embeddings,
             ),
         )[0]
 
@@ -1612,13 +1658,30 @@ def store_put_call(
     agent: str | None,
     embedded_fields: Sequence[str] | None = None,
     embeddings: Sequence[Sequence[float]] | None = None,
+    clause_embeddings: Sequence[Any] | None = None,
 ) -> Call:
-    """cogmem.store_put; VECTOR is the memory's (the tenant's model), EMBEDDINGS the item's own."""
+    """cogmem.store_put; VECTOR is the memory's (the tenant's model), as are CLAUSE_EMBEDDINGS (remember's);
+    EMBEDDINGS the item's own."""
     own = None if embeddings is None else [Vector(list(e)) for e in embeddings]
     fields = None if embedded_fields is None else list(embedded_fields)
+    parts = (
+        None
+        if clause_embeddings is None
+        else [e if isinstance(e, Vector) else Vector(list(e)) for e in clause_embeddings]
+    )
     return (
-        "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b, %s, %s, %s, %b)",
-        (tenant, list(namespace), key, Jsonb(value), index_text, ttl_minutes, vector, person, agent, fields, own),
+        "SELECT * FROM cogmem.store_put(%s, %s, %s, %s, %s, %s, %b, %s, %s, %s, %b, %b)",
+        (tenant, list(namespace), key, Jsonb(value), index_text, ttl_minutes, vector, person, agent, fields, own,
+         parts),
+    )  # fmt: skip
+
+
+def clauses_call(contents: Sequence[str], vectors: Sequence[Any], model: str | None) -> Call:
+    """cogmem.clauses of each of CONTENTS, embedded as VECTORS by MODEL: one JSON array of parts per content."""
+    return (
+        "SELECT coalesce(jsonb_agg(to_jsonb(cogmem.clauses(x.content, x.vector, %s)) ORDER BY x.n), '[]')"
+        " FROM unnest(%s::text[], %b::public.vector[]) WITH ORDINALITY AS x (content, vector, n)",
+        (model, list(contents), list(vectors)),
     )
 
 

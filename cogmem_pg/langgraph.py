@@ -87,6 +87,7 @@ from cogmem_pg.client import (
     Client,
     Recall,
     StoredItem,
+    clauses_call,
     store_delete_call,
     store_get_call,
     store_namespaces_call,
@@ -402,10 +403,17 @@ class CogmemStore(_StoreRules, BaseStore):
         model (the client's, or else the server's)."""
         client = self._client()
         memory_vectors: dict[int, Any] = {}
+        clause_vectors: dict[int, Any] = {}
         for tenant in sorted({w.tenant for w in writes}):
             mine = [n for n, w in enumerate(writes) if w.tenant == tenant and w.text is not None]
             embedded = client.vectors([writes[n].text for n in mine], tenant, conn) or []  # type: ignore[misc]
             memory_vectors.update(zip(mine, embedded, strict=False))
+            # A rule said as one clause with its story is read part by part, as remember reads it.
+            routed = [n for n in mine if n in memory_vectors and writes[n].op.ttl is None]
+            parts = client._clauses_of_each(
+                tenant, [writes[n].text or "" for n in routed], [memory_vectors[n] for n in routed], conn
+            )
+            clause_vectors.update(zip(routed, parts, strict=True))
         for n, w in enumerate(writes):
             if w.op.value is None:
                 if w.op.namespace:  # deleting from no namespace deletes nothing, as in InMemoryStore
@@ -414,7 +422,7 @@ class CogmemStore(_StoreRules, BaseStore):
             client.store_put(
                 w.tenant, w.op.namespace, w.op.key, dict(w.op.value), w.text, w.op.ttl, memory_vectors.get(n),
                 person=w.person, agent=w.agent, embedded_fields=[f for f, _ in w.fields] if w.fields else None,
-                embeddings=w.embeddings or None, conn=conn,
+                embeddings=w.embeddings or None, clause_embeddings=clause_vectors.get(n), conn=conn,
             )  # fmt: skip
 
     # -- time to live ----------------------------------------------------------------------------------
@@ -657,7 +665,9 @@ class AsyncCogmemStore(_StoreRules, AsyncBatchedBaseStore):
         for tenant in sorted({w.tenant for w in writes}):
             mine = [w for w in writes if w.tenant == tenant]
             texts = [w.text for w in mine if w.text is not None and w.op.value is not None]
-            embedded = iter(await self._vectors(texts, tenant, conn) or [])
+            made = await self._vectors(texts, tenant, conn) or []
+            parts = iter(await self._clauses_of_each(tenant, mine, made, conn))
+            embedded = iter(made)
             for w in mine:
                 if w.op.value is None:
                     if w.op.namespace:
@@ -667,12 +677,28 @@ class AsyncCogmemStore(_StoreRules, AsyncBatchedBaseStore):
                     continue
                 labels = _labels_of(w.op.namespace, w.op.key, w.text, *(f for f, _ in w.fields))
                 memory_vector = next(embedded, None) if w.text is not None else None
+                clause_vectors = next(parts, None) if w.text is not None else None
                 await conn.execute(
                     *store_put_call(
                         tenant, labels, w.op.key, dict(w.op.value), w.text, w.op.ttl, memory_vector, w.person,
-                        w.agent, [f for f, _ in w.fields] if w.fields else None, w.embeddings or None,
+                        w.agent, [f for f, _ in w.fields] if w.fields else None, w.embeddings or None, clause_vectors,
                     )
                 )  # fmt: skip
+
+    async def _clauses_of_each(
+        self, tenant: str, mine: list[_Write], made: list[Vector], conn: psycopg.AsyncConnection[Any]
+    ) -> list[list[Vector] | None]:
+        """For each of MINE with a text (embedded as MADE), the clause_embeddings of its parts, as
+        Client._clauses_of_each makes them: a rule said as one clause with its story is read part by part."""
+        texted = [w for w in mine if w.text is not None and w.op.value is not None]
+        if not made:
+            return [None] * len(texted)
+        model = (await self._embedder_for(tenant, conn))[1]
+        cur = await conn.execute(*clauses_call([w.text or "" for w in texted], made, model))
+        found = (await cur.fetchone() or [[]])[0]
+        parts: list[list[str]] = [[] if w.op.ttl is not None else each for w, each in zip(texted, found, strict=True)]
+        embedded = iter(await self._vectors([p for each in parts for p in each], tenant, conn) or [])
+        return [[next(embedded) for _ in each] if each else None for each in parts]
 
     async def _vectors(
         self, texts: Sequence[str], tenant: str, conn: psycopg.AsyncConnection[Any], *, query: bool = False

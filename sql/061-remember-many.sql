@@ -69,6 +69,56 @@ END;
 COMMENT ON FUNCTION cogmem._item_supersedes(jsonb) IS
 'The memory ids a remember_many item says it replaces (its supersedes), ''{}'' for none, NULL when it names none.';
 
+-- What an item's parts embed to, remember()'s clause_embeddings (a rule said as one clause with its story,
+-- cogmem._clause_rule): JSON arrays of numbers, one per part of cogmem.clauses(content), as vectors; NULL
+-- when it gives none. _batch_problem checked them.
+CREATE OR REPLACE FUNCTION cogmem._item_clause_embeddings(p_item jsonb)
+RETURNS public.vector[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(p_item -> 'clause_embeddings') = 'array'
+            THEN array(SELECT e.v::text::public.vector
+                       FROM jsonb_array_elements(p_item -> 'clause_embeddings') WITH ORDINALITY AS e (v, n)
+                       ORDER BY e.n)
+    END;
+$$;
+COMMENT ON FUNCTION cogmem._item_clause_embeddings(jsonb) IS
+'The vectors of a remember_many item''s clause_embeddings (as remember()''s), NULL when it gives none.';
+
+-- What is wrong with an item's clause_embeddings, as remember() checks its own
+-- (cogmem._check_clause_embeddings): NULL when nothing is, or it gives none.
+CREATE OR REPLACE FUNCTION cogmem._item_clause_problem(p_item jsonb, p_dimensions integer)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(p_item -> 'clause_embeddings') IS NULL OR jsonb_typeof(p_item -> 'clause_embeddings') = 'null'
+            THEN NULL
+        WHEN jsonb_typeof(p_item -> 'clause_embeddings') <> 'array'
+            THEN format('has clause_embeddings that are not arrays of %s numbers', p_dimensions)
+        -- CASE, not OR, whose sides may be evaluated in any order: the length of a non-array is an error.
+        WHEN EXISTS (SELECT FROM jsonb_array_elements(p_item -> 'clause_embeddings') AS v
+                     WHERE CASE WHEN jsonb_typeof(v) <> 'array' THEN true
+                                WHEN jsonb_array_length(v) <> p_dimensions THEN true
+                                ELSE EXISTS (SELECT FROM jsonb_array_elements(v) AS x
+                                             WHERE jsonb_typeof(x) <> 'number') END)
+            THEN format('has clause_embeddings that are not arrays of %s numbers', p_dimensions)
+        WHEN jsonb_array_length(p_item -> 'clause_embeddings')
+             <> coalesce(cardinality(cogmem.clauses(p_item ->> 'content')), 0)
+            THEN format('has %s clause_embeddings, its content has %s parts (cogmem.clauses)',
+                        jsonb_array_length(p_item -> 'clause_embeddings'),
+                        coalesce(cardinality(cogmem.clauses(p_item ->> 'content')), 0))
+        WHEN EXISTS (SELECT FROM unnest(cogmem._item_clause_embeddings(p_item)) AS v WHERE NOT cogmem._comparable(v))
+            THEN 'has a clause embedding that cannot be compared (zero, or too small or too large)'
+    END;
+$$;
+COMMENT ON FUNCTION cogmem._item_clause_problem(jsonb, integer) IS
+'What is wrong with a remember_many item''s clause_embeddings (one array of p_dimensions numbers per part of '
+'cogmem.clauses(content)), NULL when nothing is.';
+
 -- The first item of a batch that cannot be stored, and what is wrong with it (no row: all are fine).
 DROP FUNCTION IF EXISTS cogmem._batch_problem(jsonb, public.vector[], integer, integer);
 CREATE OR REPLACE FUNCTION cogmem._batch_problem(
@@ -85,9 +135,9 @@ AS $$
                 WHEN jsonb_typeof(i.value) = 'object' AND EXISTS (
                     SELECT FROM jsonb_object_keys(i.value) AS k
                     WHERE k NOT IN ('content', 'ring', 'topics', 'source', 'conversation', 'speaker', 'said_at',
-                                    'person', 'agent', 'supersedes'))
+                                    'person', 'agent', 'supersedes', 'clause_embeddings'))
                     THEN 'has unknown keys (known: content, ring, topics, source, conversation, speaker, said_at, '
-                         || 'person, agent, supersedes)'
+                         || 'person, agent, supersedes, clause_embeddings)'
                 WHEN jsonb_typeof(coalesce(i.value -> 'content', i.value)) <> 'string' THEN 'has no text content'
                 WHEN btrim(coalesce(i.value ->> 'content', i.value #>> '{}')) = '' THEN 'has empty content'
                 WHEN length(coalesce(i.value ->> 'content', i.value #>> '{}')) > t.max_content_chars
@@ -111,6 +161,8 @@ AS $$
                                         ELSE true END)
                     THEN format('has supersedes that is not an array of memory ids: %s',
                                 left((i.value -> 'supersedes')::text, 60))
+                WHEN cogmem._item_clause_problem(i.value, p_dimensions) IS NOT NULL
+                    THEN cogmem._item_clause_problem(i.value, p_dimensions)
                 WHEN cogmem._said_problem(i.value) IS NOT NULL THEN cogmem._said_problem(i.value)
                 WHEN cogmem._said_problem(i.value -> 'source') IS NOT NULL
                     THEN 'source ' || cogmem._said_problem(i.value -> 'source')
@@ -173,7 +225,7 @@ BEGIN
                cogmem._ring_of(i.value ->> 'ring') AS ring,  -- a kind as its ring
                CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
                     THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
-               i.embedding,
+               i.embedding, cogmem._item_clause_embeddings(i.value) AS clauses,
                coalesce(CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END, '{}') AS source
         FROM ROWS FROM (jsonb_array_elements(p_items), unnest(p_embeddings))
              WITH ORDINALITY AS i (value, embedding, n)
@@ -197,11 +249,17 @@ BEGIN
     ) AS k
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND (k.ring IN ('dos_and_donts', 'shocks') OR k.candidate IS NOT NULL)
                                     THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule OFFSET 0) AS x
-    -- Routed nowhere protected: a rule or an incident among its sentences, a candidate (as in _remember).
+    -- Routed nowhere protected: a rule or an incident among its sentences or one of its clauses, a candidate
+    -- (as in _remember).
     -- A CASE, as the routing above: a function in a lateral FROM would be planned into a join that runs
     -- for every item.
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND k.ring NOT IN ('dos_and_donts', 'shocks') AND k.candidate IS NULL
-                                    THEN (SELECT to_jsonb(b) FROM cogmem._buried_rule(r.redacted, k.probabilities) AS b)
+                                    THEN coalesce(
+                                        (SELECT to_jsonb(b) FROM cogmem._buried_rule(r.redacted, k.probabilities) AS b),
+                                        -- or one clause of it, with its story (_clause_rule, as in _remember)
+                                        (SELECT to_jsonb(q) FROM cogmem._clause_rule(p_tenant, r.redacted, k.probabilities,
+                                                                                     p.clauses, p.embedding IS NULL
+                                                                                                AND e.embedding IS NOT NULL) AS q))
                                END AS found OFFSET 0) AS u;
     RETURN v_items;
 END;
@@ -472,6 +530,7 @@ BEGIN
                CASE WHEN jsonb_typeof(i.value -> 'topics') = 'array'
                     THEN ARRAY(SELECT jsonb_array_elements_text(i.value -> 'topics')) END AS topics,
                CASE WHEN jsonb_typeof(i.value) = 'object' THEN i.value -> 'source' END AS source,
+               cogmem._item_clause_embeddings(i.value) AS clauses,
                -- A batch that skips both checks by meaning detects nothing replaced (as _store_batch).
                coalesce(cogmem._item_supersedes(i.value),
                         CASE WHEN p_skip @> ARRAY['near_duplicates', 'conflicts'] THEN '{}'::bigint[] END) AS supersedes
@@ -484,7 +543,7 @@ BEGIN
         SELECT v_item.n, r.*
         FROM cogmem._remember(p_tenant, v_item.content, v_item.ring, v_item.topics, v_item.embedding, v_item.source,
                               CASE WHEN 'conflicts' = ANY (p_skip) THEN '{}'::bigint[] END, '{}',
-                              NOT 'near_duplicates' = ANY (p_skip), v_item.supersedes) AS r;
+                              NOT 'near_duplicates' = ANY (p_skip), v_item.supersedes, v_item.clauses) AS r;
     END LOOP;
 END;
 $$;
@@ -589,8 +648,9 @@ BEGIN
             USING ERRCODE = CASE WHEN v_bad.problem LIKE 'has % characters, the limit is %' THEN 'string_data_right_truncation'
                                  ELSE 'invalid_parameter_value' END,
                   HINT = 'Items are texts or {"content", "ring", "topics", "source", "conversation", "speaker", "said_at", '
-                         || '"person", "agent", "supersedes"} objects, numbered from 1; supersedes is an array of the '
-                         || 'memory ids the item replaces, [] for none.';
+                         || '"person", "agent", "supersedes", "clause_embeddings"} objects, numbered from 1; supersedes is '
+                         || 'an array of the memory ids the item replaces, [] for none; clause_embeddings one array of '
+                         || 'numbers per text cogmem.clauses(content) returns.';
     END IF;
     v_items := cogmem._said_items(remember_many.items, remember_many.person, remember_many.agent);
     -- Every scope the batch writes in must be one the caller reaches (sql/015-scopes.sql).
@@ -626,9 +686,10 @@ END;
 $$;
 COMMENT ON FUNCTION cogmem.remember_many(text, jsonb, public.vector[], text[], text, text) IS
 'Stores a batch of memories in one call: items is a JSON array of texts or {"content", "ring", "topics", '
-'"source", "conversation", "speaker", "said_at", "person", "agent", "supersedes"} objects (person and agent: '
-'the batch''s, for items that name none; supersedes: as remember()''s, the ids of memories stored before the '
-'batch that the item replaces, [] for none), embeddings (optional) one vector per item. Each item gets what '
+'"source", "conversation", "speaker", "said_at", "person", "agent", "supersedes", "clause_embeddings"} objects '
+'(person and agent: the batch''s, for items that name none; supersedes: as remember()''s, the ids of memories '
+'stored before the batch that the item replaces, [] for none; clause_embeddings: as remember()''s, one array of '
+'numbers per text cogmem.clauses(content, embedding) returns), embeddings (optional) one vector per item. Each item gets what '
 'remember() gives, in order, within the batch and against the tenant: redaction, routing, topics, '
 'near-duplicates by meaning, conflicts, what it replaces. skip names checks a loader may skip on purpose '
 '(near_duplicates, conflicts); skipping both stores the batch set-based, de-duplicating the same text only '

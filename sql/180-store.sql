@@ -259,12 +259,16 @@ COMMENT ON FUNCTION cogmem._store_embeddings_check(text[], public.vector[]) IS
 
 DROP FUNCTION IF EXISTS cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector);  -- before 0035
 DROP FUNCTION IF EXISTS cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector, text, text);  -- before 0044
+DROP FUNCTION IF EXISTS cogmem.store_put(
+    text, text[], text, jsonb, text, double precision, public.vector, text, text, text[], public.vector[]
+);  -- before issue 48's clauses in the store
 -- Longer than a screen as the list of a put's stages, each a call: checks, the tenant's store lock, the
 -- sweep, redaction, the key's old memory released, the new one remembered, the item and its vectors written.
 CREATE OR REPLACE FUNCTION cogmem.store_put(
     tenant text, namespace text[], key text, value jsonb, index_text text DEFAULT NULL,
     ttl_minutes double precision DEFAULT NULL, embedding public.vector DEFAULT NULL, person text DEFAULT NULL,
-    agent text DEFAULT NULL, embedded_fields text[] DEFAULT NULL, embeddings public.vector[] DEFAULT NULL
+    agent text DEFAULT NULL, embedded_fields text[] DEFAULT NULL, embeddings public.vector[] DEFAULT NULL,
+    clause_embeddings public.vector[] DEFAULT NULL
 )
 RETURNS TABLE (memory_id bigint, action text, redactions text[])
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -282,6 +286,7 @@ DECLARE
 BEGIN
     PERFORM cogmem._require_tenant(store_put.tenant);
     PERFORM cogmem._require_scope(store_put.tenant, store_put.person, store_put.agent);
+    PERFORM cogmem._check_clause_embeddings(store_put.index_text, store_put.clause_embeddings);
     v_path := cogmem._store_path(store_put.namespace, store_put.key, 'item', store_put.person);
     t := cogmem._tenant_settings(store_put.tenant);
     PERFORM cogmem._store_put_check(t, store_put.value, store_put.ttl_minutes);
@@ -322,7 +327,8 @@ BEGIN
                               cogmem._with_said(jsonb_build_object('store', jsonb_build_object('namespace', v_path.namespace,
                                                                                                'key', v_path.key))
                                                 || cogmem._store_said(v_safe.value),
-                                                NULL, NULL, NULL, store_put.person, store_put.agent), NULL) AS r;
+                                                NULL, NULL, NULL, store_put.person, store_put.agent), NULL,
+                              p_clause_embeddings => store_put.clause_embeddings) AS r;
     END IF;
     -- The vectors go with the value they were made from: a put without any leaves the item none.
     INSERT INTO cogmem.store_items AS i (tenant, namespace, key, value, memory_id, owns_memory, conflict_id,
@@ -344,7 +350,8 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION cogmem.store_put(
-    text, text[], text, jsonb, text, double precision, public.vector, text, text, text[], public.vector[]
+    text, text[], text, jsonb, text, double precision, public.vector, text, text, text[], public.vector[],
+    public.vector[]
 ) IS
 'Puts a value (a JSON object, redacted: keys, strings, numbers, secret-named fields) under a namespace and '
 'key (redacted too). index_text, when given, is remembered as the item''s memory (ring fresh when '
@@ -352,8 +359,9 @@ COMMENT ON FUNCTION cogmem.store_put(
 'key had; a value''s "kind" naming a ring or a kind (rule, preference, incident, procedure, habit, fact, chat) '
 'files it there. person and agent scope the item and its memory (sql/015-scopes.sql); the person is part of the '
 'key (each person has its own keys, none: the tenant''s shared ones). embeddings (named by embedded_fields) '
-'are the item''s own vectors, by the caller''s model, replacing any it had. Returns the memory, '
-'remember''s action (''stored'' for a value without text) and what was redacted.';
+'are the item''s own vectors, by the caller''s model, replacing any it had. clause_embeddings: as '
+'remember()''s, the embeddings of cogmem.clauses(index_text, embedding), by the tenant''s model. Returns the '
+'memory, remember''s action (''stored'' for a value without text) and what was redacted.';
 
 DROP FUNCTION IF EXISTS cogmem.store_delete(text, text[], text);  -- before 0038: no person
 CREATE OR REPLACE FUNCTION cogmem.store_delete(tenant text, namespace text[], key text, person text DEFAULT NULL)

@@ -186,7 +186,9 @@ cogmem.vault_delete(text, text),
 cogmem.explain_recall(uuid),
 cogmem.gut_patterns_for(text),
 cogmem.gut_deidentify(text),
-cogmem.store_put(text, text[], text, jsonb, text, double precision, public.vector, text, text, text[], public.vector[]),
+cogmem.store_put(
+    text, text[], text, jsonb, text, double precision, public.vector, text, text, text[], public.vector[], public.vector[]
+),
 cogmem.store_get(text, text[], text, boolean, text),
 cogmem.store_delete(text, text[], text, text),
 cogmem.store_search(text, text[], text, jsonb, bigint, bigint, public.vector, boolean, text, text, text),

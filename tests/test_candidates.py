@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from tests.conftest import one
 from tests.test_embed import server_embeds
@@ -336,6 +337,68 @@ def test_a_rule_said_with_its_story_in_one_sentence_is_asked_about(dsn, db, lang
     assert one(db, "SELECT candidate FROM cogmem.classify(%s, (SELECT embedding FROM cogmem.memories"
                    " WHERE memory_id = %s), (SELECT embedding_model FROM cogmem.tenants WHERE tenant = 'ev'))",
                (SEED[language], memory.memory_id)) is None  # fmt: skip
+
+
+@pytest.mark.parametrize("language", ["english", "turkish"])
+def test_every_way_in_reads_a_rule_said_with_its_story(dsn, db, language):
+    """A batch, a chat as frameworks pass it, a store item and LangGraph's stores (sync and async) send the
+    parts' embeddings as remember does: the seed's sentence is asked about whichever way it comes in."""
+    import asyncio
+
+    from cogmem_pg.client import Client
+    from cogmem_pg.langgraph import AsyncCogmemStore, CogmemStore
+
+    def candidates(tenant: str) -> list[tuple[str, str | None]]:
+        return db.execute("SELECT content, candidate_ring::text FROM cogmem.memories WHERE tenant = %s"
+                          " AND candidate_ring IS NOT NULL", (tenant,)).fetchall()  # fmt: skip
+
+    async def put_async(tenant: str) -> None:
+        async with AsyncCogmemStore.from_conn_string(dsn, tenant) as store:
+            await store.aput(("notes",), "night", {"text": SEED[language]})
+
+    seed = [(SEED[language], "dos_and_donts")]
+    with Client(dsn) as client:
+        for tenant in ("batch", "chat", "item", "graph", "agraph"):
+            client.create_tenant(tenant, language)
+        batch = client.remember_many("batch", ["Good morning!", SEED[language]])
+        client.remember("chat", [{"role": "user", "content": SEED[language]}], conversation="c1")
+        client.store_put("item", ["notes"], "night", {"text": SEED[language]}, SEED[language])
+        CogmemStore(client, "graph").put(("notes",), "night", {"text": SEED[language]})
+        asyncio.run(put_async("agraph"))
+    assert [(m.ring, m.candidate) for m in batch] == [("fresh", None), ("fresh", "dos_and_donts")]
+    for tenant in ("batch", "chat", "item", "graph", "agraph"):
+        assert candidates(tenant) == seed, tenant
+
+
+@server_embeds
+def test_a_server_that_embeds_reads_a_batchs_parts_itself(db):
+    db.execute("SET cogmem.embed = 'on'")
+    for tenant, skip in (("ev", "{}"), ("ev2", "{near_duplicates,conflicts}")):  # item by item, and set-based
+        db.execute("SELECT cogmem.create_tenant(%s)", (tenant,))
+        rows = db.execute("SELECT ring, candidate FROM cogmem.remember_many(%s, %s, skip => %s)",
+                          (tenant, Jsonb(["Good morning!", SEED["english"]]), skip)).fetchall()  # fmt: skip
+        assert rows == [("fresh", None), ("fresh", "dos_and_donts")], skip
+
+
+@pytest.mark.parametrize(
+    ("parts", "message"),
+    [
+        ("x", "item 2 has clause_embeddings that are not arrays of 384 numbers"),
+        ([[1, 2]], "item 2 has clause_embeddings that are not arrays of 384 numbers"),
+        ([["a"] * 384, [0.1] * 384], "item 2 has clause_embeddings that are not arrays of 384 numbers"),
+        ([[0.1] * 384], r"item 2 has 1 clause_embeddings, its content has 2 parts \(cogmem.clauses\)"),
+        ([[0.0] * 384, [0.1] * 384], "item 2 has a clause embedding that cannot be compared"),
+    ],
+)
+def test_a_batchs_clause_embeddings_are_checked_and_nothing_is_stored(db, tenant, parts, message):
+    items = ["Good morning!", {"content": SEED["english"], "clause_embeddings": parts}]
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=message) as e:
+        db.execute("SELECT cogmem.remember_many(%s, %s)", (tenant, Jsonb(items)))
+    assert "clause_embeddings one array of numbers per text cogmem.clauses(content)" in e.value.diag.message_hint
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="clause_embeddings has 1 vectors"):
+        db.execute("SELECT cogmem.store_put(%s, '{notes}', 'k', '{}', %s, clause_embeddings => %s::public.vector[])",
+                   (tenant, SEED["english"], ["[" + ",".join(["0.1"] * 384) + "]"]))  # fmt: skip
+    assert one(db, "SELECT count(*) FROM cogmem.memories") == 0
 
 
 # A person's standing wishes said as a state, with no directive ("I'm vegetarian"), and look-alikes in the
