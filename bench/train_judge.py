@@ -19,8 +19,6 @@ seen here (bench/judge.py reports it). The router's rows in the model file are k
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -37,14 +35,14 @@ from bench.train_router import (
     DENSE_MODELS,
     EMBEDDING_SCALE,
     Features,
-    model_json,
     model_rows,
+    replace_models,
     train_head,
 )
 from cogmem_pg.embed import DIMENSIONS as EMBEDDING_DIMENSIONS
 from cogmem_pg.embed import MODEL_ID
 from cogmem_pg.migrate import install
-from cogmem_pg.paths import routing_model_file, routing_model_hash_file
+from cogmem_pg.paths import routing_model_file
 
 VERDICTS = ("confirmed", "corrected", "repeated")
 # Out-of-fold precision each verdict must keep; a little above what the test split must show, since the
@@ -103,23 +101,11 @@ def train(conn: psycopg.Connection) -> tuple[list[dict], list[list], list[str]]:
     return rows, term_rows, summary
 
 
-def write(rows: list[dict], term_rows: list[list], summary: list[str]) -> None:
-    """Replaces the judge's rows of the model file (the router's stay) and pins the new hash."""
-    path = routing_model_file()
-    model = json.loads(path.read_text(encoding="utf-8"))
-    model["summary"] = [s for s in model["summary"] if not s.startswith("followup")] + summary
-    model["labels"] = [r for r in model["labels"] if not r["model"].startswith("followup-")] + rows
-    model["terms"] = [t for t in model["terms"] if not t[0].startswith("followup-")] + term_rows
-    text = model_json(model).encode()
-    path.write_bytes(text)
-    routing_model_hash_file().write_text(f"{hashlib.sha256(text).hexdigest()}  {path.name}\n", encoding="utf-8")
-
-
 def main(dsn: str) -> None:
     install(dsn)
     with psycopg.connect(dsn) as conn:
         rows, term_rows, summary = train(conn)
-    write(rows, term_rows, summary)
+    replace_models("followup", rows, term_rows, summary)
     print(f"wrote {routing_model_file()}", file=sys.stderr)
 
 

@@ -350,7 +350,7 @@ def model_rows(
         # The dense weights apply to unscaled features, in the order the SQL builds them: the embedding
         # first (when there is one), then its hidden layer's log-probabilities (when it has one), then the cues.
         dense = weights[n_terms:] * features.dense_scale
-        if name.startswith("embedding"):
+        if name.startswith(("embedding", "preference")):
             dense = np.concatenate([dense[-EMBEDDING_DIMENSIONS:], dense[:-EMBEDDING_DIMENSIONS]])
         rows.append(
             {
@@ -385,16 +385,33 @@ def model_json(model: dict) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
+# Models other trainers write into the model file: the follow-up judge (bench/train_judge.py) and the
+# preference heads (bench/train_preference.py, to be re-run after this one: they read the same corpus).
+OTHER_TRAINERS = ("followup", "preference")
+
+
 def judge_rows() -> tuple[list[dict], list[list], list[str]]:
-    """The follow-up judge's rows, terms and summary in the model file (bench/train_judge.py writes them)."""
+    """The rows, terms and summary in the model file of the models OTHER_TRAINERS write."""
     if not MODEL_FILE.exists():
         return [], [], []
     model = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
     return (
-        [r for r in model["labels"] if r["model"].startswith("followup-")],
-        [t for t in model["terms"] if t[0].startswith("followup-")],
-        [s for s in model["summary"] if s.startswith("followup")],
+        [r for r in model["labels"] if r["model"].startswith(OTHER_TRAINERS)],
+        [t for t in model["terms"] if t[0].startswith(OTHER_TRAINERS)],
+        [s for s in model["summary"] if s.startswith(OTHER_TRAINERS)],
     )
+
+
+def replace_models(prefix: str, labels: list[dict], terms: list[list], summary: list[str]) -> None:
+    """Replaces the rows, terms and summary lines of the models named PREFIX... in the model file (the others
+    stay) and pins the new hash: how the trainers of OTHER_TRAINERS write theirs."""
+    model = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    model["summary"] = [s for s in model["summary"] if not s.startswith(prefix)] + summary
+    model["labels"] = [r for r in model["labels"] if not r["model"].startswith(prefix)] + labels
+    model["terms"] = [t for t in model["terms"] if not t[0].startswith(prefix)] + terms
+    text = model_json(model).encode()
+    MODEL_FILE.write_bytes(text)
+    MODEL_HASH_FILE.write_text(f"{hashlib.sha256(text).hexdigest()}  {MODEL_FILE.name}\n", encoding="utf-8")
 
 
 def kept_rows(keep: Callable[[str], bool]) -> tuple[list[dict], list[list], list[str]]:
@@ -411,7 +428,7 @@ def kept_rows(keep: Callable[[str], bool]) -> tuple[list[dict], list[list], list
 
 def write(labels: list[dict], terms: list[list], cue_names: list[str], summary: list[str]) -> None:
     """The model file and its pinned hash (cogmem_pg.migrate.load_routing_model checks one against the other);
-    the follow-up judge's rows are kept."""
+    the rows of the other trainers' models are kept."""
     judge_labels, judge_terms, judge_summary = judge_rows()
     labels, terms, summary = labels + judge_labels, terms + judge_terms, summary + judge_summary
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -596,7 +613,7 @@ def main(dsn: str, keep_e5: bool = False, keep_pairs: bool = False) -> None:
     e5 = "@" + E5_MODEL_ID
     kept = kept_rows(
         lambda m: (
-            (keep_e5 and m.endswith(e5) and not m.startswith(("pair-", "followup-")))
+            (keep_e5 and m.endswith(e5) and not m.startswith(("pair-", *OTHER_TRAINERS)))
             or (keep_pairs and m.startswith("pair-"))
         )
     )

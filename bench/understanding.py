@@ -400,7 +400,7 @@ def main() -> None:
         "in their ring or asked about (a candidate); others flagged: the other messages (most written to look like "
         "rules or incidents) put in a never-cut ring or asked about. The router learns from the writers not held "
         "out (bench/train_router.py, every head; the shipped one learned from those before the preference "
-        "writers); no model has "
+        "writers, and its preference heads, bench/train_preference.py, from the preference writers); no model has "
         "learned from a held-out writer, and none will: their rows are what a stranger gets.",
         "",
         *rules_table(with_embedding, without),

@@ -237,13 +237,19 @@ BEGIN
         CASE WHEN v_hidden IS NULL THEN p_embedding OPERATOR(public.||) v_cues
              ELSE p_embedding OPERATOR(public.||) v_hidden OPERATOR(public.||) v_cues END,
         v_terms);
+    -- A short text is also read by its model's preference head (bench/train_preference.py): the same
+    -- embedding, cues and terms, without the hidden layer.
+    RETURN QUERY SELECT * FROM cogmem._model_scores(cogmem._dense_model('preference', p_embedding_model),
+                                                    p_embedding OPERATOR(public.||) v_cues, v_terms)
+                 WHERE v_long = '';
 END;
 $$;
 COMMENT ON FUNCTION cogmem._inbound_scores(text, public.vector, text) IS
 'The routing model''s probability of each ring (head ring) and of being an instruction (head instruction), '
 'with the threshold a never-cut ring or an instruction needs and the one a candidate rule or incident '
 'needs; by the head of the embedding''s model (cogmem._dense_model), else by the cues; a long text '
-'(cogmem._is_long) by the models of long turns.';
+'(cogmem._is_long) by the models of long turns. A short text with an embedding also gets its model''s '
+'preference head (head preference: a wish said as a state, only ever a candidate).';
 
 -- Each sentence of a text as the cues model reads it alone: its probability of each never-cut ring and that
 -- ring's candidate threshold, in the order said. What a long turn keeps (_rule_sentence) and a rule among
@@ -371,9 +377,15 @@ BEGIN
         -- A never-cut ring likely enough to ask about: "From now on, every filing carries two reminders",
         -- p(dos_and_donts) 0.97 and short of its threshold, went to procedures, where it faded unasked (a
         -- sixth of the held-out writers' missed rules).
-        SELECT (SELECT p.label FROM p WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
-                  AND p.probability >= p.candidate_threshold
-                ORDER BY p.probability DESC, p.label LIMIT 1) AS ring
+        SELECT coalesce(
+            (SELECT p.label FROM p WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
+               AND p.probability >= p.candidate_threshold
+             ORDER BY p.probability DESC, p.label LIMIT 1),
+            -- A wish said as a state ("I'm vegetarian", "texts are better for me") reads as a fact to the
+            -- ring head (p(dos_and_donts) 0.003); its preference head asks about it as a rule, no more.
+            (SELECT 'dos_and_donts' FROM p, sure AS s
+             WHERE s.ring = 'fresh' AND p.head = 'preference' AND p.label = 'preference'
+               AND p.probability >= p.candidate_threshold)) AS ring
     ),
     chosen AS (
         -- Not sure: a candidate, which is a fresh memory until it is confirmed or dismissed.
@@ -398,7 +410,8 @@ COMMENT ON FUNCTION cogmem.classify(text, public.vector, text) IS
 'only when the model is sure), whether it is an instruction, each ring''s probability, which model decided '
 '(embedding, embedding@ another model than MiniLM (embedding_model, else the session''s cogmem.embedding_model), '
 'or cues without an embedding or a head of its model), and the never-cut ring it is a candidate for when the '
-'model finds it likely but not sure (remember keeps it in fresh, marked, and it never fades while it waits).';
+'model finds it likely but not sure (remember keeps it in fresh, marked, and it never fades while it waits), '
+'or, for a short statement routed to fresh, a wish said as a state by the model''s preference head.';
 
 -- The clauses of a sentence: split at , ; : and dashes, and before because, since, otherwise, çünkü and
 -- yoksa; those of two words or more.

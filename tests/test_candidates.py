@@ -444,9 +444,11 @@ LOOK_ALIKES = {
 }
 
 
-# Of the 7 in each language the shipped model keeps 2 in English and 3 in Turkish. A router retrained with
-# the preference writers (2026-12-07) kept 6 and 5, and was not shipped (docs/understanding.md).
-PREFERENCES_KEPT_AT_LEAST = 2
+# Of the 7 in each language the router kept 2 in English and 3 in Turkish; with the preference heads
+# (bench/train_preference.py, 2026-12-07) it keeps 7 and 5, and asks about one English look-alike ("My
+# brother prefers window seats"). A router retrained with the preference writers kept 6 and 5 but lost
+# plain rules, and was not shipped (docs/understanding.md).
+PREFERENCES_KEPT_AT_LEAST = 5
 
 
 @pytest.mark.parametrize("language", ["english", "turkish"])
@@ -527,8 +529,12 @@ KEPT_FLOORS = {"embedding": {"dos_and_donts": 0.82, "shocks": 0.76},
                "cues": {"dos_and_donts": 0.73, "shocks": 0.72}}  # fmt: skip
 # Our corpus's casual statements (many worded like advice) asked about with the embedding: 3.4% in English
 # since the router learned from other writers (it was under 3%; 2.7% with the hidden layer), while of the
-# turns of real chats between people it asks about 1.0% (it was 2.5%): bench/understanding.py.
-CASUAL_ASKED_AT_MOST = 0.035
+# turns of real chats between people it asks about 1.0% (it was 2.5%): bench/understanding.py. With the
+# preference heads (2026-12-07), 4.0% in English (21 of 527, 14 without them): of the 7 more, "I'd rather
+# text than call", "I'm on a low-FODMAP diet for the next six weeks", "I'm allergic to cats" and "I like my
+# eggs runny" are wishes a person would want kept, labelled casual before preferences were asked for;
+# LoCoMo's turns asked about went from 0.36% to 0.58%, ours from 0.54% to 0.77% (English).
+CASUAL_ASKED_AT_MOST = 0.045
 
 
 @pytest.mark.parametrize("model", ["embedding", "cues"])

@@ -80,9 +80,9 @@ def test_the_model_was_trained_on_these_cues(db):
     assert one(db, "SELECT cogmem._routing_model_cues() = cogmem._inbound_cue_names()") is True
     assert one(db, "SELECT cardinality(cogmem._inbound_cues('x')) = cardinality(cogmem._inbound_cue_names())")
     # Short statements and long turns, by MiniLM's and E5's embeddings and without; the hidden layers of the
-    # four embedding models and their outputs; the three contradiction models; and the follow-up judge's
-    # three (sql/059-followup.sql).
-    assert one(db, "SELECT count(DISTINCT model) FROM cogmem.routing_model") == 6 + 8 + 3 + 3
+    # four embedding models and their outputs; the three contradiction models; the follow-up judge's three
+    # (sql/059-followup.sql); and the preference heads of MiniLM and E5 (bench/train_preference.py).
+    assert one(db, "SELECT count(DISTINCT model) FROM cogmem.routing_model") == 6 + 8 + 3 + 3 + 2
 
 
 @pytest.mark.parametrize(

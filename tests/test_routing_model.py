@@ -19,7 +19,9 @@ SHA256 = hashlib.sha256(routing_model_file().read_bytes()).hexdigest()
 
 
 UNITS = sum(r["model"] == "hidden" for r in MODEL["labels"])
-ROWS = 6 * 6 + 4 * (UNITS + 4) + 3 * 2 + 3 * 4
+# The router's six models (ring and instruction heads), the hidden layers and their outputs, the three
+# contradiction models, the judge's three and the two preference heads.
+ROWS = 6 * 6 + 4 * (UNITS + 4) + 3 * 2 + 3 * 4 + 2 * 2
 
 
 def real(value: float) -> float:

@@ -265,7 +265,8 @@ def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, lang, old, n
 
 
 # Writers the test was never tuned on, each pair in a tenant of its own, each language by its default
-# model; floors under what bench/understanding.py measures (new first 0.867 en, 0.973 tr, the newer placed
+# model; floors under what bench/understanding.py measures (new first 0.973 en since MiniLM's gate is 0.30,
+# 0.867 before; 0.973 tr; the newer placed
 # first by recall or found through what it replaced; compatible facts still recalled 0.982, 0.945, wrongly
 # superseded 0 and 2 of 55).
 
@@ -284,6 +285,6 @@ def test_held_out_writers_updates_come_first_and_compatible_facts_stay(db, lang)
     outcomes = [recall_pair(db, p, vectors, model) for p in pairs]
     updated = [o for o in outcomes if o.pair["relation"] == "update"]
     compatible = [o for o in outcomes if o.pair["relation"] == "compatible"]
-    assert sum(o.new_first for o in updated) / len(updated) >= 0.82
+    assert sum(o.new_first for o in updated) / len(updated) >= 0.93
     assert sum(o.old_recalled for o in compatible) / len(compatible) >= 0.88
     assert sum(o.old_superseded for o in compatible) / len(compatible) <= 0.06
