@@ -803,8 +803,10 @@ class Client:
     ) -> list[str | dict[str, Any]]:
         """ITEMS, each routed by cogmem with the clause_embeddings of its parts (as remember sends them), for
         the few the router reads part by part; an item given a ring or its own clause_embeddings is as it was."""
-        given = {"ring", "clause_embeddings"}
-        routed = [n for n, i in enumerate(items) if isinstance(i, str) or not given & i.keys()]
+        routed = [
+            n for n, i in enumerate(items)
+            if isinstance(i, str) or (i.get("ring") is None and i.get("clause_embeddings") is None)
+        ]  # fmt: skip
         found = self._clauses_of_each(tenant, [texts[n] for n in routed], [embeddings[n] for n in routed], conn)
         out = list(items)
         for n, parts in zip(routed, found, strict=True):
