@@ -430,6 +430,14 @@ def write(labels: list[dict], terms: list[list], cue_names: list[str], summary: 
     """The model file and its pinned hash (cogmem_pg.migrate.load_routing_model checks one against the other);
     the rows of the other trainers' models are kept."""
     judge_labels, judge_terms, judge_summary = judge_rows()
+    # The preference heads read the embedding and the router's cues: with other cues they would read the
+    # wrong features (or fail on their length), so they are dropped until train_preference.py runs again.
+    if any(len(r["weights"]) != EMBEDDING_DIMENSIONS + len(cue_names) for r in judge_labels
+           if r["model"].startswith("preference")):  # fmt: skip
+        print("the cues changed: the preference heads are dropped; run bench/train_preference.py", file=sys.stderr)
+        judge_labels = [r for r in judge_labels if not r["model"].startswith("preference")]
+        judge_terms = [t for t in judge_terms if not t[0].startswith("preference")]
+        judge_summary = [s for s in judge_summary if not s.startswith("preference")]
     labels, terms, summary = labels + judge_labels, terms + judge_terms, summary + judge_summary
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     text = model_json(

@@ -1782,7 +1782,8 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
 def _classified(item: str | dict[str, Any], verdict: Classification) -> dict[str, Any]:
     """A batch item with the classifier's ring and topics, unless the item sets them itself."""
     out: dict[str, Any] = {"content": item} if isinstance(item, str) else dict(item)
-    out.setdefault("ring", verdict.ring)
+    if out.get("ring") is None:  # a null ring is no ring: the classifier's stands
+        out["ring"] = verdict.ring
     if verdict.topics is not None:
         out.setdefault("topics", list(verdict.topics))
     return out

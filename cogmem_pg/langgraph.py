@@ -511,7 +511,8 @@ class AsyncCogmemStore(_StoreRules, AsyncBatchedBaseStore):
 
     ``embedder`` is the client's, for the tenant's model when no ``index`` function embeds: None, the
     built-in model of each tenant's vectors (the ``[embed]`` extra); an ``Embedder`` of your own; False, the
-    server embeds (or full text serves). cogmem's recall and feedback are the sync ``Client``'s."""
+    server embeds (or full text serves). ``clauses``: as the Client's, the parts of a text the router reads
+    alone are embedded too (False saves that). cogmem's recall and feedback are the sync ``Client``'s."""
 
     supports_ttl = True
 
@@ -527,10 +528,12 @@ class AsyncCogmemStore(_StoreRules, AsyncBatchedBaseStore):
         agent: str | None = None,
         agent_label: int | None = None,
         embedder: Embedder | Literal[False] | None = None,
+        clauses: bool = True,
     ) -> None:
         super().__init__()
         self._configure(tenant, tenant_label, index, ttl, person_label, agent, agent_label)
         self.pool = pool
+        self._clauses = clauses
         self._embedder: Embedder | None = None if embedder is False else (embedder or default_embedder())
         self._per_tenant = embedder is None and self._embedder is not None
         self._tenant_models: dict[str, str] = {}
@@ -691,7 +694,7 @@ class AsyncCogmemStore(_StoreRules, AsyncBatchedBaseStore):
         """For each of MINE with a text (embedded as MADE), the clause_embeddings of its parts, as
         Client._clauses_of_each makes them: a rule said as one clause with its story is read part by part."""
         texted = [w for w in mine if w.text is not None and w.op.value is not None]
-        if not made:
+        if not made or not self._clauses:
             return [None] * len(texted)
         model = (await self._embedder_for(tenant, conn))[1]
         cur = await conn.execute(*clauses_call([w.text or "" for w in texted], made, model))

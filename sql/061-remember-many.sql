@@ -103,8 +103,10 @@ AS $$
         WHEN EXISTS (SELECT FROM jsonb_array_elements(p_item -> 'clause_embeddings') AS v
                      WHERE CASE WHEN jsonb_typeof(v) <> 'array' THEN true
                                 WHEN jsonb_array_length(v) <> p_dimensions THEN true
+                                -- A number a real cannot hold is refused here, not by the vector's input.
                                 ELSE EXISTS (SELECT FROM jsonb_array_elements(v) AS x
-                                             WHERE jsonb_typeof(x) <> 'number') END)
+                                             WHERE CASE WHEN jsonb_typeof(x) <> 'number' THEN true
+                                                        ELSE abs((x #>> '{}')::numeric) > 3.4e38 END) END)
             THEN format('has clause_embeddings that are not arrays of %s numbers', p_dimensions)
         WHEN jsonb_array_length(p_item -> 'clause_embeddings')
              <> coalesce(cardinality(cogmem.clauses(p_item ->> 'content')), 0)

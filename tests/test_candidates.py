@@ -388,6 +388,7 @@ def test_a_server_that_embeds_reads_a_batchs_parts_itself(db):
         ([["a"] * 384, [0.1] * 384], "item 2 has clause_embeddings that are not arrays of 384 numbers"),
         ([[0.1] * 384], r"item 2 has 1 clause_embeddings, its content has 2 parts \(cogmem.clauses\)"),
         ([[0.0] * 384, [0.1] * 384], "item 2 has a clause embedding that cannot be compared"),
+        ([[1e39] * 384, [0.1] * 384], "item 2 has clause_embeddings that are not arrays of 384 numbers"),
     ],
 )
 def test_a_batchs_clause_embeddings_are_checked_and_nothing_is_stored(db, tenant, parts, message):

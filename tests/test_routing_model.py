@@ -38,6 +38,13 @@ FIRST_BIAS = re.search(rb'"model":"embedding","head":"ring","label":"dos_and_don
                        routing_model_file().read_bytes()).group(1)  # fmt: skip
 
 
+def test_the_preference_heads_read_the_embedding_and_the_routers_cues():
+    """bench/train_router.py drops them when the cues change; a file that still had them would fail here."""
+    heads = [r for r in MODEL["labels"] if r["model"].startswith("preference")]
+    assert {r["model"] for r in heads} == {"preference", "preference@multilingual-e5-small-q4"}
+    assert all(len(r["weights"]) == 384 + len(MODEL["cues"]) for r in heads)
+
+
 def test_the_readers_give_the_files_numbers(db):
     rows = db.execute(
         "SELECT r.model, r.head, r.label, r.slot, r.bias::float8, r.threshold::float8,"
