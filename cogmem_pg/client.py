@@ -745,10 +745,10 @@ class Client:
         model = getattr(self.embedder_for(tenant, conn), "model_id", None)
         declared = getattr(self._next_model, "model", None)
         parts: list[list[str]] = self._scalar(conn, *clauses_call(contents, vectors, model))
-        embedded = iter(self.vectors([p for each in parts for p in each], tenant, conn) or [])
+        embedded = self.vectors([p for each in parts for p in each], tenant, conn) or []
         if not any(parts):
             self._next_model.model = declared  # for the store's own connection, which may be another
-        return [[next(embedded) for _ in each] if each else None for each in parts]
+        return grouped_parts(parts, embedded)
 
     # sql/061-remember-many.sql
     def remember_many(
@@ -1676,6 +1676,13 @@ def store_put_call(
         (tenant, list(namespace), key, Jsonb(value), index_text, ttl_minutes, vector, person, agent, fields, own,
          parts),
     )  # fmt: skip
+
+
+def grouped_parts(parts: Sequence[Sequence[str]], embedded: Sequence[Any]) -> list[list[Any] | None]:
+    """The vectors of every message's parts (EMBEDDED, in the order of PARTS flattened), by message; None for a
+    message of no parts (what remember's clause_embeddings takes)."""
+    vectors = iter(embedded)
+    return [[next(vectors) for _ in each] if each else None for each in parts]
 
 
 def clauses_call(contents: Sequence[str], vectors: Sequence[Any], model: str | None) -> Call:

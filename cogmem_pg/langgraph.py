@@ -88,6 +88,7 @@ from cogmem_pg.client import (
     Recall,
     StoredItem,
     clauses_call,
+    grouped_parts,
     store_delete_call,
     store_get_call,
     store_namespaces_call,
@@ -694,14 +695,19 @@ class AsyncCogmemStore(_StoreRules, AsyncBatchedBaseStore):
         """For each of MINE with a text (embedded as MADE), the clause_embeddings of its parts, as
         Client._clauses_of_each makes them: a rule said as one clause with its story is read part by part."""
         texted = [w for w in mine if w.text is not None and w.op.value is not None]
-        if not made or not self._clauses:
-            return [None] * len(texted)
+        # An item with a time to live is fresh: nothing of it is read (as CogmemStore's writes).
+        routed = [n for n, w in enumerate(texted) if w.op.ttl is None]
+        found: list[list[Vector] | None] = [None] * len(texted)
+        if not made or not self._clauses or not routed:
+            return found
         model = (await self._embedder_for(tenant, conn))[1]
-        cur = await conn.execute(*clauses_call([w.text or "" for w in texted], made, model))
-        found = (await cur.fetchone() or [[]])[0]
-        parts: list[list[str]] = [[] if w.op.ttl is not None else each for w, each in zip(texted, found, strict=True)]
-        embedded = iter(await self._vectors([p for each in parts for p in each], tenant, conn) or [])
-        return [[next(embedded) for _ in each] if each else None for each in parts]
+        texts = [texted[n].text or "" for n in routed]
+        cur = await conn.execute(*clauses_call(texts, [made[n] for n in routed], model))
+        parts: list[list[str]] = (await cur.fetchone() or [[]])[0]
+        embedded = await self._vectors([p for each in parts for p in each], tenant, conn) or []
+        for n, vectors in zip(routed, grouped_parts(parts, embedded), strict=True):
+            found[n] = vectors
+        return found
 
     async def _vectors(
         self, texts: Sequence[str], tenant: str, conn: psycopg.AsyncConnection[Any], *, query: bool = False
