@@ -71,6 +71,10 @@ HELD_OUT_WRITERS = ("en-w3", "en-w6", "en-w10", "tr-w3", "tr-w5", "tr-w10")
 # so that its figures stay comparable with the earlier sessions'.
 HELD_OUT_PREFERENCE_WRITERS = ("en-w20", "tr-w20")
 UNSEEN_WRITERS = HELD_OUT_WRITERS + HELD_OUT_PREFERENCE_WRITERS
+# Every writer of preferences: the preference heads learn from those not held out (bench/train_preference.py);
+# the ring heads do not, since learning their states moved the heads' calibration so that plain rules fell
+# out of the ring (docs/understanding.md, "Preferences said as a state").
+PREFERENCE_WRITERS = ("en-w18", "en-w19", "en-w20", "tr-w18", "tr-w19", "tr-w20")
 
 
 def voices(writers: Sequence[str] | None = None) -> list[Statement]:

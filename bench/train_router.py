@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.conversation import chats_between_people
 from bench.corpus import (
     NEVER_CUT,
+    PREFERENCE_WRITERS,
     UNSEEN_WRITERS,
     Statement,
     pairs,
@@ -519,7 +520,9 @@ def wrap(s: Statement) -> Statement | None:
     return Statement(**{**s.__dict__, "text": before + text + after})
 
 
-def training_rows() -> tuple[list[Statement], np.ndarray, np.ndarray, np.ndarray, list[str]]:
+def training_rows(
+    preference_writers: bool = True,
+) -> tuple[list[Statement], np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """What the router learns from, with each row's fold group, whether it is casual talk and whether it
     is a wrapped copy: our corpus's train and dev splits (each statement a group of its own: the test split
     is the same writer), the voices writers not held out (a group each) and the turns of our chats between
@@ -529,15 +532,18 @@ def training_rows() -> tuple[list[Statement], np.ndarray, np.ndarray, np.ndarray
     rows: list[Statement] = []
     groups: list[str] = []
     casual: list[bool] = []
+    learned = [
+        w for w in voice_writers() if w not in UNSEEN_WRITERS and (preference_writers or w not in PREFERENCE_WRITERS)
+    ]
     for s in statements("train") + statements("dev"):
         rows.append(s)
         groups.append("corpus:" + s.text)
         casual.append(s.casual and s.ring == "fresh")
-    for s in voices([w for w in voice_writers() if w not in UNSEEN_WRITERS]):
+    for s in voices(learned):
         rows.append(s)
         groups.append(s.writer or "")
         casual.append(False)
-    for s in voices([w for w in voice_writers() if w not in UNSEEN_WRITERS]):
+    for s in voices(learned):
         # A rule's or an incident's clause alone is one too, as it is said in a shorter message.
         if s.sentence and s.sentence.strip() != s.text.strip() and s.ring in NEVER_CUT:
             rows.append(Statement(**{**s.__dict__, "text": s.sentence, "shape": "clause"}))
@@ -627,7 +633,7 @@ def main(dsn: str, keep_e5: bool = False, keep_pairs: bool = False) -> None:
     )
     write([], [], [], ["An empty model, while the schema is installed to compute cues and terms."])
     install(dsn)
-    known, groups, casual, wrapped, originals = training_rows()
+    known, groups, casual, wrapped, originals = training_rows(preference_writers=False)
     with psycopg.connect(dsn) as conn:
         cue_names, cues, terms, long = inputs(conn, [s.text for s in known])
     rings = np.array([s.ring for s in known])

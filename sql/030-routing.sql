@@ -352,10 +352,22 @@ COMMENT ON FUNCTION cogmem._buried_rule(text, jsonb) IS
 DROP FUNCTION IF EXISTS cogmem.route(text);
 
 DROP FUNCTION IF EXISTS cogmem.classify(text, public.vector);  -- before 0029 no candidate, before issue 47 no model
+-- A result type cannot be replaced: before issue 48's preference heads classify gave no candidate_probability.
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.pg_proc AS p
+               WHERE p.oid = pg_catalog.to_regprocedure('cogmem.classify(text, public.vector, text)')
+                 AND NOT 'candidate_probability' = ANY (p.proargnames)) THEN
+        DROP FUNCTION cogmem.classify(text, public.vector, text);
+    END IF;
+END;
+$$;
 CREATE OR REPLACE FUNCTION cogmem.classify(
     content text, embedding public.vector DEFAULT NULL, embedding_model text DEFAULT NULL
 )
-RETURNS TABLE (ring text, instruction boolean, probabilities jsonb, model text, candidate text)
+RETURNS TABLE (
+    ring text, instruction boolean, probabilities jsonb, model text, candidate text, candidate_probability real
+)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
@@ -377,21 +389,28 @@ BEGIN
         -- A never-cut ring likely enough to ask about: "From now on, every filing carries two reminders",
         -- p(dos_and_donts) 0.97 and short of its threshold, went to procedures, where it faded unasked (a
         -- sixth of the held-out writers' missed rules).
-        SELECT coalesce(
-            (SELECT p.label FROM p WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
-               AND p.probability >= p.candidate_threshold
-             ORDER BY p.probability DESC, p.label LIMIT 1),
+        SELECT l.ring, l.probability FROM (
+            (SELECT 1 AS k, p.label AS ring, p.probability FROM p
+             WHERE p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks') AND p.probability >= p.candidate_threshold
+             ORDER BY p.probability DESC, p.label LIMIT 1)
+            UNION ALL
             -- A wish said as a state ("I'm vegetarian", "texts are better for me") reads as a fact to the
-            -- ring head (p(dos_and_donts) 0.003); its preference head asks about it as a rule, no more.
-            (SELECT 'dos_and_donts' FROM p, sure AS s
+            -- ring head (p(dos_and_donts) 0.003); its preference head asks about it as a rule, no more, and
+            -- the likelier of the two heads' probabilities is the candidate's (the ring head's alone ranked
+            -- it last among the candidates).
+            (SELECT 2, 'dos_and_donts',
+                    greatest(p.probability, (SELECT r.probability FROM p AS r WHERE r.head = 'ring' AND r.label = 'dos_and_donts'))
+             FROM p, sure AS s
              WHERE s.ring = 'fresh' AND p.head = 'preference' AND p.label = 'preference'
-               AND p.probability >= p.candidate_threshold)) AS ring
+               AND p.probability >= p.candidate_threshold)
+        ) AS l ORDER BY l.k LIMIT 1
     ),
     chosen AS (
         -- Not sure: a candidate, which is a fresh memory until it is confirmed or dismissed.
         SELECT CASE WHEN s.ring = 'procedures' AND l.ring IS NOT NULL THEN 'fresh' ELSE s.ring END AS ring,
-               CASE WHEN s.ring IN ('fresh', 'procedures') THEN l.ring END AS candidate
-        FROM sure AS s, likely AS l
+               CASE WHEN s.ring IN ('fresh', 'procedures') THEN l.ring END AS candidate,
+               CASE WHEN s.ring IN ('fresh', 'procedures') THEN l.probability END AS candidate_probability
+        FROM sure AS s LEFT JOIN likely AS l ON true
     )
     SELECT
         c.ring,
@@ -401,7 +420,8 @@ BEGIN
         coalesce(CASE WHEN classify.embedding IS NOT NULL THEN cogmem._dense_model('embedding', classify.embedding_model) END,
                  'cues'),
         -- Not sure enough for a never-cut ring, but likely enough to be kept as one's candidate and asked.
-        c.candidate
+        c.candidate,
+        c.candidate_probability::real
     FROM chosen AS c;
 END;
 $$;
@@ -411,7 +431,8 @@ COMMENT ON FUNCTION cogmem.classify(text, public.vector, text) IS
 '(embedding, embedding@ another model than MiniLM (embedding_model, else the session''s cogmem.embedding_model), '
 'or cues without an embedding or a head of its model), and the never-cut ring it is a candidate for when the '
 'model finds it likely but not sure (remember keeps it in fresh, marked, and it never fades while it waits), '
-'or, for a short statement routed to fresh, a wish said as a state by the model''s preference head.';
+'or, for a short statement routed to fresh, a wish said as a state by the model''s preference head; and '
+'how likely the candidate is of its ring (by the head that made it).';
 
 -- The clauses of a sentence: split at , ; : and dashes, and before because, since, otherwise, çünkü and
 -- yoksa; those of two words or more.
@@ -499,8 +520,13 @@ COMMENT ON FUNCTION cogmem.clauses(text, public.vector, text) IS
 -- kept (ring or candidate) went from 0.866 to 0.890 (English, MiniLM) and from 0.833 to 0.865 (Turkish, E5),
 -- while our chats' turns asked about went from 0.15% to 0.46% and from 0.7% to 1.2% (docs/understanding.md).
 -- Only ever a candidate: the message itself when it is one sentence, else the sentence that holds the part.
+-- A message without an embedding (plain SQL) has its parts read by the cues, as it was itself, with the same
+-- floors: held-out writers' rules kept from plain SQL 0.816 -> 0.827 (English), 0.660 -> 0.684 (Turkish);
+-- LoCoMo's turns flagged 1.56% -> 1.67%, ours unchanged (docs/understanding.md).
+DROP FUNCTION IF EXISTS cogmem._clause_rule(text, text, jsonb, public.vector[], boolean);  -- before plain SQL read parts
 CREATE OR REPLACE FUNCTION cogmem._clause_rule(
-    p_tenant text, p_content text, p_probabilities jsonb, p_vectors public.vector[], p_server_embeds boolean
+    p_tenant text, p_content text, p_probabilities jsonb, p_vectors public.vector[], p_server_embeds boolean,
+    p_embedded boolean
 )
 RETURNS TABLE (sentence text, ring text, probability real)
 LANGUAGE plpgsql STABLE SECURITY INVOKER
@@ -511,8 +537,8 @@ DECLARE
     v_sentences text[];
     v_floor     real;
 BEGIN
-    -- Nearly every message remembered comes here: without vectors to read, nothing is split.
-    IF p_vectors IS NULL AND NOT p_server_embeds THEN
+    -- Nearly every message remembered comes here: an embedded one without vectors to read is not split.
+    IF p_embedded AND p_vectors IS NULL AND NOT p_server_embeds THEN
         RETURN;
     END IF;
     v_sentences := cogmem._sentences(p_content);
@@ -521,9 +547,12 @@ BEGIN
         RETURN;
     END IF;
     v_parts := cogmem.clauses(p_content);
-    -- The server embeds the parts itself when it embedded the message (cogmem.embed).
-    p_vectors := coalesce(p_vectors, ARRAY(SELECT cogmem._embedding(p_tenant, NULL, x.part)
-                                           FROM unnest(v_parts) WITH ORDINALITY AS x (part, n) ORDER BY x.n));
+    -- The server embeds the parts itself when it embedded the message (cogmem.embed); without an embedding
+    -- of the message, none of its parts (the cues read them).
+    p_vectors := CASE WHEN NOT p_embedded THEN array_fill(NULL::public.vector, ARRAY[cardinality(v_parts)])
+                      ELSE coalesce(p_vectors, ARRAY(SELECT cogmem._embedding(p_tenant, NULL, x.part)
+                                                     FROM unnest(v_parts) WITH ORDINALITY AS x (part, n)
+                                                     ORDER BY x.n)) END;
     -- A redaction can change the parts of what the client embedded: then there is nothing to read.
     IF cardinality(v_parts) = 0 OR cardinality(p_vectors) <> cardinality(v_parts) THEN
         RETURN;
@@ -534,7 +563,7 @@ BEGIN
            p.label, p.probability::real
     FROM unnest(v_parts, p_vectors) WITH ORDINALITY AS x (part, vector, n)
     CROSS JOIN LATERAL cogmem._inbound_scores(x.part, x.vector, cogmem._embedding_model_of(p_tenant)) AS p
-    WHERE x.vector IS NOT NULL AND p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
+    WHERE (x.vector IS NOT NULL OR NOT p_embedded) AND p.head = 'ring' AND p.label IN ('dos_and_donts', 'shocks')
       AND p.probability >= p.candidate_threshold
       -- Nearer than 0.2 only for a message of one sentence (_parts_floor), and then only a likely part (0.9):
       -- at the candidate threshold alone, a sixth more of our corpus's casual Turkish was asked about.
@@ -544,10 +573,11 @@ BEGIN
     LIMIT 1;
 END;
 $$;
-COMMENT ON FUNCTION cogmem._clause_rule(text, text, jsonb, public.vector[], boolean) IS
+COMMENT ON FUNCTION cogmem._clause_rule(text, text, jsonb, public.vector[], boolean, boolean) IS
 'Of a message routed nowhere protected yet near a never-cut ring, the part (cogmem.clauses, embedded by the '
 'caller in p_vectors, else by the server when p_server_embeds) the embedding''s head finds a candidate rule '
-'or incident: the sentence holding it (NULL for a message of one sentence), its ring and its probability.';
+'or incident (the cues'', for a message not p_embedded): the sentence holding it (NULL for a message of one '
+'sentence), its ring and its probability.';
 
 CREATE OR REPLACE FUNCTION cogmem.route(content text, embedding public.vector DEFAULT NULL)
 RETURNS text

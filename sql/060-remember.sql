@@ -459,6 +459,7 @@ DECLARE
     v_candidate  text;
     v_rule_candidate text;
     v_rule_p     real;  -- a buried rule's own probability (cogmem._buried_rule)
+    v_candidate_p real;  -- the candidate's probability, by the head that made it (classify)
     v_probabilities jsonb;
     v_person     text;  -- the scope (sql/015-scopes.sql): every check below stays within it
     v_agent      text;
@@ -496,13 +497,14 @@ BEGIN
     -- Inbound attention (sql/030-routing.sql): the ring, unless the caller chose it, and whether the text
     -- is an instruction, which only rules and steps are by their ring.
     SELECT coalesce(p_ring, c.ring)::cogmem.ring, c.instruction, CASE WHEN p_ring IS NULL THEN c.candidate END,
-           c.probabilities
-    INTO v_ring, v_instruction, v_candidate, v_probabilities
+           c.probabilities, CASE WHEN p_ring IS NULL THEN c.candidate_probability END
+    INTO v_ring, v_instruction, v_candidate, v_probabilities, v_candidate_p
     FROM cogmem.classify(v_content, v_embedding, cogmem._embedding_model_of(v_tenant)) AS c;
     -- A turn of a conversation needs more certainty for a never-cut ring; below it, it is a candidate.
     IF p_ring IS NULL AND v_ring IN ('dos_and_donts', 'shocks') AND p_source ? 'conversation'
        AND (v_probabilities ->> v_ring::text)::real < t.turn_never_cut_probability THEN
         v_candidate := v_ring::text;
+        v_candidate_p := (v_probabilities ->> v_ring::text)::real;
         v_ring := 'fresh';
     END IF;
     -- A long turn routed to a never-cut ring (or likely of one) stays an ordinary memory; the sentence that
@@ -524,7 +526,12 @@ BEGIN
         IF v_rule_candidate IS NULL THEN
             SELECT k.sentence, k.ring, k.probability INTO v_rule, v_rule_candidate, v_rule_p
             FROM cogmem._clause_rule(v_tenant, v_content, v_probabilities, p_clause_embeddings,
-                                     p_embedding IS NULL AND v_embedding IS NOT NULL) AS k;
+                                     p_embedding IS NULL AND v_embedding IS NOT NULL, v_embedding IS NOT NULL) AS k;
+        END IF;
+        -- A message of one sentence is its clause's candidate itself, and a candidate is a fresh memory
+        -- until it is confirmed (as classify makes a likely rule it routed to procedures).
+        IF v_rule_candidate IS NOT NULL AND v_rule IS NULL AND v_ring = 'procedures' THEN
+            v_ring := 'fresh';
         END IF;
     END IF;
     v_instruction := v_instruction OR v_ring IN ('dos_and_donts', 'procedures');
@@ -568,7 +575,7 @@ BEGIN
     IF v_stored.action = 'created' THEN
         PERFORM cogmem._keep_sentence(v_tenant, v_stored.memory_id, coalesce(p_source, '{}'), v_rule, v_rule_ring::text,
                                       coalesce(v_rule_candidate, v_candidate),
-                                      coalesce(v_rule_p, (v_probabilities ->> coalesce(v_rule_candidate, v_candidate))::real));
+                                      coalesce(v_rule_p, v_candidate_p));
         -- A correction replaces what it corrects: the caller's verdict, else the test (not for a rule or
         -- an incident: those change through conflicts).
         IF cardinality(v_supersedes) > 0 THEN

@@ -213,13 +213,17 @@ BEGIN
     -- Each step is its own subquery (OFFSET 0): pulled up, every reference to a step's column copied its
     -- whole expression (the routing's subquery thirty times over), and a batch of given rings took four
     -- times as long (bench/scale.py's remember_many rows).
-    SELECT array_agg(ROW(p.n, r.redacted, k.ring::cogmem.ring,
+    SELECT array_agg(ROW(p.n, r.redacted,
+                         -- A message of one sentence is its clause's candidate itself: fresh until confirmed
+                         -- (as in _remember).
+                         CASE WHEN k.ring = 'procedures' AND u.found ->> 'ring' IS NOT NULL
+                                   AND u.found ->> 'sentence' IS NULL THEN 'fresh' ELSE k.ring END::cogmem.ring,
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
                          e.embedding, s.source, cogmem._union_kinds(r.redactions, s.redactions),
                          cogmem._fingerprint(r.redacted), coalesce(x.rule, u.found ->> 'sentence'),
                          coalesce(k.candidate, u.found ->> 'ring'),
-                         coalesce((u.found ->> 'probability')::real, (k.probabilities ->> k.candidate)::real)
+                         coalesce((u.found ->> 'probability')::real, k.candidate_p)
                      )::cogmem._batch_item ORDER BY p.n)
     INTO v_items
     FROM (
@@ -244,7 +248,9 @@ BEGIN
         -- A turn of a conversation needs more certainty for a never-cut ring (as in _remember).
         SELECT coalesce(p.ring, CASE WHEN d.doubted THEN 'fresh' ELSE c.routed ->> 'ring' END) AS ring,
                CASE WHEN d.doubted THEN c.routed ->> 'ring' ELSE c.routed ->> 'candidate' END AS candidate,
-               c.routed -> 'probabilities' AS probabilities
+               c.routed -> 'probabilities' AS probabilities,
+               CASE WHEN d.doubted THEN c.routed #>> ARRAY['probabilities', c.routed ->> 'ring']
+                    ELSE c.routed ->> 'candidate_probability' END::real AS candidate_p
         FROM (SELECT c.routed ->> 'ring' IN ('dos_and_donts', 'shocks') AND p.source ? 'conversation'
                      AND (c.routed #>> ARRAY['probabilities', c.routed ->> 'ring'])::real
                          < t.turn_never_cut_probability AS doubted) AS d OFFSET 0
@@ -261,7 +267,8 @@ BEGIN
                                         -- or one clause of it, with its story (_clause_rule, as in _remember)
                                         (SELECT to_jsonb(q) FROM cogmem._clause_rule(p_tenant, r.redacted, k.probabilities,
                                                                                      p.clauses, p.embedding IS NULL
-                                                                                                AND e.embedding IS NOT NULL) AS q))
+                                                                                                AND e.embedding IS NOT NULL,
+                                                                                     e.embedding IS NOT NULL) AS q))
                                END AS found OFFSET 0) AS u;
     RETURN v_items;
 END;

@@ -470,6 +470,29 @@ def test_a_preference_said_as_a_state_is_kept_and_a_taste_is_not(dsn, db, langua
     assert sum(outcomes[t][1] is not None for t in LOOK_ALIKES[language]) <= 1, outcomes
 
 
+def test_a_preference_candidate_carries_its_heads_probability(dsn, db):
+    """A wish the preference head asks about is as probable a rule as that head finds it, not as the ring
+    head does (p(dos_and_donts) 0.003, which ranked it last among the candidates and read as a doubt in
+    pending_rules)."""
+    from cogmem_pg.client import Client
+
+    with Client(dsn) as client:
+        verdicts = {t: client.classify(t) for t in PREFERENCES["english"]}
+        client.create_tenant("pp")
+        asked = {
+            t: client.remember("pp", t)
+            for t, v in verdicts.items()
+            if (v["ring"], v["candidate"]) == ("fresh", "dos_and_donts")
+        }
+    by_preference_head = [
+        t for t in asked if verdicts[t]["candidate_probability"] > 10 * verdicts[t]["probabilities"]["dos_and_donts"]
+    ]
+    assert by_preference_head, verdicts
+    pending = dict(db.execute("SELECT memory_id, probability FROM cogmem.pending_rules('pp')").fetchall())
+    for text, memory in asked.items():
+        assert pending[memory.memory_id] == pytest.approx(verdicts[text]["candidate_probability"], abs=1e-4)
+
+
 def test_a_client_may_leave_the_parts_unread(dsn, db):
     from cogmem_pg.client import Client
 
@@ -584,3 +607,56 @@ def _candidate_with_p(db, tenant, text, vector):
     ).fetchone()
     assert row[1] is not None, f"{text!r} is no candidate with its embedding: the model changed, update the test"
     return (row[0], row[1]), one(db, "SELECT candidate_p FROM cogmem.memories WHERE memory_id = %s", (row[0],))
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_message_routed_to_procedures_whose_clause_is_a_rule_is_asked_about(db, tenant, batch):
+    """A message of one sentence routed to procedures, whose last clause the router reads as a likely rule,
+    is that candidate itself, a fresh memory until confirmed (as classify makes a likely rule it routed to
+    procedures): before, the mark needed a fresh memory, and the rule was lost in procedures unasked. The
+    rule clause's vector is that of a plain rule, so that the test reads the branch, not the model."""
+    from bench import inbound
+
+    text = "Back up the database, run the upgrade script, then restart the app, never skip the backup."
+    whole, *parts = inbound.embed([text, "Back up the database", "run the upgrade script", "then restart the app"])
+    (rule,) = inbound.embed(["Never restart the server at night."])
+    clauses = [str(v.tolist()) for v in [*parts, rule]]
+    assert (
+        one(db, "SELECT ring FROM cogmem.classify(%s, %s::public.vector)", (text, str(whole.tolist()))) == "procedures"
+    )
+    if batch:
+        item = {"content": text, "clause_embeddings": [[float(x) for x in v] for v in [*parts, rule]]}
+        db.execute(
+            "SELECT cogmem.remember_many(%s, %s, ARRAY[%s::public.vector])",
+            (tenant, Jsonb([item]), str(whole.tolist())),
+        )
+    else:
+        db.execute(
+            "SELECT cogmem.remember(%s, %s, embedding => %s::public.vector, clause_embeddings => %s::public.vector[])",
+            (tenant, text, str(whole.tolist()), clauses),
+        )
+    assert db.execute(
+        "SELECT ring::text, candidate_ring::text FROM cogmem.memories WHERE content = %s", (text,)
+    ).fetchone() == (
+        "fresh",
+        "dos_and_donts",
+    )
+
+
+@pytest.mark.parametrize(
+    "language, text",
+    [
+        ("english", "Never give out my home address to anyone, I had a stalker two years ago."),
+        ("turkish", "Ev adresimi kimseye verme, iki yıl önce başıma bir olay geldi."),
+    ],
+)
+def test_plain_sql_reads_a_rule_said_as_one_clause_by_the_cues(db, language, text):
+    """No embedding at all (a server that cannot embed, a caller that sends none): the cues read the
+    message's parts as they read the message. The whole is no candidate; its first clause alone is one."""
+    db.execute("SET cogmem.embed = 'off'")
+    db.execute("SELECT cogmem.create_tenant('plain', %s)", (language,))
+    assert db.execute("SELECT ring, candidate FROM cogmem.classify(%s)", (text,)).fetchone() == ("fresh", None)
+    assert db.execute("SELECT ring, candidate FROM cogmem.remember('plain', %s)", (text,)).fetchone() == (
+        "fresh",
+        "dos_and_donts",
+    )

@@ -110,7 +110,7 @@ def test_route_examples(db, content, ring):
 
 
 def test_classify_explains_itself(db):
-    ring, _, probabilities, model, candidate = db.execute(
+    ring, _, probabilities, model, candidate, candidate_probability = db.execute(
         "SELECT * FROM cogmem.classify('Never deploy on Fridays.')"
     ).fetchone()
     assert model == "cues" and set(probabilities) == set(RINGS)
@@ -118,6 +118,8 @@ def test_classify_explains_itself(db):
     assert ring == max(probabilities, key=probabilities.get) or ring == "fresh"
     # Not sure enough for its ring without an embedding: a candidate of it, not lost.
     assert (ring, candidate) in {("dos_and_donts", None), ("fresh", "dos_and_donts")}
+    # A candidate's probability is its ring's, by the ring head that made it; none without a candidate.
+    assert candidate_probability == (None if candidate is None else pytest.approx(probabilities[candidate], abs=1e-4))
     assert one(db, "SELECT cogmem.route(NULL)") is None
     with pytest.raises(Exception, match="embedding has 2 dimensions"):
         db.execute("SELECT cogmem.classify('x', '[1,2]')")
