@@ -528,11 +528,6 @@ BEGIN
             FROM cogmem._clause_rule(v_tenant, v_content, v_probabilities, p_clause_embeddings,
                                      p_embedding IS NULL AND v_embedding IS NOT NULL, v_embedding IS NOT NULL) AS k;
         END IF;
-        -- A message of one sentence is its clause's candidate itself, and a candidate is a fresh memory
-        -- until it is confirmed (as classify makes a likely rule it routed to procedures).
-        IF v_rule_candidate IS NOT NULL AND v_rule IS NULL AND v_ring = 'procedures' THEN
-            v_ring := 'fresh';
-        END IF;
     END IF;
     v_instruction := v_instruction OR v_ring IN ('dos_and_donts', 'procedures');
     v_topics := coalesce(cogmem._normalize_topics(p_topics),

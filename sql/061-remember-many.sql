@@ -213,11 +213,7 @@ BEGIN
     -- Each step is its own subquery (OFFSET 0): pulled up, every reference to a step's column copied its
     -- whole expression (the routing's subquery thirty times over), and a batch of given rings took four
     -- times as long (bench/scale.py's remember_many rows).
-    SELECT array_agg(ROW(p.n, r.redacted,
-                         -- A message of one sentence is its clause's candidate itself: fresh until confirmed
-                         -- (as in _remember).
-                         CASE WHEN k.ring = 'procedures' AND u.found ->> 'ring' IS NOT NULL
-                                   AND u.found ->> 'sentence' IS NULL THEN 'fresh' ELSE k.ring END::cogmem.ring,
+    SELECT array_agg(ROW(p.n, r.redacted, k.ring::cogmem.ring,
                          p.ring IS NULL,
                          coalesce(cogmem._normalize_topics(p.topics), cogmem._detect_topics(p_tenant, r.redacted, p_language)),
                          e.embedding, s.source, cogmem._union_kinds(r.redactions, s.redactions),

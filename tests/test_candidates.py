@@ -609,40 +609,6 @@ def _candidate_with_p(db, tenant, text, vector):
     return (row[0], row[1]), one(db, "SELECT candidate_p FROM cogmem.memories WHERE memory_id = %s", (row[0],))
 
 
-@pytest.mark.parametrize("batch", [False, True])
-def test_a_message_routed_to_procedures_whose_clause_is_a_rule_is_asked_about(db, tenant, batch):
-    """A message of one sentence routed to procedures, whose last clause the router reads as a likely rule,
-    is that candidate itself, a fresh memory until confirmed (as classify makes a likely rule it routed to
-    procedures): before, the mark needed a fresh memory, and the rule was lost in procedures unasked. The
-    rule clause's vector is that of a plain rule, so that the test reads the branch, not the model."""
-    from bench import inbound
-
-    text = "Back up the database, run the upgrade script, then restart the app, never skip the backup."
-    whole, *parts = inbound.embed([text, "Back up the database", "run the upgrade script", "then restart the app"])
-    (rule,) = inbound.embed(["Never restart the server at night."])
-    clauses = [str(v.tolist()) for v in [*parts, rule]]
-    assert (
-        one(db, "SELECT ring FROM cogmem.classify(%s, %s::public.vector)", (text, str(whole.tolist()))) == "procedures"
-    )
-    if batch:
-        item = {"content": text, "clause_embeddings": [[float(x) for x in v] for v in [*parts, rule]]}
-        db.execute(
-            "SELECT cogmem.remember_many(%s, %s, ARRAY[%s::public.vector])",
-            (tenant, Jsonb([item]), str(whole.tolist())),
-        )
-    else:
-        db.execute(
-            "SELECT cogmem.remember(%s, %s, embedding => %s::public.vector, clause_embeddings => %s::public.vector[])",
-            (tenant, text, str(whole.tolist()), clauses),
-        )
-    assert db.execute(
-        "SELECT ring::text, candidate_ring::text FROM cogmem.memories WHERE content = %s", (text,)
-    ).fetchone() == (
-        "fresh",
-        "dos_and_donts",
-    )
-
-
 @pytest.mark.parametrize(
     "language, text",
     [
