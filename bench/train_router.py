@@ -433,8 +433,9 @@ def write(labels: list[dict], terms: list[list], cue_names: list[str], summary: 
     judge_labels, judge_terms, judge_summary = judge_rows()
     # The preference heads read the embedding and the router's cues: with other cues they would read the
     # wrong features (or fail on their length), so they are dropped until train_preference.py runs again.
-    if any(len(r["weights"]) != EMBEDDING_DIMENSIONS + len(cue_names) for r in judge_labels
-           if r["model"].startswith("preference")):  # fmt: skip
+    # The placeholder written while the schema computes the cues names none, and keeps them.
+    if cue_names and any(len(r["weights"]) != EMBEDDING_DIMENSIONS + len(cue_names) for r in judge_labels
+                         if r["model"].startswith("preference")):  # fmt: skip
         print("the cues changed: the preference heads are dropped; run bench/train_preference.py", file=sys.stderr)
         judge_labels = [r for r in judge_labels if not r["model"].startswith("preference")]
         judge_terms = [t for t in judge_terms if not t[0].startswith("preference")]

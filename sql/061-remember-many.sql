@@ -245,11 +245,10 @@ BEGIN
         SELECT coalesce(p.ring, CASE WHEN d.doubted THEN 'fresh' ELSE c.routed ->> 'ring' END) AS ring,
                CASE WHEN d.doubted THEN c.routed ->> 'ring' ELSE c.routed ->> 'candidate' END AS candidate,
                c.routed -> 'probabilities' AS probabilities,
-               CASE WHEN d.doubted THEN c.routed #>> ARRAY['probabilities', c.routed ->> 'ring']
-                    ELSE c.routed ->> 'candidate_probability' END::real AS candidate_p
+               CASE WHEN d.doubted THEN d.ring_p ELSE (c.routed ->> 'candidate_probability')::real END AS candidate_p
         FROM (SELECT c.routed ->> 'ring' IN ('dos_and_donts', 'shocks') AND p.source ? 'conversation'
-                     AND (c.routed #>> ARRAY['probabilities', c.routed ->> 'ring'])::real
-                         < t.turn_never_cut_probability AS doubted) AS d OFFSET 0
+                     AND f.ring_p < t.turn_never_cut_probability AS doubted, f.ring_p
+              FROM (SELECT (c.routed #>> ARRAY['probabilities', c.routed ->> 'ring'])::real AS ring_p) AS f) AS d OFFSET 0
     ) AS k
     CROSS JOIN LATERAL (SELECT CASE WHEN p.ring IS NULL AND (k.ring IN ('dos_and_donts', 'shocks') OR k.candidate IS NOT NULL)
                                     THEN cogmem._rule_sentence(r.redacted, coalesce(k.candidate, k.ring)) END AS rule OFFSET 0) AS x
