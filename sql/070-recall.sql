@@ -157,6 +157,21 @@ COMMENT ON FUNCTION cogmem._fill_budget(integer[], integer[], boolean[], integer
 'The positions of the candidates that fit, in order, with each never-cut item''s overflow past its layer '
 '(over) and past the whole budget (beyond), and the tokens used.';
 
+-- Newer first (_recall_candidates): whether a newer memory may be placed before an older one by their
+-- layers and scores. Within a layer only when it ranks below; before a candidate from any other layer
+-- (a candidate is shown before every ranked layer). Like cogmem.strength: no SET search_path, so that it
+-- is inlined into the pairs it judges; not STRICT, for the same reason.
+CREATE OR REPLACE FUNCTION cogmem._placeable(
+    p_older_layer cogmem.layer, p_older_score real, p_newer_layer cogmem.layer, p_newer_score real
+)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+RETURN (p_older_layer = p_newer_layer AND p_older_score > p_newer_score)
+OR (p_older_layer::text = 'candidates' AND p_newer_layer <> p_older_layer);
+COMMENT ON FUNCTION cogmem._placeable(cogmem.layer, real, cogmem.layer, real) IS
+'Whether recall may place a newer memory before an older one about the same thing: within a layer when it '
+'ranks below, and before a candidate from any other layer.';
+
 -- Token economy: the part of a long memory that matches the message, the sentences holding one of its
 -- words and the sentence on either side, joined by "…". NULL when the whole is better (short, no sentence
 -- matches, or the part is not much shorter): a memory is never cut to nothing.
@@ -627,37 +642,62 @@ BEGIN
     -- Newer first: of two memories of a ranked layer about the same thing (close in meaning), the one said
     -- later is placed just before the earlier one when it ranks below it, so that a changed fact ("actually
     -- I moved") comes before what it changed even when no correction was detected (sql/036-supersession.sql).
-    -- Both stay: two facts that both hold lose nothing. Among the few that can fit a budget only, and not
-    -- for turns of a conversation: they are shown with when they were said, and its neighbouring turns are
-    -- close in meaning without replacing each other (placed so, LoCoMo's evidence recall at 1,000 tokens
-    -- fell from 0.75 to 0.60). An unconfirmed candidate (shown before every ranked layer) is followed so by
+    -- Both stay: two facts that both hold lose nothing. Among the few that can fit a budget only. A turn of
+    -- a conversation only before a turn of its own that it says it corrects (cogmem._correction_marks: "wait
+    -- no", "THURSDAY not tuesday", "10:15 değil"): turns are shown with when they were said, and neighbouring
+    -- turns are close in meaning without replacing each other (all placed so, LoCoMo's evidence recall at
+    -- 1,000 tokens fell from 0.75 to 0.60; placed by the looser cues of the supersession test, our Turkish
+    -- conversations' fell from 0.80 to 0.63). An unconfirmed candidate (shown before every ranked layer) is followed so by
     -- any newer memory about the same thing: "Please call me on my landline", asked about as a possible
     -- rule, came before "Can you stop using the landline? Mobile only" in every recall; a newer candidate less probable
     -- than the older ("alarm at 07:20, not 06:45") is placed before it among the candidates. Not at a lower
     -- cosine: at recall's "related" (0.35 for MiniLM), newer memories pushed the answer out of small budgets
     -- (bench/run.py's facts among 400 memories: 57% to 50% at 60 tokens).
     top AS MATERIALIZED (
-        SELECT r.memory_id, r.layer, r.priority, r.score, m.embedding, coalesce(m.said_at, m.created_at) AS said
+        SELECT r.memory_id, r.layer, r.priority, r.score, m.embedding, coalesce(m.said_at, m.created_at) AS said,
+               m.conversation, m.content, k.owned, k.negated
         FROM (SELECT x.memory_id, x.layer, x.priority, x.score,
                      row_number() OVER (PARTITION BY x.layer ORDER BY x.score DESC, x.memory_id) AS place
               FROM candidates AS x
               WHERE x.memory_id IS NOT NULL AND NOT x.never_cut) AS r
         JOIN cogmem.memories AS m ON m.tenant = t.tenant AND m.memory_id = r.memory_id
-        WHERE r.place <= 40 AND p_embedding IS NOT NULL AND m.conversation IS NULL
+        -- Strict: not called at all for the turns without a word it looks for, nor for other memories.
+        LEFT JOIN LATERAL cogmem._correction_marks(
+            CASE WHEN m.conversation IS NOT NULL AND cogmem._may_correct(m.content) THEN m.content END) AS k ON true
+        WHERE r.place <= 40 AND p_embedding IS NOT NULL
     ),
     -- One newer memory per older one, the closest to it: each memory about the same thing jumped the queue
     -- before (bench/run.py's facts among 400 memories, 43% lost from a budget of 60 tokens that kept 97%
     -- of them ranked by the vector alone).
     placed AS (
         SELECT DISTINCT ON (p.memory_id) p.memory_id, p.older, p.priority, p.score
-        FROM (SELECT DISTINCT ON (o.memory_id) n.memory_id, o.memory_id AS older, o.priority, o.score
-              FROM top AS n
-              JOIN top AS o ON o.said < n.said
-                           -- Within a layer only when it ranks below; before a candidate from any other layer.
-                           AND (o.layer = n.layer AND o.score > n.score
-                                OR o.layer::text = 'candidates' AND n.layer <> o.layer)
-                           AND 1 - (o.embedding OPERATOR(public.<=>) n.embedding) >= v_same_thing
-              ORDER BY o.memory_id, o.embedding OPERATOR(public.<=>) n.embedding, n.said DESC) AS p
+        FROM (SELECT DISTINCT ON (x.older) x.*
+              FROM (SELECT n.memory_id, o.memory_id AS older, o.priority, o.score, n.said,
+                           o.embedding OPERATOR(public.<=>) n.embedding AS distance
+                    FROM top AS n
+                    JOIN top AS o ON o.said < n.said AND n.conversation IS NULL AND o.conversation IS NULL
+                                 AND cogmem._placeable(o.layer, o.score, n.layer, n.score)
+                                 AND 1 - (o.embedding OPERATOR(public.<=>) n.embedding) >= v_same_thing
+                    UNION ALL
+                    -- A turn before a turn of its conversation that it says it corrects: one whose value it
+                    -- negates, or, for a mistake owned, one it replaces by the supersession test; of the three
+                    -- closest to it that rank above it (every pair tested made a Turkish chat's recall seven
+                    -- times as long).
+                    -- The negated value is test enough: "bu hafta salı değil çarşamba" is a one-off to the
+                    -- test, and the answer to "which day this week?".
+                    SELECT n.memory_id, o.memory_id, o.priority, o.score, n.said, o.distance
+                    FROM (SELECT * FROM top WHERE owned OR negated <> '{}') AS n
+                    CROSS JOIN LATERAL (
+                        SELECT c.*, c.embedding OPERATOR(public.<=>) n.embedding AS distance
+                        FROM top AS c
+                        WHERE c.conversation = n.conversation AND c.said < n.said
+                          AND cogmem._placeable(c.layer, c.score, n.layer, n.score)
+                        ORDER BY c.embedding OPERATOR(public.<=>) n.embedding
+                        LIMIT 3) AS o
+                    WHERE n.negated && ARRAY(SELECT cogmem._value_key(v) FROM unnest(cogmem._values(o.content)) AS v)
+                       OR n.owned AND (cogmem._supersession(o.content, n.content, (1 - o.distance)::real,
+                                                            t.language, t.embedding_model)).score IS NOT NULL) AS x
+              ORDER BY x.older, x.distance, x.said DESC) AS p
         ORDER BY p.memory_id, p.priority, p.score DESC
     )
     -- One sort, then aggregates in that order (an ORDER BY per aggregate would sort ten times).

@@ -40,6 +40,10 @@ INLINED_EXPRESSIONS = {
     "cogmem._tenant_key(text)",
     "cogmem._secret_hint()",
     "cogmem._secret_name_hint()",
+    # Whether recall may place a newer memory before an older one (sql/070-recall.sql), per pair.
+    "cogmem._placeable(cogmem.layer,real,cogmem.layer,real)",
+    # Whether a turn may say it corrects another (sql/036-supersession.sql), before its marks are read.
+    "cogmem._may_correct(text)",
     # The scope rule (sql/015-scopes.sql), inlined into recall's one pass and the stores' checks.
     "cogmem.in_scope(text,text,cogmem.ring,text,text,cogmem.tenants)",
     "cogmem._same_scope(text,text,text,text)",

@@ -264,6 +264,81 @@ def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, lang, old, n
     assert f"said after #{ids[0]}, placed before it" in rows[0][2]
 
 
+@pytest.mark.parametrize(
+    ("text", "owned", "negated"),
+    [
+        ("wait no. sorry. the board meeting is THURSDAY not tuesday", True, ["tuesday"]),
+        ("Dev texted, his flight got pushed. still AI 173 but landing 6:40 now, not 4:40", False, ["4:40"]),
+        ("doktor aradı, perşembe 10:15 değil 11:45'e almışlar Ela'nın randevusunu", False, ["10:15"]),
+        ("pardon sipariş numarasını yanlış yazmışım, doğrusu 7734091", True, []),
+        # Friends negate and say "wrong" in passing: nothing they negate is a value.
+        ("I'm not sure it went wrong, it was not bad at all", False, []),
+        ("Bence yanlış değil, hiç fena değil", False, []),
+    ],
+)
+def test_how_a_turn_says_it_corrects_another(db, text, owned, negated):
+    assert db.execute("SELECT * FROM cogmem._correction_marks(%s)", (text,)).fetchone() == (owned, negated)
+
+
+CHAT_STORY = [
+    ("user", "the board meeting is on tuesday at 2pm, can you block 2 hrs before the board meeting for prep"),
+    ("assistant", "Done: prep blocked 12-2pm on Tuesday, before the board meeting at 2pm."),
+    ("user", "great. also lunch with Sam on friday at the usual place"),
+    ("assistant", "Added lunch with Sam on Friday."),
+]
+
+
+def chat_order(db, lang, turns, question):
+    """Remembers TURNS as one conversation of a tenant of LANG's default model, two minutes apart, and
+    returns the turns' indexes in the order QUESTION recalls them, with their reasons."""
+    model = {"en": MODEL_ID, "tr": E5_MODEL_ID}[lang]
+    inbound.declare(db, model)
+    tenant = f"chat-{lang}"
+    inbound.create_tenant(db, tenant, LANGUAGES[lang], model)
+    vectors = inbound.embed([t for _, t in turns], model)
+    (asked,) = inbound.embed([question], model, query=True)
+    ids = {
+        one(
+            db,
+            "SELECT memory_id FROM cogmem.remember(%s, %s, embedding => %s, conversation => 'c1', speaker => %s,"
+            " said_at => timestamptz '2026-03-02 09:00Z' + %s * interval '2 minutes')",
+            (tenant, text, v, speaker, i),
+        ): i
+        for i, ((speaker, text), v) in enumerate(zip(turns, vectors, strict=True))
+    }
+    rows = db.execute(
+        "SELECT memory_id, reason FROM cogmem.recall(%s, %s, embedding => %s) WHERE memory_id IS NOT NULL",
+        (tenant, question, asked),
+    ).fetchall()
+    return [(ids[m], reason) for m, reason in rows if m in ids]
+
+
+def test_a_turn_that_corrects_an_earlier_one_comes_before_it(db):
+    # It shares fewer of the question's words than the turn it corrects, which ranks first without it.
+    correction = "wait no. sorry. it's THURSDAY not tuesday, i misread Jen's email. still 2pm"
+    order = chat_order(db, "en", [*CHAT_STORY, ("user", correction)], "When is the board meeting?")
+    turns = [i for i, _ in order]
+    assert turns.index(4) < turns.index(0)
+    assert "placed before it" in dict(order)[4]
+    # A later turn that corrects nothing keeps its rank, though it is about the same meeting.
+    order = chat_order(
+        db, "en", [*CHAT_STORY, ("user", "the board meeting went well, not bad at all")], "When is the board meeting?"
+    )
+    assert "placed before it" not in dict(order)[4]
+
+
+def test_a_turkish_turn_that_negates_an_earlier_value_comes_before_it(db):
+    turns = [
+        ("user", "Ela'nın doktor randevusu perşembe 10:15'te, Dr. Aydın, altı yaş kontrolü. okuldan izin alıcam"),
+        ("assistant", "Tamam, perşembe 10:15 Dr. Aydın randevusunu takvime ekledim."),
+        ("user", "bi de cumartesi Deniz'in yüzmesi var 11'de"),
+        ("assistant", "Cumartesi 11:00 yüzmeyi de ekledim."),
+        ("user", "off bi de aradılar, 10:15 değil 11:45'e almışlar"),
+    ]
+    order = [i for i, _ in chat_order(db, "tr", turns, "Ela'nın doktor randevusu saat kaçta?")]
+    assert order.index(4) < order.index(0)
+
+
 # Writers the test was never tuned on, each pair in a tenant of its own, each language by its default
 # model; floors under what bench/understanding.py measures (new first 0.973 en since MiniLM's gate is 0.30,
 # 0.867 before; 0.973 tr; the newer placed
