@@ -670,10 +670,10 @@ BEGIN
     -- before (bench/run.py's facts among 400 memories, 43% lost from a budget of 60 tokens that kept 97%
     -- of them ranked by the vector alone).
     placed AS (
-        SELECT DISTINCT ON (p.memory_id) p.memory_id, p.older, p.priority, p.score
+        SELECT DISTINCT ON (p.memory_id) p.memory_id, p.older, p.priority, p.score, p.corrects
         FROM (SELECT DISTINCT ON (x.older) x.*
               FROM (SELECT n.memory_id, o.memory_id AS older, o.priority, o.score, n.said,
-                           o.embedding OPERATOR(public.<=>) n.embedding AS distance
+                           o.embedding OPERATOR(public.<=>) n.embedding AS distance, false AS corrects
                     FROM top AS n
                     JOIN top AS o ON o.said < n.said AND n.conversation IS NULL AND o.conversation IS NULL
                                  AND cogmem._placeable(o.layer, o.score, n.layer, n.score)
@@ -685,7 +685,7 @@ BEGIN
                     -- times as long).
                     -- The negated value is test enough: "bu hafta salı değil çarşamba" is a one-off to the
                     -- test, and the answer to "which day this week?".
-                    SELECT n.memory_id, o.memory_id, o.priority, o.score, n.said, o.distance
+                    SELECT n.memory_id, o.memory_id, o.priority, o.score, n.said, o.distance, true
                     FROM (SELECT * FROM top WHERE owned OR negated <> '{}') AS n
                     CROSS JOIN LATERAL (
                         SELECT c.*, c.embedding OPERATOR(public.<=>) n.embedding AS distance
@@ -704,12 +704,14 @@ BEGIN
     SELECT array_agg(c.layer), array_agg(c.memory_id), array_agg(c.rule_id),
            array_agg(c.tokens::integer), array_agg(c.cumulative),
            array_agg(c.never_cut), array_agg(c.score), array_agg(c.shown),
-           array_agg(concat_ws('; ', c.why, c.details, 'said after #' || c.older || ', placed before it')),
+           array_agg(concat_ws('; ', c.why, c.details,
+                               CASE WHEN c.corrects THEN 'corrects #' ELSE 'said after #' END || c.older
+                               || ', placed before it')),
            array_agg(c.tail), array_agg(c.said)
     -- Within a priority the never-cut layers first: the candidates share the last never-cut ring's. A
     -- superseded memory (only for a question about the past) after every other, so after what replaced it
     -- whatever layer that went to.
-    FROM (SELECT x.*, p.older FROM candidates AS x LEFT JOIN placed AS p ON p.memory_id = x.memory_id
+    FROM (SELECT x.*, p.older, p.corrects FROM candidates AS x LEFT JOIN placed AS p ON p.memory_id = x.memory_id
           ORDER BY x.superseded, coalesce(p.priority, x.priority), x.never_cut DESC, coalesce(p.score, x.score) DESC,
                    p.older IS NULL, x.memory_id, x.rule_id) AS c;
 END;

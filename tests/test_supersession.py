@@ -6,6 +6,7 @@ language's default model.
 """
 
 import json
+import re
 
 import psycopg
 import pytest
@@ -290,7 +291,8 @@ CHAT_STORY = [
 
 def chat_order(db, lang, turns, question):
     """Remembers TURNS as one conversation of a tenant of LANG's default model, two minutes apart, and
-    returns the turns' indexes in the order QUESTION recalls them, with their reasons."""
+    returns the turns' indexes in the order QUESTION recalls them, with their reasons (the older turn a
+    reason names by its index)."""
     model = {"en": MODEL_ID, "tr": E5_MODEL_ID}[lang]
     inbound.declare(db, model)
     tenant = f"chat-{lang}"
@@ -310,7 +312,9 @@ def chat_order(db, lang, turns, question):
         "SELECT memory_id, reason FROM cogmem.recall(%s, %s, embedding => %s) WHERE memory_id IS NOT NULL",
         (tenant, question, asked),
     ).fetchall()
-    return [(ids[m], reason) for m, reason in rows if m in ids]
+    return [
+        (ids[m], re.sub(r"#(\d+)", lambda k: f"#t{ids.get(int(k[1]), k[1])}", reason)) for m, reason in rows if m in ids
+    ]
 
 
 def test_a_turn_that_corrects_an_earlier_one_comes_before_it(db):
@@ -319,7 +323,7 @@ def test_a_turn_that_corrects_an_earlier_one_comes_before_it(db):
     order = chat_order(db, "en", [*CHAT_STORY, ("user", correction)], "When is the board meeting?")
     turns = [i for i, _ in order]
     assert turns.index(4) < turns.index(0)
-    assert "placed before it" in dict(order)[4]
+    assert "corrects #t0, placed before it" in dict(order)[4]
     # A later turn that corrects nothing keeps its rank, though it is about the same meeting.
     order = chat_order(
         db, "en", [*CHAT_STORY, ("user", "the board meeting went well, not bad at all")], "When is the board meeting?"
