@@ -172,7 +172,9 @@ def _memory_tools(server: MCPServer, client: Client, tenant: str, agent: str | N
         8601): recall then brings its neighbouring turns, who said it and when. PERSON: who it is about or
         from (it is then recalled for them only); leave it empty for what holds for everyone. When the text
         corrects or changes a fact you recalled (a new address, number, time, tool), pass that memory's id in
-        SUPERSEDES: the old one leaves recall (kept for history); leave it empty to let cogmem find it."""
+        SUPERSEDES: the old one leaves recall (kept for history); leave it empty to let cogmem find it. In a
+        conversation cogmem keeps both turns and only puts one that says it corrects ("not Tuesday", "typo")
+        first: a change told as news ("they moved it to Friday") needs SUPERSEDES."""
         return _plain(
             call(
                 lambda: client.remember(  # type: ignore[misc]  # its overloads: content is a str here
