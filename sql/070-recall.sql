@@ -647,12 +647,12 @@ BEGIN
     -- no", "THURSDAY not tuesday", "10:15 değil"): turns are shown with when they were said, and neighbouring
     -- turns are close in meaning without replacing each other (all placed so, LoCoMo's evidence recall at
     -- 1,000 tokens fell from 0.75 to 0.60; placed by the looser cues of the supersession test, our Turkish
-    -- conversations' fell from 0.80 to 0.63). An unconfirmed candidate (shown before every ranked layer) is followed so by
-    -- any newer memory about the same thing: "Please call me on my landline", asked about as a possible
-    -- rule, came before "Can you stop using the landline? Mobile only" in every recall; a newer candidate less probable
-    -- than the older ("alarm at 07:20, not 06:45") is placed before it among the candidates. Not at a lower
-    -- cosine: at recall's "related" (0.35 for MiniLM), newer memories pushed the answer out of small budgets
-    -- (bench/run.py's facts among 400 memories: 57% to 50% at 60 tokens).
+    -- conversations' fell from 0.80 to 0.63). An unconfirmed candidate (shown before every ranked layer) is
+    -- followed so by any newer memory about the same thing: "Please call me on my landline", asked about as
+    -- a possible rule, came before "Can you stop using the landline? Mobile only" in every recall; a newer
+    -- candidate less probable than the older ("alarm at 07:20, not 06:45") is placed before it among the
+    -- candidates. Not at a lower cosine: at recall's "related" (0.35 for MiniLM), newer memories pushed the
+    -- answer out of small budgets (bench/run.py's facts among 400 memories: 57% to 50% at 60 tokens).
     top AS MATERIALIZED (
         SELECT r.memory_id, r.layer, r.priority, r.score, m.embedding, coalesce(m.said_at, m.created_at) AS said,
                m.conversation, m.content, k.owned, k.negated
