@@ -612,13 +612,17 @@ def _candidate_with_p(db, tenant, text, vector):
 @pytest.mark.parametrize(
     "language, text",
     [
-        ("english", "Never give out my home address to anyone, I had a stalker two years ago."),
+        (
+            "english",
+            "Thanks so much for sorting the flights yesterday, the kids loved the window seats, never give out my"
+            " home address to anyone.",
+        ),
         ("turkish", "Ev adresimi kimseye verme, iki yıl önce başıma bir olay geldi."),
     ],
 )
 def test_plain_sql_reads_a_rule_said_as_one_clause_by_the_cues(db, language, text):
     """No embedding at all (a server that cannot embed, a caller that sends none): the cues read the
-    message's parts as they read the message. The whole is no candidate; its first clause alone is one."""
+    message's parts as they read the message. The whole is no candidate; its rule's clause alone is one."""
     db.execute("SET cogmem.embed = 'off'")
     db.execute("SELECT cogmem.create_tenant('plain', %s)", (language,))
     assert db.execute("SELECT ring, candidate FROM cogmem.classify(%s)", (text,)).fetchone() == ("fresh", None)
