@@ -294,15 +294,16 @@ RETURN CASE WHEN p_value ~ '^[0-9]' THEN regexp_replace(p_value, '[[:alpha:]]+$'
 COMMENT ON FUNCTION cogmem._value_key(text) IS
 'A value of cogmem._values as a correction names it: a number without its unit.';
 
--- Whether a turn has a word that cogmem._correction_marks looks for: recall reads the marks of those only
--- (about one turn in eight of our conversations), not of every turn it ranks. Like cogmem.strength: no SET
--- search_path, so that it is inlined.
+-- Whether a turn has a word that cogmem._correction_marks looks for, every one of them ('%scra%': "scrap"
+-- and "scratch that"): recall reads the marks of those only (about one turn in eight of our
+-- conversations), not of every turn it ranks. Like cogmem.strength: no SET search_path, so that it is
+-- inlined.
 CREATE OR REPLACE FUNCTION cogmem._may_correct(p_content text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 RETURN pg_catalog.lower(p_content) LIKE ANY (  -- noqa: CP03, LT01, LT06
     ARRAY[
-        '%not %', '%no longer%', '%instead%', '%rather than%', '%scrap%', '%cancel%', '%değil%', '%yerine%',
+        '%not %', '%no longer%', '%instead%', '%rather than%', '%scra%', '%cancel%', '%değil%', '%yerine%',
         '%iptal%', '%correction%', '%meant%', '%misread%', '%misheard%', '%mistake%', '%typo%', '%my bad%',
         '%wait no%', '%wrong%', '%yanl%', '%düzeltme%', '%duzeltme%', '%hata yap%'
     ]

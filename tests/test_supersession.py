@@ -272,6 +272,7 @@ def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, lang, old, n
         ("Dev texted, his flight got pushed. still AI 173 but landing 6:40 now, not 4:40", False, ["4:40"]),
         ("doktor aradı, perşembe 10:15 değil 11:45'e almışlar Ela'nın randevusunu", False, ["10:15"]),
         ("pardon sipariş numarasını yanlış yazmışım, doğrusu 7734091", True, []),
+        ("scratch that, the venue is the Ashford barn", True, []),
         # Friends negate and say "wrong" in passing: nothing they negate is a value.
         ("I'm not sure it went wrong, it was not bad at all", False, []),
         ("Bence yanlış değil, hiç fena değil", False, []),
@@ -279,6 +280,9 @@ def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, lang, old, n
 )
 def test_how_a_turn_says_it_corrects_another(db, text, owned, negated):
     assert db.execute("SELECT * FROM cogmem._correction_marks(%s)", (text,)).fetchone() == (owned, negated)
+    # Recall reads the marks only of a turn that passes the gate: every turn that has one must.
+    if owned or negated:
+        assert one(db, "SELECT cogmem._may_correct(%s)", (text,))
 
 
 CHAT_STORY = [
