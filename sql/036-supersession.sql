@@ -297,11 +297,11 @@ COMMENT ON FUNCTION cogmem._value_key(text) IS
 -- Whether a turn has a word that cogmem._correction_marks looks for, every one of them ('%scra%': "scrap"
 -- and "scratch that"): recall reads the marks of those only (about one turn in eight of our
 -- conversations), not of every turn it ranks. Like cogmem.strength: no SET search_path, so that it is
--- inlined.
+-- inlined. Folded by cogmem._fold, not lower(): under the C collation lower() leaves "DEĞİL" as it is.
 CREATE OR REPLACE FUNCTION cogmem._may_correct(p_content text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
-RETURN pg_catalog.lower(p_content) LIKE ANY (  -- noqa: CP03, LT01, LT06
+RETURN cogmem._fold(p_content) LIKE ANY (  -- noqa: CP03, LT01, LT06
     ARRAY[
         '%not %', '%no longer%', '%instead%', '%rather than%', '%scra%', '%cancel%', '%değil%', '%yerine%',
         '%iptal%', '%correction%', '%meant%', '%misread%', '%misheard%', '%mistake%', '%typo%', '%my bad%',
@@ -314,7 +314,8 @@ COMMENT ON FUNCTION cogmem._may_correct(text) IS
 -- How a turn of a conversation says it corrects an earlier one (sql/070-recall.sql places it before the
 -- turn it corrects): a mistake owned ("I misread", "typo", "wait no"; "yanlış yazmışım", "düzeltme"), or
 -- the words it negates ("THURSDAY not tuesday", "landing 6:40 now, not 4:40", "10:15 değil 11:45"), to be
--- matched against the older turn's values. Stricter than _supersession_cues: neighbouring turns say "now"
+-- matched against the older turn's values. Turkish capitals are spelled out ([iİ]): a case-insensitive match
+-- does not pair them under every collation ("10:15 DEĞİL" under C.UTF-8). Stricter than _supersession_cues: neighbouring turns say "now"
 -- and "new" (yeni, artık, oldu) without correcting anything (placed by those, our Turkish conversations'
 -- evidence recall at 1,000 tokens fell from 0.80 to 0.63), and friends say "actually" and "wrong" in
 -- passing. Read once per turn, not per pair: per pair, a recall of a Turkish chat took seven times as long
@@ -326,12 +327,12 @@ AS $$
     SELECT p_content ~* ('\m(correction|i\s+meant|misread|misheard|typo|my\s+(mistake|bad)|scratch\s+that|wait\s+no|'
                          || '(got|had|wrote|said|put|typed|read)\s+(it|that|the\s+[[:alpha:]]+)\s+wrong|'
                          || 'wrong\s+(date|day|time|number|address|one|name))\M')
-           OR p_content ~* ('(^|[^[:alpha:]])(yanlış|yanlis)\s+(yaz|söyle|soyle|oku|bak|hatırla|hatirla|gör|anla)'
-                            || '|(^|[^[:alpha:]])(düzeltme|duzeltme|hata\s+yapmışım)'),
+           OR p_content ~* ('(^|[^[:alpha:]])yanl[ıIiİ][şŞs]\s+(yaz|s[öÖo]yle|oku|bak|hat[ıIiİ]rla|g[öÖ]r|anla)'
+                            || '|(^|[^[:alpha:]])(d[üÜu]zeltme|hata\s+yapm[ıIiİ][şŞ][ıIiİ]m)'),
            ARRAY(SELECT DISTINCT cogmem._value_key(cogmem._value_word(w.word))
                  FROM regexp_matches(p_content,
                                      '\m(?:not|no\s+longer|instead\s+of|rather\s+than|scrap|cancel)\s+(?:the\s+)?'
-                                     || '([[:alnum:]_./:+@-]+)|([[:alnum:]_./:+@''’-]+)\s+(?:değil|yerine|iptal)',
+                                     || '([[:alnum:]_./:+@-]+)|([[:alnum:]_./:+@''’-]+)\s+(?:de[ğĞ][iİ]l|yer[iİ]ne|[iİ]ptal)',
                                      'gi') AS m
                  CROSS JOIN LATERAL (SELECT coalesce(m[1], m[2]) AS word) AS w
                  -- Only a value can be one of the older's values ("not sure" negates none).

@@ -273,16 +273,22 @@ def test_a_newer_fact_comes_before_the_possible_rule_it_changes(db, lang, old, n
         ("doktor aradı, perşembe 10:15 değil 11:45'e almışlar Ela'nın randevusunu", False, ["10:15"]),
         ("pardon sipariş numarasını yanlış yazmışım, doğrusu 7734091", True, []),
         ("scratch that, the venue is the Ashford barn", True, []),
+        # Said in capitals: a case-insensitive match pairs no Turkish capital under every collation.
+        ("PERŞEMBE 10:15 DEĞİL, 11:45 OLDU", False, ["10:15"]),
+        ("PARDON YANLIŞ YAZMIŞIM, DOĞRUSU 7734091", True, []),
+        ("ZOOM YERİNE Teams'ten bağlanalım", False, ["zoom"]),
         # Friends negate and say "wrong" in passing: nothing they negate is a value.
         ("I'm not sure it went wrong, it was not bad at all", False, []),
         ("Bence yanlış değil, hiç fena değil", False, []),
     ],
 )
-def test_how_a_turn_says_it_corrects_another(db, text, owned, negated):
-    assert db.execute("SELECT * FROM cogmem._correction_marks(%s)", (text,)).fetchone() == (owned, negated)
+@pytest.mark.parametrize("collation", ["default", "C"])
+def test_how_a_turn_says_it_corrects_another(db, text, owned, negated, collation):
+    said = f'%s::text COLLATE "{collation}"'
+    assert db.execute(f"SELECT * FROM cogmem._correction_marks({said})", (text,)).fetchone() == (owned, negated)
     # Recall reads the marks only of a turn that passes the gate: every turn that has one must.
     if owned or negated:
-        assert one(db, "SELECT cogmem._may_correct(%s)", (text,))
+        assert one(db, f"SELECT cogmem._may_correct({said})", (text,))
 
 
 CHAT_STORY = [
