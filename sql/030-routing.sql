@@ -30,6 +30,20 @@ $$;
 COMMENT ON FUNCTION cogmem._fold(text) IS
 'Lower case independent of the database locale (ASCII, plus Turkish and typographic apostrophes folded).';
 
+-- For patterns of Turkish words only: the capital I is the dotless ı there ("ARTIK" is "artık", "SAKIN"
+-- "sakın"). A case-insensitive match pairs no İ with i under any collation, nor Ş with ş under C.
+CREATE OR REPLACE FUNCTION cogmem._fold_turkish(content text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, cogmem, public, pg_temp
+AS $$
+BEGIN
+    RETURN cogmem._fold(translate(content, 'I', 'ı'));
+END;
+$$;
+COMMENT ON FUNCTION cogmem._fold_turkish(text) IS
+'cogmem._fold by Turkish rules (I folds to ı): for patterns of Turkish words only.';
+
 -- Turkish letters, or more Turkish than English function words: decides whether Turkish suffix
 -- patterns apply (an English "at a time." does not end in the negative imperative -me).
 -- It takes the text already folded (cogmem._fold), which the cues have at hand.

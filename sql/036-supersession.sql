@@ -85,7 +85,8 @@ COMMENT ON FUNCTION cogmem._qualifiers(text) IS
 'oğlum), by their stem: a pair of facts about different ones both hold.';
 
 -- What the newer text of a pair says of the older: that it corrects it (correction), that both hold
--- (a one-off, an addition, another period, the old told as history: compatible).
+-- (a one-off, an addition, another period, the old told as history: compatible). Turkish words are read
+-- folded by Turkish rules (cogmem._fold_turkish): "ADRESİM DEĞİŞTİ" is a correction under every collation.
 CREATE OR REPLACE FUNCTION cogmem._supersession_cues(p_content text, OUT correction boolean, OUT compatible boolean)
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -95,22 +96,22 @@ BEGIN
                                 || 'moved|switch(ed)?|replaced?|instead|now|new|from\s+now\s+on|going\s+forward|'
                                 || 'scratch\s+that|i\s+meant|mistake|typo|wrong|updated?|rescheduled|pushed|renamed|'
                                 || 'migrated|retired|decommissioned|upgraded|no\s+more|not\s+[[:alnum:]]+\s+but)\M')
-               OR p_content ~* ('(^|[^[:alpha:]])(artık|aslında|düzeltme|değişti|değiştir|değişik|taşındı|taşındık|'
-                                || 'taşındım|taşıdık|yanlış|pardon|bundan\s+sonra|yerine|yeni|güncel|'
+               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğıöşü])(artık|aslında|düzeltme|değişti|değiştir|'
+                                || 'değişik|taşındı|taşındık|taşındım|taşıdık|yanlış|pardon|bundan\s+sonra|yerine|yeni|güncel|'
                                 || 'ertelendi|geçtik|geçti|kapandı|iptal|degisti|tasindi|artik|aslinda|yanlis)')
                -- "oldu" (it became) and "kaydı" (it moved) as verbs only: "olduğu gibi" (as it is) and
                -- "kaydımı" (my registration) say nothing changed.
-               OR p_content ~* '(^|[^[:alpha:]])(oldu|kaydı)(k|m|n|lar)?($|[^[:alpha:]])';
+               OR cogmem._fold_turkish(p_content) ~ '(^|[^a-zçğıöşü])(oldu|kaydı)(k|m|n|lar)?($|[^a-zçğıöşü])';
     compatible := p_content ~* ('\m(just\s+(this|today|tomorrow|for)|only\s+(this|today|tomorrow|for\s+this)|'
                                 || 'this\s+(time|once)|for\s+this\s+(week|weekend|month|time)|one[\s-]off|one\s+time|'
                                 || 'exception|temporar(y|ily)|also|too|as\s+well|another|additionally|'
                                 || 'in\s+addition|second|extra|alternate|used\s+to|back\s+(when|then)|years\s+ago|'
                                 || 'in\s+the\s+past|during|on\s+weekends|on\s+the\s+day\s+of|that\s+day)\M')
                OR p_content ~* '(?<!from\s)\mthis\s+(week|month)\M'
-               OR p_content ~* ('(^|[^[:alpha:]])(bu\s+seferlik|sadece\s+bu|yalnızca\s+bu|bugünlük|mahsus|istisna|'
-                                || 'geçici|bir\s+kereliğine|ayrıca|bir\s+de|ek\s+olarak|ikinci|başka\s+bir|'
-                                || 'eskiden|yıllar\s+önce|zamanında|sadece\s+bugün|bu\s+ay($|[^[:alpha:]]|a|lık)|'
-                                || 'bu\s+hafta($|[^[:alpha:]]|ya|lık)|kampanya)');
+               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğıöşü])(bu\s+seferlik|sadece\s+bu|yalnızca\s+bu|'
+                                || 'bugünlük|mahsus|istisna|geçici|bir\s+kereliğine|ayrıca|bir\s+de|ek\s+olarak|ikinci|başka\s+bir|'
+                                || 'eskiden|yıllar\s+önce|zamanında|sadece\s+bugün|bu\s+ay($|[^a-zçğıöşü]|a|lık)|'
+                                || 'bu\s+hafta($|[^a-zçğıöşü]|ya|lık)|kampanya)');
 END;
 $$;
 COMMENT ON FUNCTION cogmem._supersession_cues(text) IS
@@ -297,11 +298,12 @@ COMMENT ON FUNCTION cogmem._value_key(text) IS
 -- Whether a turn has a word that cogmem._correction_marks looks for, every one of them ('%scra%': "scrap"
 -- and "scratch that"): recall reads the marks of those only (about one turn in eight of our
 -- conversations), not of every turn it ranks. Like cogmem.strength: no SET search_path, so that it is
--- inlined. Folded by cogmem._fold, not lower(): under the C collation lower() leaves "DEĞİL" as it is.
+-- inlined (so it calls no function of ours). Folded as cogmem._fold folds: under the C collation lower()
+-- leaves "DEĞİL" as it is.
 CREATE OR REPLACE FUNCTION cogmem._may_correct(p_content text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
-RETURN cogmem._fold(p_content) LIKE ANY (  -- noqa: CP03, LT01, LT06
+RETURN pg_catalog.translate(pg_catalog.lower(p_content COLLATE "C"), 'ÇĞİÖŞÜ', 'çğiöşü') LIKE ANY (  -- noqa: CP03, LT01, LT06
     ARRAY[
         '%not %', '%no longer%', '%instead%', '%rather than%', '%scra%', '%cancel%', '%değil%', '%yerine%',
         '%iptal%', '%correction%', '%meant%', '%misread%', '%misheard%', '%mistake%', '%typo%', '%my bad%',

@@ -26,10 +26,15 @@ FLOORS = {"precision": 0.82, "recall": 0.48, "accuracy": 0.75}
         ("Sunucuyu gece yeniden başlatma.", -1),
         ("Cuma günleri asla deploy yapılmaz", -1),
         ("Sunucuyu bu gece yeniden başlat.", 1),
+        # In capitals, under every collation: İ is i and I is ı in Turkish.
+        ("BU DOSYAYI SAKIN SİLME", -1),
+        ("SUNUCUYU GECE YENİDEN BAŞLATMA.", -1),
+        ("SUNUCUYU BU GECE YENİDEN BAŞLAT.", 1),
     ],
 )
-def test_polarity(db, text, polarity):
-    assert one(db, "SELECT cogmem.polarity(%s)", (text,)) == polarity
+@pytest.mark.parametrize("collation", ["default", "C"])
+def test_polarity(db, text, polarity, collation):
+    assert one(db, f'SELECT cogmem.polarity(%s::text COLLATE "{collation}")', (text,)) == polarity
 
 
 @pytest.mark.parametrize(

@@ -62,10 +62,19 @@ def test_the_values_a_fact_states(db, text, values):
         ("Artık db-prod-03 primary.", True, False),
         ("Bu seferlik toplantı 15:00'te.", False, True),
         ("Ayrıca bir de yedek numaram var: 0532 111 22 33.", False, True),
+        # In capitals: Turkish words are read by Turkish rules under every collation (İ is i, I is ı).
+        ("ADRESİM DEĞİŞTİ, YENİSİ KADIKÖY", True, False),
+        ("BU SEFERLİK TOPLANTI 15:00'TE", False, True),
+        ("ARTIK EVDEN ÇALIŞIYORUM", True, False),
     ],
 )
-def test_what_a_newer_text_says_of_an_older(db, text, correction, compatible):
-    assert db.execute("SELECT * FROM cogmem._supersession_cues(%s)", (text,)).fetchone() == (correction, compatible)
+@pytest.mark.parametrize("collation", ["default", "C"])
+def test_what_a_newer_text_says_of_an_older(db, text, correction, compatible, collation):
+    said = f'%s::text COLLATE "{collation}"'
+    assert db.execute(f"SELECT * FROM cogmem._supersession_cues({said})", (text,)).fetchone() == (
+        correction,
+        compatible,
+    )
 
 
 def test_a_correction_leaves_recall_and_comes_back_for_the_past(db, tenant):
