@@ -50,6 +50,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python bench/candidates.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/understanding.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/clause_cost.py --results bench/RESULTS.md
+	PYTHONPATH=. $(BIN)/python bench/versus.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/experiments.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/dashboard.py --results bench/RESULTS.md
 	PYTHONPATH=. $(BIN)/python bench/scopes.py --results bench/RESULTS.md
