@@ -30,19 +30,20 @@ $$;
 COMMENT ON FUNCTION cogmem._fold(text) IS
 'Lower case independent of the database locale (ASCII, plus Turkish and typographic apostrophes folded).';
 
--- For patterns of Turkish words only: the capital I is the dotless ı there ("ARTIK" is "artık", "SAKIN"
--- "sakın"). A case-insensitive match pairs no İ with i under any collation, nor Ş with ş under C.
+-- For patterns of Turkish words only: a case-insensitive match pairs no İ with i under any collation, nor Ş
+-- with ş under C, and capitals typed without Turkish letters give I for ı ("ARTIK") as well as for i
+-- ("DEGISTI"). So dotted and dotless i are one letter here, and the patterns spell ı as i ("artik").
 CREATE OR REPLACE FUNCTION cogmem._fold_turkish(content text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
 BEGIN
-    RETURN cogmem._fold(translate(content, 'I', 'ı'));
+    RETURN translate(cogmem._fold(content), 'ı', 'i');
 END;
 $$;
 COMMENT ON FUNCTION cogmem._fold_turkish(text) IS
-'cogmem._fold by Turkish rules (I folds to ı): for patterns of Turkish words only.';
+'cogmem._fold with ı as i (dotted and dotless i one letter): for patterns of Turkish words, written with i.';
 
 -- Turkish letters, or more Turkish than English function words: decides whether Turkish suffix
 -- patterns apply (an English "at a time." does not end in the negative imperative -me).

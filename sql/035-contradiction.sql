@@ -26,14 +26,13 @@ BEGIN
                          || 'mustn''?t|shouldn''?t|can''?t|cannot|won''?t|forbidden|prohibited)\M')
             THEN -1
         -- Turkish: prohibition words, negative imperatives and negative verb forms (-ma/-me at the end of
-        -- a sentence, -maz/-mez, -mıyor); only in Turkish text, where these endings mean that. Folded by
-        -- Turkish rules, so that capitals ("SAKIN SİLME") read as they are meant.
+        -- a sentence, -maz/-mez, -mıyor); only in Turkish text, where these endings mean that. Read folded
+        -- (cogmem._fold_turkish), so that capitals ("SAKIN SİLME") read as they are meant.
         WHEN cogmem._looks_turkish(cogmem._fold(content))
-         AND (cogmem._fold_turkish(content) ~ ('(^|[^a-zçğıöşü])(asla|sakın|yasak(tır)?|hiçbir\s+zaman|etme(yin|yiniz)?|'
-                                               || 'yapma(yın|yınız)?)($|[^a-zçğıöşü])')
-              OR cogmem._fold_turkish(content) ~ '[a-zçğıöşü]{2,}(ma|me)(yın|yin|yınız|yiniz)?\s*[.!]*\s*$'
-              OR cogmem._fold_turkish(content)
-                 ~ '[a-zçğıöşü]{2,}(maz|mez|m[ıiuü]yor)(lar|ler|sınız|siniz|uz|üz)?($|[^a-zçğıöşü])')
+         AND (cogmem._fold_turkish(content) ~ ('(^|[^a-zçğöşü])(asla|sakin|yasak(tir)?|hiçbir\s+zaman|etme(yin|yiniz)?|'
+                                               || 'yapma(yin|yiniz)?)($|[^a-zçğöşü])')
+              OR cogmem._fold_turkish(content) ~ '[a-zçğöşü]{2,}(ma|me)(yin|yiniz)?\s*[.!]*\s*$'
+              OR cogmem._fold_turkish(content) ~ '[a-zçğöşü]{2,}(maz|mez|m[iuü]yor)(lar|ler|siniz|uz|üz)?($|[^a-zçğöşü])')
             THEN -1
         ELSE 1
     END;

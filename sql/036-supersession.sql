@@ -86,7 +86,7 @@ COMMENT ON FUNCTION cogmem._qualifiers(text) IS
 
 -- What the newer text of a pair says of the older: that it corrects it (correction), that both hold
 -- (a one-off, an addition, another period, the old told as history: compatible). Turkish words are read
--- folded by Turkish rules (cogmem._fold_turkish): "ADRESİM DEĞİŞTİ" is a correction under every collation.
+-- folded (cogmem._fold_turkish, ı as i): "ADRESİM DEĞİŞTİ" is a correction under every collation.
 CREATE OR REPLACE FUNCTION cogmem._supersession_cues(p_content text, OUT correction boolean, OUT compatible boolean)
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
@@ -96,22 +96,22 @@ BEGIN
                                 || 'moved|switch(ed)?|replaced?|instead|now|new|from\s+now\s+on|going\s+forward|'
                                 || 'scratch\s+that|i\s+meant|mistake|typo|wrong|updated?|rescheduled|pushed|renamed|'
                                 || 'migrated|retired|decommissioned|upgraded|no\s+more|not\s+[[:alnum:]]+\s+but)\M')
-               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğıöşü])(artık|aslında|düzeltme|değişti|değiştir|'
-                                || 'değişik|taşındı|taşındık|taşındım|taşıdık|yanlış|pardon|bundan\s+sonra|yerine|yeni|güncel|'
-                                || 'ertelendi|geçtik|geçti|kapandı|iptal|degisti|tasindi|artik|aslinda|yanlis)')
+               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğöşü])(artik|aslinda|düzeltme|değişti|değiştir|'
+                                || 'değişik|taşindi|taşindik|taşindim|taşidik|yanliş|pardon|bundan\s+sonra|yerine|yeni|güncel|'
+                                || 'ertelendi|geçtik|geçti|kapandi|iptal|degisti|tasindi|yanlis)')
                -- "oldu" (it became) and "kaydı" (it moved) as verbs only: "olduğu gibi" (as it is) and
                -- "kaydımı" (my registration) say nothing changed.
-               OR cogmem._fold_turkish(p_content) ~ '(^|[^a-zçğıöşü])(oldu|kaydı)(k|m|n|lar)?($|[^a-zçğıöşü])';
+               OR cogmem._fold_turkish(p_content) ~ '(^|[^a-zçğöşü])(oldu|kaydi)(k|m|n|lar)?($|[^a-zçğöşü])';
     compatible := p_content ~* ('\m(just\s+(this|today|tomorrow|for)|only\s+(this|today|tomorrow|for\s+this)|'
                                 || 'this\s+(time|once)|for\s+this\s+(week|weekend|month|time)|one[\s-]off|one\s+time|'
                                 || 'exception|temporar(y|ily)|also|too|as\s+well|another|additionally|'
                                 || 'in\s+addition|second|extra|alternate|used\s+to|back\s+(when|then)|years\s+ago|'
                                 || 'in\s+the\s+past|during|on\s+weekends|on\s+the\s+day\s+of|that\s+day)\M')
                OR p_content ~* '(?<!from\s)\mthis\s+(week|month)\M'
-               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğıöşü])(bu\s+seferlik|sadece\s+bu|yalnızca\s+bu|'
-                                || 'bugünlük|mahsus|istisna|geçici|bir\s+kereliğine|ayrıca|bir\s+de|ek\s+olarak|ikinci|başka\s+bir|'
-                                || 'eskiden|yıllar\s+önce|zamanında|sadece\s+bugün|bu\s+ay($|[^a-zçğıöşü]|a|lık)|'
-                                || 'bu\s+hafta($|[^a-zçğıöşü]|ya|lık)|kampanya)');
+               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğöşü])(bu\s+seferlik|sadece\s+bu|yalnizca\s+bu|'
+                                || 'bugünlük|mahsus|istisna|geçici|bir\s+kereliğine|ayrica|bir\s+de|ek\s+olarak|ikinci|başka\s+bir|'
+                                || 'eskiden|yillar\s+önce|zamaninda|sadece\s+bugün|bu\s+ay($|[^a-zçğöşü]|a|lik)|'
+                                || 'bu\s+hafta($|[^a-zçğöşü]|ya|lik)|kampanya)');
 END;
 $$;
 COMMENT ON FUNCTION cogmem._supersession_cues(text) IS
