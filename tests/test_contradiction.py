@@ -28,6 +28,7 @@ FLOORS = {"precision": 0.82, "recall": 0.48, "accuracy": 0.75}
         ("Sunucuyu bu gece yeniden başlat.", 1),
         # In capitals, under every collation: İ is i and I is ı in Turkish.
         ("BU DOSYAYI SAKIN SİLME", -1),
+        ("SAKIN SİLME", -1),
         ("SUNUCUYU GECE YENİDEN BAŞLATMA.", -1),
         ("SUNUCUYU BU GECE YENİDEN BAŞLAT.", 1),
     ],
