@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack
+from datetime import date
 from pathlib import Path
 
 import psycopg
@@ -92,7 +93,8 @@ def timed(conns: dict[str, psycopg.Connection], work: dict[str, list]) -> dict[s
 
 def section(base: str, head: str, total: int, times: dict[str, dict[str, list[float]]]) -> list[str]:
     lines = [
-        f"`bench/versus.py`, one run: {total:,} memories over 1,000 tenants in each of two private clusters, one "
+        f"`bench/versus.py`, one run ({date.today().isoformat()}): {total:,} memories over 1,000 tenants in "
+        "each of two private clusters, one "
         f"with the schema of {head} and one with that of {base}; every call made on both, interleaved in random "
         "order, one per transaction (remember: routing and topics on, a random vector given). People's messages "
         "are the held-out writers' of bench/corpus/voices (rules among pleasantries, stories, long messages).",
