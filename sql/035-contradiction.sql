@@ -27,8 +27,8 @@ BEGIN
             THEN -1
         -- Turkish: prohibition words, negative imperatives and negative verb forms (-ma/-me at the end of
         -- a sentence, -maz/-mez, -mıyor); only in Turkish text, where these endings mean that. Read folded
-        -- (cogmem._fold_turkish), so that capitals ("SAKIN SİLME") read as they are meant.
-        -- A capital İ is Turkish too: folded, "SAKIN SİLME" has no Turkish letter left.
+        -- (cogmem._fold_turkish), so that capitals read as they are meant ("YENİDEN BAŞLATMA."); a capital
+        -- İ marks Turkish too, since folded, "SAKIN SİLME" has no Turkish letter left.
         WHEN (cogmem._looks_turkish(cogmem._fold(content)) OR strpos(content, 'İ') > 0)
          AND (cogmem._fold_turkish(content) ~ ('(^|[^a-zçğöşü])(asla|sakin|yasak(tir)?|hiçbir\s+zaman|etme(yin|yiniz)?|'
                                                || 'yapma(yin|yiniz)?)($|[^a-zçğöşü])')

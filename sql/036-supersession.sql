@@ -316,12 +316,12 @@ COMMENT ON FUNCTION cogmem._may_correct(text) IS
 -- How a turn of a conversation says it corrects an earlier one (sql/070-recall.sql places it before the
 -- turn it corrects): a mistake owned ("I misread", "typo", "wait no"; "yanlış yazmışım", "düzeltme"), or
 -- the words it negates ("THURSDAY not tuesday", "landing 6:40 now, not 4:40", "10:15 değil 11:45"), to be
--- matched against the older turn's values. Turkish capitals are spelled out ([iİ]): a case-insensitive match
--- does not pair them under every collation ("10:15 DEĞİL" under C.UTF-8). Stricter than _supersession_cues: neighbouring turns say "now"
--- and "new" (yeni, artık, oldu) without correcting anything (placed by those, our Turkish conversations'
--- evidence recall at 1,000 tokens fell from 0.80 to 0.63), and friends say "actually" and "wrong" in
--- passing. Read once per turn, not per pair: per pair, a recall of a Turkish chat took seven times as long
--- (docs/understanding.md).
+-- matched against the older turn's values. Turkish capitals are spelled out ([iİ]): a case-insensitive
+-- match does not pair them under every collation ("10:15 DEĞİL" under C.UTF-8). Stricter than
+-- _supersession_cues: neighbouring turns say "now" and "new" (yeni, artık, oldu) without correcting
+-- anything (placed by those, our Turkish conversations' evidence recall at 1,000 tokens fell from 0.80 to
+-- 0.63), and friends say "actually" and "wrong" in passing. Read once per turn, not per pair: per pair,
+-- a recall of a Turkish chat took seven times as long (docs/understanding.md).
 CREATE OR REPLACE FUNCTION cogmem._correction_marks(p_content text, OUT owned boolean, OUT negated text[])
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
