@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import HELD_OUT_WRITERS, voices
 from bench.harness import private_database
 from bench.results import replace_section
-from bench.scale import load
+from bench.scale import load, percentile
 from bench.workload import memories, tenant_names, unit_vectors
 
 SECTION = "Against an earlier commit"
@@ -104,7 +104,7 @@ def section(base: str, head: str, total: int, times: dict[str, dict[str, list[fl
     ]
     for kind, by in times.items():
         old, new = by["base"], by["head"]
-        p95 = [sorted(v)[int(0.95 * (len(v) - 1))] for v in (old, new)]
+        p95 = [percentile(v, 95) for v in (old, new)]
         ratio = statistics.median(new) / statistics.median(old)
         lines.append(
             f"| {kind} | {len(new)} | {statistics.median(old):.2f} | {statistics.median(new):.2f} | "

@@ -19,21 +19,27 @@ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is planned on every call.
 AS $$
+DECLARE
+    v_turkish text;
 BEGIN
+    -- English negation and prohibition.
+    IF content ~* ('\m(don''?t|do\s+not|doesn''?t|never|avoid|stop|no\s+longer|not|no|nothing|without|'
+                   || 'mustn''?t|shouldn''?t|can''?t|cannot|won''?t|forbidden|prohibited)\M') THEN
+        RETURN -1;
+    END IF;
+    -- Turkish: prohibition words, negative imperatives and negative verb forms (-ma/-me at the end of a
+    -- sentence, -maz/-mez, -mıyor); only in Turkish text, where these endings mean that. A capital İ marks
+    -- Turkish too, since folded, "SAKIN SİLME" has no Turkish letter left. Read folded once
+    -- (cogmem._fold_turkish), so that capitals read as they are meant ("YENİDEN BAŞLATMA.").
+    IF NOT (cogmem._looks_turkish(cogmem._fold(content)) OR strpos(content, 'İ') > 0) THEN
+        RETURN 1;
+    END IF;
+    v_turkish := cogmem._fold_turkish(content);
     RETURN CASE
-        -- English negation and prohibition.
-        WHEN content ~* ('\m(don''?t|do\s+not|doesn''?t|never|avoid|stop|no\s+longer|not|no|nothing|without|'
-                         || 'mustn''?t|shouldn''?t|can''?t|cannot|won''?t|forbidden|prohibited)\M')
-            THEN -1
-        -- Turkish: prohibition words, negative imperatives and negative verb forms (-ma/-me at the end of
-        -- a sentence, -maz/-mez, -mıyor); only in Turkish text, where these endings mean that. Read folded
-        -- (cogmem._fold_turkish), so that capitals read as they are meant ("YENİDEN BAŞLATMA."); a capital
-        -- İ marks Turkish too, since folded, "SAKIN SİLME" has no Turkish letter left.
-        WHEN (cogmem._looks_turkish(cogmem._fold(content)) OR strpos(content, 'İ') > 0)
-         AND (cogmem._fold_turkish(content) ~ ('(^|[^a-zçğöşü])(asla|sakin|yasak(tir)?|hiçbir\s+zaman|etme(yin|yiniz)?|'
-                                               || 'yapma(yin|yiniz)?)($|[^a-zçğöşü])')
-              OR cogmem._fold_turkish(content) ~ '[a-zçğöşü]{2,}(ma|me)(yin|yiniz)?\s*[.!]*\s*$'
-              OR cogmem._fold_turkish(content) ~ '[a-zçğöşü]{2,}(maz|mez|m[iuü]yor)(lar|ler|siniz|uz|üz)?($|[^a-zçğöşü])')
+        WHEN v_turkish ~ ('(^|[^a-zçğöşü])(asla|sakin|yasak(tir)?|hiçbir\s+zaman|etme(yin|yiniz)?|'
+                          || 'yapma(yin|yiniz)?)($|[^a-zçğöşü])')
+          OR v_turkish ~ '[a-zçğöşü]{2,}(ma|me)(yin|yiniz)?\s*[.!]*\s*$'
+          OR v_turkish ~ '[a-zçğöşü]{2,}(maz|mez|m[iuü]yor)(lar|ler|siniz|uz|üz)?($|[^a-zçğöşü])'
             THEN -1
         ELSE 1
     END;

@@ -91,24 +91,26 @@ CREATE OR REPLACE FUNCTION cogmem._supersession_cues(p_content text, OUT correct
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, cogmem, public, pg_temp
 AS $$
+DECLARE
+    v_turkish text := cogmem._fold_turkish(p_content);  -- read once for every Turkish pattern
 BEGIN
     correction := p_content ~* ('\m(actually|correction|corrected|not\s+anymore|no\s+longer|any\s?more|changed?|'
                                 || 'moved|switch(ed)?|replaced?|instead|now|new|from\s+now\s+on|going\s+forward|'
                                 || 'scratch\s+that|i\s+meant|mistake|typo|wrong|updated?|rescheduled|pushed|renamed|'
                                 || 'migrated|retired|decommissioned|upgraded|no\s+more|not\s+[[:alnum:]]+\s+but)\M')
-               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğöşü])(artik|aslinda|düzeltme|değişti|değiştir|'
+               OR v_turkish ~ ('(^|[^a-zçğöşü])(artik|aslinda|düzeltme|değişti|değiştir|'
                                 || 'değişik|taşindi|taşindik|taşindim|taşidik|yanliş|pardon|bundan\s+sonra|yerine|yeni|güncel|'
                                 || 'ertelendi|geçtik|geçti|kapandi|iptal|degisti|tasindi|yanlis)')
                -- "oldu" (it became) and "kaydı" (it moved) as verbs only: "olduğu gibi" (as it is) and
                -- "kaydımı" (my registration) say nothing changed.
-               OR cogmem._fold_turkish(p_content) ~ '(^|[^a-zçğöşü])(oldu|kaydi)(k|m|n|lar)?($|[^a-zçğöşü])';
+               OR v_turkish ~ '(^|[^a-zçğöşü])(oldu|kaydi)(k|m|n|lar)?($|[^a-zçğöşü])';
     compatible := p_content ~* ('\m(just\s+(this|today|tomorrow|for)|only\s+(this|today|tomorrow|for\s+this)|'
                                 || 'this\s+(time|once)|for\s+this\s+(week|weekend|month|time)|one[\s-]off|one\s+time|'
                                 || 'exception|temporar(y|ily)|also|too|as\s+well|another|additionally|'
                                 || 'in\s+addition|second|extra|alternate|used\s+to|back\s+(when|then)|years\s+ago|'
                                 || 'in\s+the\s+past|during|on\s+weekends|on\s+the\s+day\s+of|that\s+day)\M')
                OR p_content ~* '(?<!from\s)\mthis\s+(week|month)\M'
-               OR cogmem._fold_turkish(p_content) ~ ('(^|[^a-zçğöşü])(bu\s+seferlik|sadece\s+bu|yalnizca\s+bu|'
+               OR v_turkish ~ ('(^|[^a-zçğöşü])(bu\s+seferlik|sadece\s+bu|yalnizca\s+bu|'
                                 || 'bugünlük|mahsus|istisna|geçici|bir\s+kereliğine|ayrica|bir\s+de|ek\s+olarak|ikinci|başka\s+bir|'
                                 || 'eskiden|yillar\s+önce|zamaninda|sadece\s+bugün|bu\s+ay($|[^a-zçğöşü]|a|lik)|'
                                 || 'bu\s+hafta($|[^a-zçğöşü]|ya|lik)|kampanya)');
@@ -316,8 +318,9 @@ COMMENT ON FUNCTION cogmem._may_correct(text) IS
 -- How a turn of a conversation says it corrects an earlier one (sql/070-recall.sql places it before the
 -- turn it corrects): a mistake owned ("I misread", "typo", "wait no"; "yanlış yazmışım", "düzeltme"), or
 -- the words it negates ("THURSDAY not tuesday", "landing 6:40 now, not 4:40", "10:15 değil 11:45"), to be
--- matched against the older turn's values. Turkish capitals are spelled out ([iİ]): a case-insensitive
--- match does not pair them under every collation ("10:15 DEĞİL" under C.UTF-8). Stricter than
+-- matched against the older turn's values. A case-insensitive match pairs no İ with i under any collation
+-- ("10:15 DEĞİL" under C.UTF-8): the mistakes owned are read folded (cogmem._fold_turkish), and the words
+-- that negate spell their capitals out, since the negated word keeps its case. Stricter than
 -- _supersession_cues: neighbouring turns say "now" and "new" (yeni, artık, oldu) without correcting
 -- anything (placed by those, our Turkish conversations' evidence recall at 1,000 tokens fell from 0.80 to
 -- 0.63), and friends say "actually" and "wrong" in passing. Read once per turn, not per pair: per pair,
@@ -329,8 +332,8 @@ AS $$
     SELECT p_content ~* ('\m(correction|i\s+meant|misread|misheard|typo|my\s+(mistake|bad)|scratch\s+that|wait\s+no|'
                          || '(got|had|wrote|said|put|typed|read)\s+(it|that|the\s+[[:alpha:]]+)\s+wrong|'
                          || 'wrong\s+(date|day|time|number|address|one|name))\M')
-           OR p_content ~* ('(^|[^[:alpha:]])yanl[ıIiİ][şŞs]\s+(yaz|s[öÖo]yle|oku|bak|hat[ıIiİ]rla|g[öÖ]r|anla)'
-                            || '|(^|[^[:alpha:]])(d[üÜu]zeltme|hata\s+yapm[ıIiİ][şŞ][ıIiİ]m)'),
+           OR cogmem._fold_turkish(p_content) ~ ('(^|[^[:alpha:]])yanli[şs]\s+(yaz|s[öo]yle|oku|bak|hatirla|gör|anla)'
+                                                 || '|(^|[^[:alpha:]])(d[üu]zeltme|hata\s+yapmişim)'),
            ARRAY(SELECT DISTINCT cogmem._value_key(cogmem._value_word(w.word))
                  FROM regexp_matches(p_content,
                                      '\m(?:not|no\s+longer|instead\s+of|rather\s+than|scrap|cancel)\s+(?:the\s+)?'

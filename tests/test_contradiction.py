@@ -26,7 +26,7 @@ FLOORS = {"precision": 0.82, "recall": 0.48, "accuracy": 0.75}
         ("Sunucuyu gece yeniden başlatma.", -1),
         ("Cuma günleri asla deploy yapılmaz", -1),
         ("Sunucuyu bu gece yeniden başlat.", 1),
-        # In capitals, under every collation: İ is i and I is ı in Turkish.
+        # In capitals, under every collation (Turkish words are read with İ, I, ı and i one letter).
         ("BU DOSYAYI SAKIN SİLME", -1),
         ("SAKIN SİLME", -1),
         ("SUNUCUYU GECE YENİDEN BAŞLATMA.", -1),

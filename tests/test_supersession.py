@@ -62,7 +62,7 @@ def test_the_values_a_fact_states(db, text, values):
         ("Artık db-prod-03 primary.", True, False),
         ("Bu seferlik toplantı 15:00'te.", False, True),
         ("Ayrıca bir de yedek numaram var: 0532 111 22 33.", False, True),
-        # In capitals: Turkish words are read by Turkish rules under every collation (İ is i, I is ı).
+        # In capitals, under every collation (Turkish words are read with İ, I, ı and i one letter).
         ("ADRESİM DEĞİŞTİ, YENİSİ KADIKÖY", True, False),
         ("BU SEFERLİK TOPLANTI 15:00'TE", False, True),
         ("ARTIK EVDEN ÇALIŞIYORUM", True, False),
